@@ -1,0 +1,69 @@
+"""Tiny hand-made instances for tests and notebooks: a cluster, a job set and a policy view
+from a few numbers, with no catalog or trace file involved."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from fairsim.cluster import ClusterSpec
+from fairsim.policies.base import PolicyView
+from fairsim.workload.jobs import JobSet
+
+
+def toy_cluster(counts: dict[str, int], gpus_per_host: int = 4, **kw) -> ClusterSpec:
+    return ClusterSpec.from_config({"name": "toy", "counts": counts, "gpus_per_host": gpus_per_host, **kw})
+
+
+def toy_jobs(throughput, work, arrival=None, workers=None, state_bytes=None, spread=None,
+             feasible=None, weight=None, work_unit: str = "unit") -> JobSet:
+    """Jobs from a throughput table [J, T] (units/s on each cluster type; 0 = cannot run)."""
+    tput = np.asarray(throughput, dtype=np.float64)
+    n = tput.shape[0]
+    feas = tput > 0 if feasible is None else np.asarray(feasible, dtype=bool) & (tput > 0)
+    arrays = dict(
+        job_id=np.arange(n, dtype=np.int64),
+        arrival=np.zeros(n) if arrival is None else np.asarray(arrival, dtype=np.float64),
+        model=np.zeros(n, dtype=np.int64),
+        model_name=np.array(["toy"] * n, dtype=object),
+        workers=np.ones(n, dtype=np.int64) if workers is None else np.asarray(workers, dtype=np.int64),
+        work=np.asarray(work, dtype=np.float64),
+        weight=np.ones(n) if weight is None else np.asarray(weight, dtype=np.float64),
+        tput_packed=np.where(feas, tput, 0.0),
+        tput_spread=np.where(feas, tput if spread is None else np.asarray(spread, dtype=np.float64), 0.0),
+        feasible=feas,
+        state_bytes=np.zeros(n) if state_bytes is None else np.asarray(state_bytes, dtype=np.float64),
+        mem_per_worker_gb=np.zeros(n),
+    )
+    for a in arrays.values():
+        a.setflags(write=False)
+    return JobSet(work_unit=work_unit, **arrays)
+
+
+def toy_view(throughput, capacity, workers=None, work=None, done=None, arrival=None, now: float = 0.0,
+             round_len: float = 300.0, last_type=None, prev_type=None, switch_cost_s=None, feasible=None,
+             state_bytes=None, attained_gpu_s=None, weight=None, changed: bool = True,
+             gpus_per_host: int = 4) -> PolicyView:
+    """A policy view over n jobs and T types from small arrays; unspecified fields get neutral values."""
+    tput = np.asarray(throughput, dtype=np.float64)
+    n, t = tput.shape
+    cap = np.asarray(capacity, dtype=np.int64)
+    cluster = ClusterSpec(name="toy", gpu_types=tuple(f"type{k}" for k in range(t)), counts=cap,
+                          memory_gb=np.full(t, 80.0), gpus_per_host=gpus_per_host)
+    wk = np.ones(n, dtype=np.int64) if workers is None else np.asarray(workers, dtype=np.int64)
+    feas = (tput > 0) & (wk[:, None] <= cap[None, :])
+    if feasible is not None:
+        feas &= np.asarray(feasible, dtype=bool)
+
+    def arr(value, default, dtype=np.float64):
+        return np.asarray(default if value is None else value, dtype=dtype)
+
+    return PolicyView(
+        now=float(now), round_len=float(round_len), cluster=cluster, capacity=cap,
+        job_id=np.arange(n, dtype=np.int64), arrival=arr(arrival, np.zeros(n)), workers=wk,
+        work=arr(work, np.ones(n)), done=arr(done, np.zeros(n)), weight=arr(weight, np.ones(n)),
+        throughput=np.where(feas, tput, 0.0), feasible=feas,
+        last_type=arr(last_type, np.full(n, -1), np.int64), prev_type=arr(prev_type, np.full(n, -1), np.int64),
+        switch_cost_s=arr(switch_cost_s, np.zeros((n, t))), state_bytes=arr(state_bytes, np.zeros(n)),
+        attained_gpu_s=arr(attained_gpu_s, np.zeros(n)), run_s=np.zeros(n), first_start=np.full(n, np.nan),
+        changed=changed,
+    )

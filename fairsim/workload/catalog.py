@@ -1,0 +1,92 @@
+"""The job catalog: which models exist, how fast each trains on each GPU type and worker count,
+how much memory a worker needs and how large its training state is.
+
+A catalog is built either from the performance model (``perf_model.py``, the paper's Table 2
+models on any datasheet GPU) or from a measured throughput table (Gavel's, or a user's own
+profile). Either way it ends up as the same arrays, indexed [model, gpu type, worker-count slot].
+
+Throughput is in *work units per second for the whole job* (the unit is the catalog's
+``work_unit``: epochs for the paper catalog, steps for Gavel's). ``packed`` is the throughput
+when the job's workers sit on the fewest hosts; ``spread`` when they span more hosts than that.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from fairsim.cluster import ClusterSpec
+from fairsim.errors import InputError
+
+
+@dataclass(frozen=True, eq=False)
+class Catalog:
+    name: str
+    work_unit: str
+    models: tuple[str, ...]
+    gpu_types: tuple[str, ...]  # canonical datasheet names
+    worker_counts: tuple[int, ...]  # ascending; the last axis of the arrays below
+    packed: np.ndarray  # float [M, G, W]; NaN where the model does not run at that worker count
+    spread: np.ndarray  # float [M, G, W]
+    mem_per_worker_gb: np.ndarray  # float [M, W]; GPU memory one worker needs
+    state_bytes: np.ndarray  # float [M]; parameters + gradients + optimizer state
+    param_count: np.ndarray  # float [M]
+    large: np.ndarray  # bool [M]; "large model" (trace 6 mixes these in)
+    source: str = "catalog"
+    _model_pos: dict = field(default_factory=dict, repr=False)
+
+    def __post_init__(self) -> None:
+        m, g, w = len(self.models), len(self.gpu_types), len(self.worker_counts)
+        for name, arr, shape in (
+            ("packed", self.packed, (m, g, w)),
+            ("spread", self.spread, (m, g, w)),
+            ("mem_per_worker_gb", self.mem_per_worker_gb, (m, w)),
+            ("state_bytes", self.state_bytes, (m,)),
+            ("param_count", self.param_count, (m,)),
+            ("large", self.large, (m,)),
+        ):
+            if arr.shape != shape:
+                raise InputError(self.source, name, f"shape {arr.shape} does not match {shape}")
+        finite = self.packed[np.isfinite(self.packed)]
+        if (finite <= 0).any():
+            raise InputError(self.source, "throughput", "every throughput must be > 0 (use NaN or leave it out for 'does not run')")
+        if (np.isfinite(self.packed) != np.isfinite(self.spread)).any():
+            raise InputError(self.source, "throughput", "packed and spread throughputs must be given for the same (model, gpu, workers)")
+        self._model_pos.update({name: i for i, name in enumerate(self.models)})
+        for arr in (self.packed, self.spread, self.mem_per_worker_gb, self.state_bytes, self.param_count, self.large):
+            arr.setflags(write=False)
+
+    @property
+    def allowed_workers(self) -> np.ndarray:
+        """bool [M, W]: the model runs at this worker count on at least one GPU type."""
+        return np.isfinite(self.packed).any(axis=1)
+
+    def model_indices(self, names, source: str = "trace") -> np.ndarray:
+        names = np.asarray(names, dtype=object)
+        uniq, inverse = np.unique(names, return_inverse=True)
+        pos = np.empty(len(uniq), dtype=np.int64)
+        for k, name in enumerate(uniq):
+            if name not in self._model_pos:
+                allowed = ", ".join(self.models[:8]) + (", ..." if len(self.models) > 8 else "")
+                raise InputError(source, "model", f"unknown model {name!r} for catalog {self.name} (allowed: {allowed})")
+            pos[k] = self._model_pos[name]
+        return pos[inverse]
+
+    def worker_slots(self, workers: np.ndarray, source: str = "trace") -> np.ndarray:
+        counts = np.asarray(self.worker_counts)
+        workers = np.asarray(workers)
+        slot = np.searchsorted(counts, workers)
+        bad = (slot >= len(counts)) | (counts[np.minimum(slot, len(counts) - 1)] != workers)
+        if bad.any():
+            raise InputError(source, "workers", f"{int(workers[bad][0])} workers is not in the catalog (allowed: {', '.join(map(str, counts))})")
+        return slot
+
+    def type_columns(self, cluster: ClusterSpec) -> np.ndarray:
+        """Column of each cluster type in this catalog's arrays; a clear error when one is missing."""
+        cols = []
+        for name in cluster.gpu_types:
+            if name not in self.gpu_types:
+                raise InputError("cluster", "counts", f"GPU type {name} has no throughputs in catalog {self.name} (has: {', '.join(self.gpu_types)})")
+            cols.append(self.gpu_types.index(name))
+        return np.asarray(cols, dtype=np.int64)

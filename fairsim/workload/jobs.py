@@ -1,0 +1,76 @@
+"""Jobs as arrays: a validated trace bound to a catalog and a cluster.
+
+This is the boundary between the workload layer and the engine: everything the engine and the
+policies need to know about a job that does not change while it runs, one numpy array per
+attribute, indexed by job (the trace's sorted row order).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from fairsim.cluster import ClusterSpec
+from fairsim.errors import InputError
+from fairsim.workload.catalog import Catalog
+
+
+@dataclass(frozen=True, eq=False)
+class JobSet:
+    job_id: np.ndarray  # int [J], the trace's ids
+    arrival: np.ndarray  # float [J], seconds
+    model: np.ndarray  # int [J], catalog row
+    model_name: np.ndarray  # object [J]
+    workers: np.ndarray  # int [J]
+    work: np.ndarray  # float [J], catalog work units
+    weight: np.ndarray  # float [J]
+    tput_packed: np.ndarray  # float [J, T], units/s on each cluster type, workers on fewest hosts; 0 = cannot run
+    tput_spread: np.ndarray  # float [J, T], units/s when spread over more hosts than needed
+    feasible: np.ndarray  # bool [J, T]: fits the type's GPU memory and count, and has a throughput
+    state_bytes: np.ndarray  # float [J]
+    mem_per_worker_gb: np.ndarray  # float [J]
+    work_unit: str
+
+    def __len__(self) -> int:
+        return len(self.arrival)
+
+    @classmethod
+    def build(cls, trace: pd.DataFrame, catalog: Catalog, cluster: ClusterSpec, source: str = "trace") -> "JobSet":
+        model = catalog.model_indices(trace["model"].to_numpy(), source)
+        workers = trace["workers"].to_numpy(np.int64)
+        widest = int(cluster.counts.max())
+        if (workers > widest).any():
+            j = int(np.flatnonzero(workers > widest)[0])
+            raise InputError(source, "workers", f"job {int(trace['job_id'].iloc[j])} needs {int(workers[j])} GPUs, more than the largest GPU type has ({widest}; allowed: 1..{widest})")
+        slot = catalog.worker_slots(workers, source)
+        cols = catalog.type_columns(cluster)
+        packed = catalog.packed[model[:, None], cols[None, :], slot[:, None]]
+        spread = catalog.spread[model[:, None], cols[None, :], slot[:, None]]
+        mem = catalog.mem_per_worker_gb[model, slot]
+        has_tput = np.isfinite(packed)
+        if not has_tput.any(axis=1).all():
+            j = int(np.flatnonzero(~has_tput.any(axis=1))[0])
+            raise InputError(source, "workers", f"job {int(trace['job_id'].iloc[j])}: model {trace['model'].iloc[j]} does not run with {int(workers[j])} workers on any GPU type of this cluster")
+        feasible = has_tput & (mem[:, None] <= cluster.memory_gb[None, :]) & (workers[:, None] <= cluster.counts[None, :])
+        if not feasible.any(axis=1).all():
+            j = int(np.flatnonzero(~feasible.any(axis=1))[0])
+            raise InputError(source, "model", f"job {int(trace['job_id'].iloc[j])} ({trace['model'].iloc[j]}, {int(workers[j])} workers) needs {mem[j]:.1f} GB per worker, which fits no GPU type of this cluster (largest: {cluster.memory_gb.max():.0f} GB)")
+        arrays = dict(
+            job_id=trace["job_id"].to_numpy(np.int64),
+            arrival=trace["arrival_s"].to_numpy(np.float64),
+            model=model,
+            model_name=trace["model"].to_numpy(object),
+            workers=workers,
+            work=trace["work"].to_numpy(np.float64),
+            weight=trace["weight"].to_numpy(np.float64) if "weight" in trace else np.ones(len(trace)),
+            tput_packed=np.where(feasible, packed, 0.0),
+            tput_spread=np.where(feasible, spread, 0.0),
+            feasible=feasible,
+            state_bytes=catalog.state_bytes[model].astype(np.float64),
+            mem_per_worker_gb=mem.astype(np.float64),
+        )
+        for a in arrays.values():
+            a.setflags(write=False)
+        return cls(work_unit=catalog.work_unit, **arrays)

@@ -1,0 +1,105 @@
+"""The trace schema: one row per job, stored as CSV or parquet.
+
+| column    | type  | meaning                                                       |
+|-----------|-------|---------------------------------------------------------------|
+| job_id    | int   | unique, >= 0                                                  |
+| arrival_s | float | submission time in seconds, >= 0                              |
+| model     | str   | a model of the catalog the trace is run with                  |
+| workers   | int   | gang size (GPUs, all of one type at a time), >= 1             |
+| work      | float | total work in the catalog's unit (epochs or steps), > 0       |
+| weight    | float | optional priority weight, > 0 (default 1)                     |
+
+Rows are kept sorted by (arrival_s, job_id); a job's index in the sorted table is its index in
+every engine array.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from fairsim.errors import InputError, require
+
+COLUMNS = {"job_id": "int64", "arrival_s": "float64", "model": "object", "workers": "int64", "work": "float64"}
+OPTIONAL = {"weight": ("float64", 1.0)}
+
+
+def validate_trace(df: pd.DataFrame, source: str = "trace") -> pd.DataFrame:
+    """Check columns, types and values; return a clean copy sorted by (arrival_s, job_id)."""
+    missing = [c for c in COLUMNS if c not in df.columns]
+    require(not missing, source, "columns", f"missing {', '.join(missing)} (required: {', '.join(COLUMNS)})")
+    require(len(df) > 0, source, "rows", "the trace has no jobs")
+    out = pd.DataFrame(index=range(len(df)))
+    for col, dtype in {**COLUMNS, **{k: v[0] for k, v in OPTIONAL.items()}}.items():
+        if col not in df.columns:
+            out[col] = OPTIONAL[col][1]
+            continue
+        values = df[col].to_numpy()
+        if dtype == "object":
+            require(all(isinstance(v, str) and v for v in values), source, col, "must be a non-empty string in every row")
+            out[col] = values.astype(object)
+            continue
+        numeric = pd.to_numeric(pd.Series(values), errors="coerce").to_numpy(dtype=np.float64)
+        bad = ~np.isfinite(numeric)
+        if bad.any():
+            row = int(np.flatnonzero(bad)[0])
+            raise InputError(source, col, f"must be a finite number (row {row} has {values[row]!r})")
+        if dtype == "int64":
+            frac = numeric != np.round(numeric)
+            if frac.any():
+                row = int(np.flatnonzero(frac)[0])
+                raise InputError(source, col, f"must be an integer (row {row} has {values[row]!r})")
+            out[col] = numeric.astype(np.int64)
+        else:
+            out[col] = numeric
+    _check_range(out, "job_id", out["job_id"] >= 0, ">= 0", source)
+    _check_range(out, "arrival_s", out["arrival_s"] >= 0, ">= 0", source)
+    _check_range(out, "workers", out["workers"] >= 1, ">= 1", source)
+    _check_range(out, "work", out["work"] > 0, "> 0", source)
+    _check_range(out, "weight", out["weight"] > 0, "> 0", source)
+    dup = out["job_id"].duplicated()
+    require(not dup.any(), source, "job_id", f"must be unique (job_id {out['job_id'][dup].iloc[0] if dup.any() else ''} repeats)")
+    return out.sort_values(["arrival_s", "job_id"], kind="stable").reset_index(drop=True)
+
+
+def _check_range(df: pd.DataFrame, col: str, ok: pd.Series, rule: str, source: str) -> None:
+    if not ok.all():
+        row = int(np.flatnonzero(~ok.to_numpy())[0])
+        raise InputError(source, col, f"must be {rule} (row {row} has {df[col].iloc[row]!r})")
+
+
+def read_trace(path: str | Path) -> pd.DataFrame:
+    """Read a trace in our schema from .csv or .parquet and validate it."""
+    path = Path(path)
+    source = str(path)
+    require(path.is_file(), source, "path", "no such file (give a .csv or .parquet trace in fairsim's schema, or a Gavel .trace)")
+    try:
+        if path.suffix == ".parquet":
+            df = pd.read_parquet(path)
+        elif path.suffix == ".csv":
+            df = pd.read_csv(path)
+        else:
+            raise InputError(source, "path", f"unknown trace format {path.suffix!r} (allowed: .csv, .parquet, .trace)")
+    except InputError:
+        raise
+    except Exception as exc:  # pandas/pyarrow raise many types for unreadable files
+        raise InputError(source, "file", f"cannot be read as {path.suffix[1:]} ({type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''})") from exc
+    return validate_trace(df, source)
+
+
+def write_trace(df: pd.DataFrame, path: str | Path) -> Path:
+    """Validate and write a trace; the format follows the suffix (.csv or .parquet)."""
+    path = Path(path)
+    clean = validate_trace(df, str(path))
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(path.name + ".tmp")
+    if path.suffix == ".parquet":
+        clean.to_parquet(tmp, index=False)
+    elif path.suffix == ".csv":
+        clean.to_csv(tmp, index=False, float_format="%.17g")
+    else:
+        raise InputError(str(path), "path", f"unknown trace format {path.suffix!r} (allowed: .csv, .parquet)")
+    tmp.replace(path)
+    return path
