@@ -1,0 +1,1 @@
+"""Benchmarks: ``python -m fairsim.bench <name>`` runs ``fairsim.bench.<name>.main(argv)``."""

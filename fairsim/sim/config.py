@@ -1,0 +1,73 @@
+"""Engine settings (the ``sim`` config group). Every overhead can be switched off on its own."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field, fields
+from typing import Any, Mapping
+
+from fairsim.errors import InputError, require
+
+ROUND_ENDS = ("fixed", "latest_finish")
+
+
+@dataclass(frozen=True)
+class Overheads:
+    """Seconds a job loses before it makes progress in a round.
+
+    - migration: the job runs on another GPU type, or on other hosts, than in the previous
+      round: its training state crosses the inter-host link, plus a fixed restart
+      (container start, NCCL group init).
+    - preemption restart: the job resumes after at least one round paused: it reloads its
+      checkpoint (state over the link from shared storage) plus the fixed restart. When it
+      resumes on a different type than it last ran on, it is also counted as a migration.
+    - profiling: a new job's first run profiles it on every GPU type (paper sec. 4).
+    """
+
+    migration: bool = True
+    preemption: bool = True
+    profiling: bool = False
+    restart_s: float = 30.0  # container restart + NCCL init
+    profiling_s_per_type: float = 60.0
+
+    def any(self) -> bool:
+        return self.migration or self.preemption or self.profiling
+
+
+@dataclass(frozen=True)
+class SimConfig:
+    round_len_s: float = 300.0
+    round_end: str = "fixed"  # "latest_finish": Gavel's jump to the last finish in the round (no backfill)
+    integer_steps: bool = False  # Gavel: a round runs floor(tput * round) whole steps
+    placement: bool = True  # host-level placement (packing, consolidation); off = every job packed
+    consolidate: bool = True  # at churn, move spread multi-worker jobs onto one host, smallest state first
+    fast_forward: bool = True  # skip unchanged rounds in bulk for event-driven policies
+    check: bool = False  # validate invariants every round
+    max_rounds: int = 10_000_000  # safety stop; hitting it is an error, never a silent truncation
+    overheads: Overheads = field(default_factory=Overheads)
+
+    @classmethod
+    def from_config(cls, cfg: Mapping[str, Any] | None, source: str = "sim") -> "SimConfig":
+        cfg = dict(cfg or {})
+        cfg.pop("name", None)
+        known = {f.name for f in fields(cls)}
+        for key in cfg:
+            require(key in known, source, key, f"unknown setting (allowed: {', '.join(sorted(known))})")
+        ov = dict(cfg.pop("overheads", None) or {})
+        ov_known = {f.name for f in fields(Overheads)}
+        for key in ov:
+            require(key in ov_known, source, f"overheads.{key}", f"unknown setting (allowed: {', '.join(sorted(ov_known))})")
+        for key in ("restart_s", "profiling_s_per_type"):
+            if key in ov:
+                require(_num(ov[key]) and ov[key] >= 0, source, f"overheads.{key}", f"must be a number of seconds >= 0, got {ov[key]!r}")
+        if "round_len_s" in cfg:
+            require(_num(cfg["round_len_s"]) and cfg["round_len_s"] > 0, source, "round_len_s", f"must be a number of seconds > 0, got {cfg['round_len_s']!r}")
+        if "round_end" in cfg:
+            require(cfg["round_end"] in ROUND_ENDS, source, "round_end", f"{cfg['round_end']!r} is not one of {', '.join(ROUND_ENDS)}")
+        if "max_rounds" in cfg:
+            require(isinstance(cfg["max_rounds"], int) and cfg["max_rounds"] > 0, source, "max_rounds", f"must be an integer > 0, got {cfg['max_rounds']!r}")
+        return cls(overheads=Overheads(**ov), **cfg)
+
+
+def _num(x: Any) -> bool:
+    return isinstance(x, (int, float)) and not isinstance(x, bool) and math.isfinite(x)
