@@ -1,0 +1,110 @@
+"""Per-job and per-run metrics.
+
+Finish-time fairness (Themis, NSDI'20): rho_j = T_shared / T_isolated, where T_shared is the
+job's JCT and T_isolated the time it would take alone on a 1/N share of the cluster. A 1/N share
+gives job j, of each type k, Y_k / N GPUs, i.e. the gang can run on type k for a fraction
+Y_k / (N d_j) of the time; since a job runs on one type at a time these fractions are capped at a
+total of 1, filled fastest type first. The isolated rate is sum_k f_k * theta_k and
+T_isolated = W_j / rate. Two choices of N:
+
+- ``rho``: N = the time-average number of active (arrived, unfinished) jobs over the job's own
+  life, the contention it actually met (Themis's dynamic definition);
+- ``rho_static``: N = the number of active jobs at the job's arrival, itself included (a
+  snapshot, as a scheduler would estimate it when the job is submitted).
+
+rho < 1 means the job finished sooner than its fair share promised.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from fairsim.cluster import ClusterSpec
+from fairsim.workload.jobs import JobSet
+
+
+def isolated_rate(throughput: np.ndarray, workers: np.ndarray, counts: np.ndarray, share_n: np.ndarray) -> np.ndarray:
+    """Work units/s of each job on a 1/N share of every type (see module docstring). [J, T] in, [J] out."""
+    caps = counts[None, :] / (np.maximum(share_n, 1.0)[:, None] * workers[:, None])
+    caps = np.where(throughput > 0, caps, 0.0)
+    order = np.argsort(-throughput, axis=1, kind="stable")
+    tput_sorted = np.take_along_axis(throughput, order, axis=1)
+    caps_sorted = np.take_along_axis(caps, order, axis=1)
+    before = np.cumsum(caps_sorted, axis=1) - caps_sorted
+    take = np.clip(1.0 - before, 0.0, caps_sorted)
+    return (take * tput_sorted).sum(axis=1)
+
+
+def active_jobs_integral(rounds: pd.DataFrame) -> tuple[np.ndarray, np.ndarray]:
+    """Breakpoints and the running integral of the active-job count over time (piecewise constant per round)."""
+    t = rounds["t_s"].to_numpy(float)
+    dur = rounds["duration_s"].to_numpy(float)
+    area = np.concatenate([[0.0], np.cumsum(rounds["active_jobs"].to_numpy(float) * dur)])
+    return np.concatenate([t[:1], t + dur]), area
+
+
+def add_job_metrics(table: pd.DataFrame, jobs: JobSet, cluster: ClusterSpec, rounds: pd.DataFrame) -> pd.DataFrame:
+    """Add rho (dynamic N), rho_static and the N used for each to the per-job table."""
+    out = table.copy()
+    arrival, finish = jobs.arrival, out["finish_s"].to_numpy(float)
+    knots, area = active_jobs_integral(rounds)
+    life = np.maximum(finish - arrival, 1e-12)
+    n_dynamic = (np.interp(finish, knots, area) - np.interp(arrival, knots, area)) / life
+    n_dynamic = np.maximum(n_dynamic, 1.0)
+    # active at arrival: arrived no later than j and not finished before j arrived
+    order = np.argsort(finish)
+    finished_before = np.searchsorted(finish[order], arrival, side="left")
+    arrived_by = np.searchsorted(arrival, arrival, side="right")  # arrival is sorted by the trace order
+    n_static = np.maximum(arrived_by - finished_before, 1).astype(float)
+    for col, n in (("rho", n_dynamic), ("rho_static", n_static)):
+        t_iso = jobs.work / isolated_rate(jobs.tput_packed, jobs.workers, cluster.counts.astype(float), n)
+        out[col] = out["jct_s"].to_numpy(float) / t_iso
+        out[f"{col}_share_n"] = n
+    return out
+
+
+def summarize(table: pd.DataFrame, rounds: pd.DataFrame, cluster: ClusterSpec, stats: dict,
+              window: tuple[int, int] | None = None) -> dict:
+    """The run's summary. ``window`` restricts job statistics to trace job ids in [lo, hi) (steady state)."""
+    jobs = table if window is None else table[(table["job_id"] >= window[0]) & (table["job_id"] < window[1])]
+    done = jobs[np.isfinite(jobs["finish_s"])]
+    jct = done["jct_s"].to_numpy(float)
+    makespan = float(table["finish_s"].max() - table["arrival_s"].min())
+    busy_gpu_s = float((rounds["busy_gpus"] * rounds["duration_s"]).sum())
+    span = float(rounds["t_s"].iloc[-1] + rounds["duration_s"].iloc[-1] - rounds["t_s"].iloc[0]) if len(rounds) else 0.0
+    policy_rounds = rounds[rounds["rounds"] == 1]["policy_s"]
+    switches = int(jobs["type_switches"].sum())
+    summary = {
+        "num_jobs": int(len(jobs)),
+        "finished_jobs": int(len(done)),
+        "avg_jct_s": _stat(np.mean, jct),
+        "median_jct_s": _stat(np.median, jct),
+        "p95_jct_s": _stat(lambda a: np.percentile(a, 95), jct),
+        "p99_jct_s": _stat(lambda a: np.percentile(a, 99), jct),
+        "makespan_s": makespan,
+        "rho_mean": _stat(np.mean, done["rho"].to_numpy()),
+        "rho_max": _stat(np.max, done["rho"].to_numpy()),
+        "rho_lt1_share": _stat(lambda a: float((a < 1).mean()), done["rho"].to_numpy()),
+        "rho_static_mean": _stat(np.mean, done["rho_static"].to_numpy()),
+        "rho_static_max": _stat(np.max, done["rho_static"].to_numpy()),
+        "rho_static_lt1_share": _stat(lambda a: float((a < 1).mean()), done["rho_static"].to_numpy()),
+        "starvation_mean_s": _stat(np.mean, jobs["starvation_s"].to_numpy(float)),
+        "starvation_max_s": _stat(np.max, jobs["starvation_s"].to_numpy(float)),
+        "migrations": int(jobs["migrations"].sum()),
+        "type_switches": switches,
+        "switches_to_faster_share": float(jobs["switches_to_faster"].sum() / switches) if switches else float("nan"),
+        "overhead_s_total": float(jobs["overhead_s"].sum()),  # migration + restart + profiling
+        "preemptions": int(jobs["preemptions"].sum()),
+        "gpu_utilization": busy_gpu_s / (cluster.total_gpus * span) if span > 0 else float("nan"),
+        "policy_s_mean": float(policy_rounds.mean()) if len(policy_rounds) else 0.0,
+        "policy_s_max": float(policy_rounds.max()) if len(policy_rounds) else 0.0,
+        "policy_s_total": float(rounds["policy_s"].sum()),
+    }
+    summary.update({k: (float(v) if isinstance(v, (float, np.floating)) else v) for k, v in stats.items()})
+    return summary
+
+
+def _stat(fn, values: np.ndarray) -> float:
+    values = values[np.isfinite(values)]
+    return float(fn(values)) if len(values) else float("nan")

@@ -1,0 +1,55 @@
+"""Check mode (``sim.check=true``): validate the engine's invariants after every round.
+
+A violation raises ``InvariantError`` with the round time and the offending job, so a policy or
+engine bug stops the run where it happens instead of skewing the numbers.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+
+class InvariantError(AssertionError):
+    pass
+
+
+class RoundChecker:
+    """Remembers the previous round's progress, to check that it never decreases."""
+
+    def __init__(self) -> None:
+        self.prev_ids = np.empty(0, dtype=np.int64)
+        self.prev_done = np.empty(0)
+
+    def __call__(self, engine, active: np.ndarray, assignment: np.ndarray, finished: np.ndarray) -> None:
+        _ensure((engine.s.done[self.prev_ids] >= self.prev_done).all(), "progress decreased")
+        check_round(engine, active, assignment, finished)
+        self.prev_ids, self.prev_done = active.copy(), engine.s.done[active].copy()
+
+
+def check_round(engine, active: np.ndarray, assignment: np.ndarray, finished: np.ndarray) -> None:
+    s, jobs, cluster = engine.s, engine.jobs, engine.cluster
+    run = assignment >= 0
+    used = np.bincount(assignment[run], weights=jobs.workers[active[run]], minlength=cluster.num_types)
+    _ensure((used <= cluster.counts).all(), f"a type is oversubscribed: {used.tolist()} > {cluster.counts.tolist()}")
+    _ensure(len(np.unique(active)) == len(active), "a job is active twice")
+    done = s.done[active]
+    _ensure((done >= 0).all() and (done <= jobs.work[active] * (1 + 1e-12)).all(), "progress outside [0, work]")
+    gone = active[finished]
+    _ensure(np.isfinite(s.finish[gone]).all(), "a finished job has no finish time")
+    _ensure((np.abs(s.done[gone] - jobs.work[gone]) <= 1e-9 * jobs.work[gone]).all(), "a finished job did not complete its work")
+    ended = np.isfinite(s.finish)
+    ended[gone] = False
+    _ensure(not ended[active].any(), "a finished job is active again")
+    if engine.placer is not None and run.any():
+        placer = engine.placer
+        _ensure((placer.free >= 0).all() and (placer.free <= placer.host_size).all(), "a host has a negative or excess free-GPU count")
+        hosts = placer.worker_host[active[run]]
+        for_type = np.searchsorted(placer.host_offset, np.where(hosts >= 0, hosts, 0), side="right") - 1
+        _ensure(((hosts < 0) | (for_type == assignment[run][:, None])).all(), "a job has workers on a host of another type")
+        counts = (hosts >= 0).sum(axis=1)
+        _ensure((counts == jobs.workers[active[run]]).all(), "a running job's worker count differs from its gang size")
+
+
+def _ensure(ok: bool, message: str) -> None:
+    if not ok:
+        raise InvariantError(message)
