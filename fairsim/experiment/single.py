@@ -1,0 +1,130 @@
+"""One simulation from a composed config: build the parts, run, write the result files.
+
+Result files in the run's folder (written atomically; ``summary.json`` last, so its presence
+means the run is complete):
+    jobs.parquet     one row per job (JCT, rho, starvation, migrations, GPU-seconds per type)
+    rounds.parquet   one row per round (active/running jobs, busy GPUs, policy time)
+    config.yaml      the resolved config the run used
+    summary.json     the run's metrics
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Mapping
+
+import pandas as pd
+from omegaconf import DictConfig, OmegaConf
+
+from fairsim.cluster import ClusterSpec
+from fairsim.errors import InputError, require
+from fairsim.metrics import add_job_metrics, summarize
+from fairsim.policies.base import Policy
+from fairsim.sim.config import SimConfig
+from fairsim.sim.engine import simulate
+from fairsim.workload.jobs import JobSet
+from fairsim.workload.loader import load_workload
+
+SUMMARY = "summary.json"
+
+
+@dataclass
+class RunOutput:
+    jobs: pd.DataFrame
+    rounds: pd.DataFrame
+    summary: dict
+
+
+def build_policy(cfg: Mapping[str, Any]) -> Policy:
+    """Instantiate a policy from its config group entry (``_target_`` + kwargs; ``name`` is a label)."""
+    from hydra.utils import instantiate
+
+    cfg = OmegaConf.to_container(cfg, resolve=True) if isinstance(cfg, DictConfig) else dict(cfg)
+    name = cfg.pop("name", "?")
+    require("_target_" in cfg, f"policy {name}", "_target_", "missing (the policy's class, e.g. fairsim.policies.fifo.FifoPolicy)")
+    try:
+        policy = instantiate(cfg, _convert_="all")
+    except Exception as exc:  # Hydra wraps import and argument errors
+        raise InputError(f"policy {name}", "_target_", f"cannot build {cfg['_target_']}: {str(exc).splitlines()[0]}") from exc
+    require(isinstance(policy, Policy), f"policy {name}", "_target_", f"{cfg['_target_']} is not a fairsim Policy")
+    return policy
+
+
+def validate_top(cfg: DictConfig) -> None:
+    seed = cfg.get("seed")
+    require(isinstance(seed, int) and not isinstance(seed, bool) and seed >= 0, "config", "seed", f"must be an integer >= 0, got {seed!r}")
+    load = cfg.get("load")
+    if load is not None:
+        require(isinstance(load, (int, float)) and not isinstance(load, bool) and math.isfinite(load) and 0 < load <= 10,
+                "config", "load", f"must be a number in (0, 10], got {load!r}")
+
+
+def run_config(cfg: DictConfig) -> RunOutput:
+    validate_top(cfg)
+    cluster = ClusterSpec.from_config(OmegaConf.to_container(cfg.cluster, resolve=True), source=f"cluster {cfg.cluster.get('name', '')}".strip())
+    sim_cfg = SimConfig.from_config(OmegaConf.to_container(cfg.sim, resolve=True))
+    workload = load_workload(OmegaConf.to_container(cfg.workload, resolve=True), cluster, int(cfg.seed))
+    jobs = JobSet.build(workload.trace, workload.catalog, cluster, source=workload.source)
+    policy = build_policy(cfg.policy)
+    tick = time.perf_counter()
+    result = simulate(jobs, cluster, policy, sim_cfg, seed=int(cfg.seed))
+    table = add_job_metrics(result.jobs, jobs, cluster, result.rounds)
+    stats = {**result.stats, "wall_s": time.perf_counter() - tick}
+    summary = summarize(table, result.rounds, cluster, stats, window=workload.window)
+    summary = {"policy": str(cfg.policy.get("name", "")), "cluster": cluster.name, "workload": str(cfg.workload.get("name", "")),
+               "seed": int(cfg.seed), "work_unit": jobs.work_unit, **summary}
+    return RunOutput(table, result.rounds, summary)
+
+
+def write_results(out: RunOutput, folder: Path, cfg: DictConfig | None = None) -> Path:
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / SUMMARY).unlink(missing_ok=True)  # a rerun is incomplete until its summary lands
+    _atomic(folder / "jobs.parquet", lambda p: out.jobs.to_parquet(p, index=False))
+    _atomic(folder / "rounds.parquet", lambda p: out.rounds.to_parquet(p, index=False))
+    if cfg is not None:
+        _atomic(folder / "config.yaml", lambda p: p.write_text(OmegaConf.to_yaml(cfg, resolve=True)))
+    _atomic(folder / SUMMARY, lambda p: p.write_text(json.dumps(_jsonable(out.summary), indent=2, sort_keys=True) + "\n"))
+    return folder
+
+
+def format_summary(summary: dict) -> str:
+    def h(key: str) -> str:
+        v = summary.get(key, float("nan"))
+        return f"{v / 3600:.2f} h" if isinstance(v, float) and math.isfinite(v) else "n/a"
+
+    def f(key: str, fmt: str = ".3f") -> str:
+        v = summary.get(key, float("nan"))
+        return format(v, fmt) if isinstance(v, (int, float)) and math.isfinite(v) else "n/a"
+
+    return "\n".join([
+        f"policy={summary['policy']} cluster={summary['cluster']} workload={summary['workload']} seed={summary['seed']}",
+        f"  jobs finished   {summary['finished_jobs']}/{summary['num_jobs']}",
+        f"  avg JCT         {h('avg_jct_s')}  (median {h('median_jct_s')}, p95 {h('p95_jct_s')}, p99 {h('p99_jct_s')})",
+        f"  makespan        {h('makespan_s')}",
+        f"  rho (FTF)       mean {f('rho_mean')}  max {f('rho_max')}  share<1 {f('rho_lt1_share', '.1%')}",
+        f"  starvation      mean {h('starvation_mean_s')}  max {h('starvation_max_s')}",
+        f"  migrations      {summary['migrations']} ({f('switches_to_faster_share', '.0%')} of type switches to a faster type), {h('overhead_s_total')} lost to overheads",
+        f"  GPU utilization {f('gpu_utilization', '.1%')}",
+        f"  policy time     {f('policy_s_mean', '.4f')} s/decision, {summary['policy_calls']} decisions, {summary['rounds']} rounds, {f('wall_s', '.2f')} s wall",
+    ])
+
+
+def _atomic(path: Path, write) -> None:
+    tmp = path.with_name(f".{path.name}.tmp")
+    write(tmp)
+    tmp.replace(path)
+
+
+def _jsonable(d: dict) -> dict:
+    out = {}
+    for k, v in d.items():
+        if hasattr(v, "item"):
+            v = v.item()
+        if isinstance(v, float) and not math.isfinite(v):
+            v = None  # JSON has no NaN; null means "not defined for this run"
+        out[k] = v
+    return out

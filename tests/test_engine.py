@@ -1,0 +1,191 @@
+"""Engine tests with hand-computed expectations (toy clusters, scripted policies)."""
+
+import numpy as np
+import pytest
+
+from fairsim.metrics import add_job_metrics
+from fairsim.policies.base import Policy
+from fairsim.policies.fifo import FifoPolicy
+from fairsim.sim.config import Overheads, SimConfig
+from fairsim.sim.engine import PolicyContractError, simulate
+from fairsim.testing import toy_cluster, toy_jobs
+
+GB_PER_S_AT_10GBPS = 1.25e9  # bytes per second on the default 10 Gbit/s LAN
+
+
+class Scripted(Policy):
+    """Round r: job_id -> type from script[r]; jobs not named do not run; after the script, repeat the last entry."""
+
+    def __init__(self, script):
+        self.script = script
+        self.calls = 0
+
+    def decide(self, view):
+        plan = self.script[min(self.calls, len(self.script) - 1)]
+        self.calls += 1
+        return np.array([plan.get(int(j), -1) for j in view.job_id], dtype=np.int64)
+
+
+def test_two_jobs_fifo_known_jcts():
+    # Table 1 shape: a fast type (8 units/min) and a slow one (1 unit/min), one GPU each, 16 units per job.
+    cluster = toy_cluster({"T4": 1, "A10": 1})
+    jobs = toy_jobs([[1 / 60, 8 / 60], [1 / 60, 8 / 60]], work=[16, 16])
+    res = simulate(jobs, cluster, FifoPolicy(), SimConfig(round_len_s=60, check=True))
+    # job 0 takes the fast A10: 16 / 8 = 2 min; job 1 gets the T4: 16 min
+    assert res.jobs["jct_s"].tolist() == pytest.approx([120.0, 960.0])
+    assert res.jobs["migrations"].sum() == 0
+
+
+def test_migration_overhead_accounting():
+    cluster = toy_cluster({"T4": 1, "A10": 1})
+    jobs = toy_jobs([[1.0, 2.0]], work=[200.0], state_bytes=[GB_PER_S_AT_10GBPS])  # 1 s transfer
+    policy = Scripted([{0: 0}, {0: 1}])
+    res = simulate(jobs, cluster, policy, SimConfig(round_len_s=60, check=True, overheads=Overheads(restart_s=30)))
+    row = res.jobs.iloc[0]
+    # round 0 on T4: 60 units. round 1 on A10: pays 30 + 1 s, then 29 s * 2 = 58 -> 118.
+    # round 2: 82 left at 2/s = 41 s -> finish at 120 + 41.
+    assert row["finish_s"] == pytest.approx(161.0)
+    assert row["overhead_s"] == pytest.approx(31.0)
+    assert (row["migrations"], row["type_switches"], row["switches_to_faster"]) == (1, 1, 1)
+
+
+def test_migration_overhead_switched_off():
+    cluster = toy_cluster({"T4": 1, "A10": 1})
+    jobs = toy_jobs([[1.0, 2.0]], work=[200.0], state_bytes=[GB_PER_S_AT_10GBPS])
+    res = simulate(jobs, cluster, Scripted([{0: 0}, {0: 1}]),
+                   SimConfig(round_len_s=60, overheads=Overheads(migration=False)))
+    # 60 on T4, then 140 at 2/s = 70 s -> finish 130; still counted as a migration, with no cost
+    assert res.jobs["finish_s"].iloc[0] == pytest.approx(130.0)
+    assert res.jobs["overhead_s"].iloc[0] == 0.0
+    assert res.jobs["migrations"].iloc[0] == 1
+
+
+def test_preemption_restart_and_resume_elsewhere():
+    cluster = toy_cluster({"T4": 1, "A10": 1})
+    jobs = toy_jobs([[1.0, 1.0]], work=[100.0], state_bytes=[2 * GB_PER_S_AT_10GBPS])  # 2 s transfer
+    res = simulate(jobs, cluster, Scripted([{0: 0}, {}, {0: 0}]), SimConfig(round_len_s=60, check=True))
+    row = res.jobs.iloc[0]
+    # 60 units, a paused round, then restart 30 + 2 s before the last 40 units -> 120 + 32 + 40
+    assert row["finish_s"] == pytest.approx(192.0)
+    assert (row["preemptions"], row["migrations"], row["overhead_s"]) == (1, 0, 32.0)
+    res = simulate(jobs, cluster, Scripted([{0: 0}, {}, {0: 1}]), SimConfig(round_len_s=60))
+    row = res.jobs.iloc[0]
+    assert row["finish_s"] == pytest.approx(192.0)
+    assert (row["preemptions"], row["migrations"], row["type_switches"], row["switches_to_faster"]) == (1, 1, 1, 0)
+
+
+def test_penalty_longer_than_a_round_carries_over():
+    cluster = toy_cluster({"T4": 1, "A10": 1})
+    jobs = toy_jobs([[1.0, 1.0]], work=[100.0], state_bytes=[100 * GB_PER_S_AT_10GBPS])  # 100 s transfer
+    res = simulate(jobs, cluster, Scripted([{0: 0}, {0: 1}]), SimConfig(round_len_s=60, overheads=Overheads(restart_s=0)))
+    # round 0: 60 units. rounds 1-2 pay 100 s of transfer: round 2 keeps 20 s -> 80 units;
+    # the last 20 units take 20 s of round 3 -> finish 180 + 20
+    assert res.jobs["finish_s"].iloc[0] == pytest.approx(200.0)
+    assert res.jobs["overhead_s"].iloc[0] == pytest.approx(100.0)
+
+
+def test_profiling_charged_once_on_first_run():
+    cluster = toy_cluster({"T4": 1, "A10": 1})
+    jobs = toy_jobs([[1.0, 1.0]], work=[100.0])
+    res = simulate(jobs, cluster, FifoPolicy(),
+                   SimConfig(round_len_s=60, overheads=Overheads(profiling=True, profiling_s_per_type=10)))
+    # 2 types x 10 s, then 100 units at 1/s
+    assert res.jobs["finish_s"].iloc[0] == pytest.approx(120.0)
+
+
+def test_gang_is_packed_on_one_host_when_it_can_be():
+    cluster = toy_cluster({"V100": 8}, gpus_per_host=4)
+    jobs = toy_jobs([[1.0], [1.0], [1.0]], work=[60.0, 6000.0, 600.0], workers=[1, 1, 4],
+                    spread=[[1.0], [1.0], [0.5]])
+    # biggest gang first: job 2 takes a whole host, the two 1-GPU jobs share the other
+    res = simulate(jobs, cluster, Scripted([{0: 0, 1: 0, 2: 0}]), SimConfig(round_len_s=60, check=True))
+    assert res.jobs["spread_rounds"].tolist() == [0, 0, 0]
+    assert res.jobs["finish_s"].iloc[2] == pytest.approx(600.0)
+
+
+def test_consolidation_moves_spread_job_smallest_state_first():
+    cluster = toy_cluster({"V100": 8}, gpus_per_host=4)
+    # round 0: job 0 (3 workers) and job 1 (3 workers) take one host each (best fit);
+    # round 1: job 2 (2 workers) must spread over the 1 + 1 free GPUs;
+    # job 0 finishes in round 1, so in round 2 job 2 consolidates onto the freed host.
+    jobs = toy_jobs([[1.0], [1.0], [1.0]], work=[100.0, 10_000.0, 300.0], workers=[3, 3, 2],
+                    spread=[[1.0], [1.0], [0.5]], state_bytes=[0, 0, GB_PER_S_AT_10GBPS],
+                    arrival=[0, 0, 60])
+    res = simulate(jobs, cluster, Scripted([{0: 0, 1: 0}, {0: 0, 1: 0, 2: 0}, {1: 0, 2: 0}]),
+                   SimConfig(round_len_s=60, check=True, overheads=Overheads(restart_s=0)))
+    row = res.jobs.iloc[2]
+    # round 1 (t=60): spread, 60 s * 0.5 = 30 units. round 2 (t=120): moved (1 s transfer), then
+    # packed: 59 units -> 89; remaining 211 at 1/s -> finish at 180 + 211
+    assert row["spread_rounds"] == 1
+    assert row["migrations"] == 1 and row["type_switches"] == 0
+    assert row["finish_s"] == pytest.approx(180.0 + 211.0)
+
+
+def test_policy_oversubscribing_is_refused():
+    cluster = toy_cluster({"T4": 1, "A10": 1})
+    jobs = toy_jobs([[1.0, 1.0], [1.0, 1.0]], work=[10.0, 10.0])
+    with pytest.raises(PolicyContractError, match="oversubscribed T4"):
+        simulate(jobs, cluster, Scripted([{0: 0, 1: 0}]), SimConfig(round_len_s=60))
+    with pytest.raises(PolicyContractError, match="cannot run on"):
+        simulate(toy_jobs([[1.0, 0.0]], work=[10.0]), cluster, Scripted([{0: 1}]), SimConfig(round_len_s=60))
+
+
+def test_rho_on_one_gpu_two_jobs():
+    cluster = toy_cluster({"T4": 1})
+    jobs = toy_jobs([[1.0], [1.0]], work=[100.0, 100.0])
+    res = simulate(jobs, cluster, FifoPolicy(), SimConfig(round_len_s=50))
+    table = add_job_metrics(res.jobs, jobs, cluster, res.rounds)
+    # static N = 2 for both: isolated time 200 s. JCTs 100 and 200.
+    assert table["rho_static"].tolist() == pytest.approx([0.5, 1.0])
+    # dynamic: job 0 meets 2 jobs all its life -> 0.5; job 1 meets 2 for 100 s then 1 -> N = 1.5
+    assert table["rho"].tolist() == pytest.approx([0.5, 200.0 / 150.0])
+
+
+def test_idle_gap_jumps_to_next_arrival_and_exact_finish():
+    cluster = toy_cluster({"T4": 1})
+    jobs = toy_jobs([[1.0], [1.0]], work=[30.0, 45.0], arrival=[0.0, 1000.0])
+    res = simulate(jobs, cluster, FifoPolicy(), SimConfig(round_len_s=60))
+    assert res.jobs["finish_s"].tolist() == pytest.approx([30.0, 1045.0])
+    assert res.jobs["starvation_s"].tolist() == [0.0, 0.0]
+
+
+def test_arrival_waits_for_the_next_round_boundary():
+    cluster = toy_cluster({"T4": 1})
+    jobs = toy_jobs([[1.0], [1.0]], work=[600.0, 10.0], arrival=[0.0, 10.0])
+    res = simulate(jobs, cluster, FifoPolicy(), SimConfig(round_len_s=60))
+    # job 1 is admitted at t=60 but the GPU is busy until 600
+    assert res.jobs["first_start_s"].tolist() == [0.0, 600.0]
+    assert res.jobs["finish_s"].iloc[1] == pytest.approx(610.0)
+
+
+def _random_instance(seed, n=60):
+    rng = np.random.default_rng(seed)
+    tput = rng.uniform(0.2, 2.0, size=(n, 3)) * (rng.random((n, 3)) > 0.1)
+    tput[:, 0] = np.maximum(tput[:, 0], 0.1)
+    return toy_jobs(tput, work=rng.uniform(100, 5000, n), arrival=np.sort(rng.uniform(0, 20_000, n)),
+                    workers=rng.choice([1, 2, 4], n), state_bytes=rng.uniform(0, 5e9, n), spread=tput * 0.7)
+
+
+def test_fast_forward_matches_round_by_round():
+    cluster = toy_cluster({"T4": 4, "A10": 4, "V100": 8})
+    jobs = _random_instance(1)
+    fast = simulate(jobs, cluster, FifoPolicy(), SimConfig(round_len_s=300, fast_forward=True)).jobs
+    slow = simulate(jobs, cluster, FifoPolicy(), SimConfig(round_len_s=300, fast_forward=False, check=True)).jobs
+    np.testing.assert_allclose(fast["finish_s"], slow["finish_s"], rtol=1e-9)
+    np.testing.assert_allclose(fast["attained_gpu_s"], slow["attained_gpu_s"], rtol=1e-9)
+    assert (fast["migrations"] == slow["migrations"]).all()
+
+
+def test_same_inputs_same_bits():
+    cluster = toy_cluster({"T4": 4, "A10": 4, "V100": 8})
+    jobs = _random_instance(2)
+    a = simulate(jobs, cluster, FifoPolicy(), SimConfig()).jobs
+    b = simulate(jobs, cluster, FifoPolicy(), SimConfig()).jobs
+    assert a.equals(b)
+
+
+def test_every_job_finishes_and_capacity_holds_in_check_mode():
+    cluster = toy_cluster({"T4": 4, "A10": 4, "V100": 8})
+    res = simulate(_random_instance(3, n=120), cluster, FifoPolicy(backfill=False), SimConfig(check=True))
+    assert np.isfinite(res.jobs["finish_s"]).all()
+    assert (res.rounds["busy_gpus"] <= cluster.total_gpus).all()
