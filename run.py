@@ -1,17 +1,20 @@
-"""Run one simulation, or a sweep with -m. See README.md.
+"""Run one simulation, or a sweep of them with -m. See README.md.
 
-    python run.py                                   # defaults: conf/config.yaml
+    python run.py                                        # defaults: conf/config.yaml
     python run.py policy=fifo cluster=scale8 load=0.5
+    python run.py -m policy=ours,themis,gavel load=0.5,0.8 sweep_name=mine
 """
 
 from __future__ import annotations
 
 import os
 import sys
+import time
 from pathlib import Path
 
 import hydra
 from hydra.core.hydra_config import HydraConfig
+from hydra.types import RunMode
 from omegaconf import DictConfig
 
 from fairsim.errors import InputError
@@ -20,7 +23,16 @@ from fairsim.errors import InputError
 @hydra.main(version_base="1.3", config_path="conf", config_name="config")
 def main(cfg: DictConfig) -> None:
     from fairsim.experiment.single import format_summary, run_config, write_results
+    from fairsim.experiment.sweep import cell_is_complete, report_progress
 
+    hydra_cfg = HydraConfig.get()
+    folder = Path(hydra_cfg.runtime.output_dir)
+    in_sweep = hydra_cfg.mode == RunMode.MULTIRUN
+    cell = hydra_cfg.job.override_dirname or "default"
+    if in_sweep and cell_is_complete(folder, cfg):
+        print(report_progress(folder.parent, cell, 0.0, skipped=True))
+        return
+    tick = time.perf_counter()
     try:
         out = run_config(cfg)
     except InputError as exc:
@@ -28,9 +40,12 @@ def main(cfg: DictConfig) -> None:
             raise
         print(f"error: {exc}", file=sys.stderr)
         sys.exit(2)
-    folder = write_results(out, Path(HydraConfig.get().runtime.output_dir), cfg)
-    print(format_summary(out.summary))
-    print(f"  results         {folder}")
+    write_results(out, folder, cfg)
+    if in_sweep:
+        print(report_progress(folder.parent, cell, time.perf_counter() - tick, skipped=False))
+    else:
+        print(format_summary(out.summary))
+        print(f"  results         {folder}")
 
 
 if __name__ == "__main__":

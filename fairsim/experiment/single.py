@@ -83,11 +83,11 @@ def run_config(cfg: DictConfig) -> RunOutput:
 def write_results(out: RunOutput, folder: Path, cfg: DictConfig | None = None) -> Path:
     folder.mkdir(parents=True, exist_ok=True)
     (folder / SUMMARY).unlink(missing_ok=True)  # a rerun is incomplete until its summary lands
-    _atomic(folder / "jobs.parquet", lambda p: out.jobs.to_parquet(p, index=False))
-    _atomic(folder / "rounds.parquet", lambda p: out.rounds.to_parquet(p, index=False))
+    atomic_write(folder / "jobs.parquet", lambda p: out.jobs.to_parquet(p, index=False))
+    atomic_write(folder / "rounds.parquet", lambda p: out.rounds.to_parquet(p, index=False))
     if cfg is not None:
-        _atomic(folder / "config.yaml", lambda p: p.write_text(OmegaConf.to_yaml(cfg, resolve=True)))
-    _atomic(folder / SUMMARY, lambda p: p.write_text(json.dumps(_jsonable(out.summary), indent=2, sort_keys=True) + "\n"))
+        atomic_write(folder / "config.yaml", lambda p: p.write_text(OmegaConf.to_yaml(cfg, resolve=True)))
+    atomic_write(folder / SUMMARY, lambda p: p.write_text(json.dumps(_jsonable(out.summary), indent=2, sort_keys=True) + "\n"))
     return folder
 
 
@@ -113,7 +113,7 @@ def format_summary(summary: dict) -> str:
     ])
 
 
-def _atomic(path: Path, write) -> None:
+def atomic_write(path: Path, write) -> None:
     tmp = path.with_name(f".{path.name}.tmp")
     write(tmp)
     tmp.replace(path)

@@ -1,0 +1,55 @@
+"""Gather a sweep's cell folders into tidy tables.
+
+A cell counts only when its ``summary.json`` exists (written last, atomically) and parses.
+    <sweep>/results.parquet   one row per cell: the cell's overrides and config labels + its summary
+    <sweep>/jobs.parquet      every cell's per-job table, with a ``cell`` column
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pandas as pd
+import yaml
+
+from fairsim.experiment.single import SUMMARY, atomic_write
+
+LABELS = {"policy": ("policy", "name"), "cluster": ("cluster", "name"), "workload": ("workload", "name"),
+          "sim": ("sim", "name")}
+
+
+def complete_cells(sweep_dir: Path) -> list[Path]:
+    """Cell folders with a readable summary, sorted by name (deterministic row order)."""
+    cells = []
+    for summary in sorted(Path(sweep_dir).glob(f"*/{SUMMARY}")):
+        try:
+            json.loads(summary.read_text())
+        except (OSError, ValueError):
+            continue  # a torn or unreadable summary: the cell is not done
+        cells.append(summary.parent)
+    return cells
+
+
+def cell_row(cell: Path) -> dict:
+    summary = json.loads((cell / SUMMARY).read_text())
+    cfg = yaml.safe_load((cell / "config.yaml").read_text()) if (cell / "config.yaml").exists() else {}
+    row = {"cell": cell.name}
+    for col, (group, key) in LABELS.items():
+        row[col] = (cfg.get(group) or {}).get(key)
+    for key in ("seed", "load", "num_jobs"):
+        row[key] = cfg.get(key)
+    row.update({k: v for k, v in summary.items() if k not in row and not isinstance(v, str)})
+    return row
+
+
+def collect(sweep_dir: Path) -> tuple[pd.DataFrame, list[Path]]:
+    sweep_dir = Path(sweep_dir)
+    cells = complete_cells(sweep_dir)
+    table = pd.DataFrame([cell_row(c) for c in cells])
+    if len(table):
+        table.insert(0, "sweep", sweep_dir.name)
+        atomic_write(sweep_dir / "results.parquet", lambda p: table.to_parquet(p, index=False))
+        jobs = pd.concat([pd.read_parquet(c / "jobs.parquet").assign(cell=c.name) for c in cells], ignore_index=True)
+        atomic_write(sweep_dir / "jobs.parquet", lambda p: jobs.to_parquet(p, index=False))
+    return table, cells
