@@ -27,6 +27,8 @@ class HostPlacer:
         self.free = self.host_size.copy()
         self.worker_host = np.full((num_jobs, max(1, max_workers)), -1, dtype=np.int64)
         self.gph = cluster.gpus_per_host
+        self._held = 0  # GPUs held after the previous placement; fewer kept now = churn
+        self._churn = False
 
     def min_hosts(self, workers: np.ndarray) -> np.ndarray:
         return -(-workers // self.gph)
@@ -57,23 +59,28 @@ class HostPlacer:
         self.free -= np.bincount(hosts, minlength=len(self.free))
         moved = np.zeros(len(running), dtype=bool)
         new_rows = np.flatnonzero(~kept)
+        churn = self._churn or len(new_rows) > 0 or len(hosts) < self._held
+        self._churn = False
         if len(new_rows):
             # biggest gang first, then engine index, for a deterministic packing
             order = new_rows[np.lexsort((running[new_rows], -workers[running[new_rows]]))]
             for row in order:
                 self._take(running[row], int(new_type[row]), int(workers[running[row]]))
         spread = self.hosts_spanned(running) > self.min_hosts(workers[running])
-        if self.consolidate and spread.any():
+        self._held = int(workers[running].sum())
+        if self.consolidate and churn and spread.any():
             rows = np.flatnonzero(spread)
             rows = rows[np.lexsort((running[rows], state_bytes[running[rows]]))]
             for row in rows:
                 if self._consolidate(running[row], int(new_type[row]), int(workers[running[row]])):
                     spread[row] = False
                     moved[row] = kept[row]
+                    self._churn = True  # the move freed GPUs: earlier spread jobs may fit next round
         return spread, moved
 
     def release(self, jobs: np.ndarray) -> None:
         self.worker_host[jobs] = -1
+        self._churn = True
 
     def _take(self, job: int, t: int, d: int) -> None:
         lo, hi = self.host_offset[t], self.host_offset[t + 1]
