@@ -1,0 +1,149 @@
+"""PAL (Jain et al., "PAL: A Variability-Aware Policy for Scheduling ML Workloads in GPU
+Clusters", SC'24), with GPU types as PAL's performance classes.
+
+The paper's algorithm. PAL is a placement policy under an ordinary scheduler (FIFO, LAS or
+SRTF decide the job order). Offline, GPUs are clustered (K-means) into performance bins per
+application class, each bin with a slowdown factor sf relative to the median GPU; applications
+are grouped into classes by how sensitive they are to that variability. Each round PAL takes
+the jobs at the head of the queue that fit in the cluster, places the most variability-
+sensitive classes first, and for each job walks a locality x variability ("LxV") list: every
+(sf bin, within-node / across-nodes) pair, ranked by sf x locality factor (1 within one node,
+``locality_penalty`` across nodes); the job takes the first entry that has enough free GPUs.
+Single-GPU jobs and jobs wider than a node are placed by PM-First (best bins first). The round
+stops at the first job that cannot be placed.
+
+What this module adapts:
+
+- Performance bins are GPU types; a job's slowdown on type k is sf[j, k] = best throughput /
+  throughput[j, k] (1 on its fastest type), taken from the catalog instead of K-means over
+  measured per-GPU variability, since the simulated GPUs of one type are identical.
+- Sensitivity class: a job's spread across types, best / worst feasible throughput, binned by
+  ``class_edges``; jobs in the queue head that fits the cluster are stably re-ordered by class,
+  most sensitive first, as PAL does with its classes A-D.
+- Locality: the policy keeps its own host map (``cluster.host_sizes``) for the round, placing
+  each job best-fit on one host when it can. For a job of 2..gpus_per_host workers the LxV walk
+  chooses the type minimizing sf x (1 if some host of the type has that many free GPUs, else
+  ``locality_penalty``), ties by sf, then cluster order. The engine does the real host placement.
+- No opportunistic migration: a job that ran last round and is reached in the order stays on
+  its type if that type still has room; only jobs (re)starting choose a type. PAL's own
+  simulator re-places every job each round and keeps only identical allocations.
+- Job order (``order``): ``fifo`` (arrival; PAL's main experiments), ``las`` (least attained
+  GPU-seconds) or ``srtf`` (least remaining time on the best type); ties by arrival.
+
+Options: ``order`` (default fifo), ``locality_penalty`` (default 1.7, the constant of PAL's
+artifact; its sweep spans 1.0-3.0), ``class_edges`` (default [1.25, 1.6, 2.0]: four classes),
+``backfill`` (default false: stop at the first job that cannot be placed, as PAL does).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from fairsim.cluster import ClusterSpec
+from fairsim.errors import require
+from fairsim.policies.base import NOT_RUN, Policy, PolicyView
+
+
+def fifo_key(view: PolicyView) -> np.ndarray:
+    return view.arrival
+
+
+def las_key(view: PolicyView) -> np.ndarray:
+    return view.attained_gpu_s
+
+
+def srtf_key(view: PolicyView) -> np.ndarray:
+    best = np.where(view.feasible, view.throughput, 0.0).max(axis=1)
+    return view.remaining / best
+
+
+ORDERS = {"fifo": fifo_key, "las": las_key, "srtf": srtf_key}
+
+
+class HostMap:
+    """Free GPUs on each host of each type, for one round's placement decisions."""
+
+    def __init__(self, cluster: ClusterSpec):
+        self.free = [cluster.host_sizes(k).copy() for k in range(cluster.num_types)]
+
+    def free_per_type(self) -> np.ndarray:
+        return np.array([f.sum() for f in self.free], dtype=np.int64)
+
+    def largest_host(self) -> np.ndarray:
+        return np.array([f.max(initial=0) for f in self.free], dtype=np.int64)
+
+    def take(self, k: int, d: int) -> None:
+        """Best-fit on one host if possible, else the fullest-free hosts first (fewest hosts)."""
+        free = self.free[k]
+        fit = np.flatnonzero(free >= d)
+        if len(fit):
+            h = fit[np.argmin(free[fit])]
+            free[h] -= d
+            return
+        for h in np.argsort(-free, kind="stable"):
+            got = min(d, int(free[h]))
+            free[h] -= got
+            d -= got
+            if d == 0:
+                return
+
+
+class PalPolicy(Policy):
+    def __init__(self, order: str = "fifo", locality_penalty: float = 1.7,
+                 class_edges=(1.25, 1.6, 2.0), backfill: bool = False):
+        require(order in ORDERS, "policy", "order", f"{order!r} is not one of {', '.join(ORDERS)}")
+        require(locality_penalty >= 1, "policy", "locality_penalty", f"must be >= 1, got {locality_penalty!r}")
+        edges = np.asarray(list(class_edges), dtype=np.float64)
+        require(edges.ndim == 1 and (np.diff(edges) > 0).all(), "policy", "class_edges",
+                f"must be increasing throughput ratios, got {list(class_edges)!r}")
+        self.order_key = ORDERS[order]
+        self.locality_penalty = float(locality_penalty)
+        self.edges = edges
+        self.backfill = backfill
+        # with FIFO order the decision only changes at arrivals and completions
+        self.event_driven = order == "fifo"
+
+    def job_order(self, view: PolicyView, slowdown: np.ndarray) -> np.ndarray:
+        order = np.lexsort((np.arange(view.num_jobs), self.order_key(view)))
+        head = int(np.searchsorted(np.cumsum(view.workers[order]), view.capacity.sum(), side="right"))
+        spread = np.where(view.feasible, slowdown, 0.0).max(axis=1)  # best / worst feasible throughput
+        sensitivity = np.searchsorted(self.edges, spread, side="right")
+        head_rows = order[:head]
+        head_rows = head_rows[np.argsort(-sensitivity[head_rows], kind="stable")]
+        return np.concatenate([head_rows, order[head:]])
+
+    def decide(self, view: PolicyView) -> np.ndarray:
+        tput = np.where(view.feasible, view.throughput, np.nan)
+        slowdown = np.nanmax(tput, axis=1, keepdims=True) / tput  # sf >= 1, nan where infeasible
+        order = self.job_order(view, slowdown)
+        hosts = HostMap(view.cluster)
+        free = hosts.free_per_type()
+        per_host = view.cluster.gpus_per_host
+        assignment = view.empty_assignment()
+        widths = view.workers[order]
+        narrowest_after = np.minimum.accumulate(widths[::-1])[::-1]
+        for pos, row in enumerate(order):
+            if narrowest_after[pos] > free.max():
+                break
+            d = int(widths[pos])
+            ok = view.feasible[row] & (free >= d)
+            k = int(view.last_type[row])
+            if k < 0 or not ok[k]:
+                k = self.choose_type(slowdown[row], ok, hosts, d, per_host)
+            if k < 0:
+                if self.backfill:
+                    continue
+                break
+            assignment[row] = k
+            hosts.take(k, d)
+            free[k] -= d
+        return assignment
+
+    def choose_type(self, sf: np.ndarray, ok: np.ndarray, hosts: HostMap, d: int, per_host: int) -> int:
+        """Walk the LxV list: least sf x locality factor among types with room; -1 if none."""
+        if not ok.any():
+            return NOT_RUN
+        cost = np.where(ok, sf, np.inf)
+        if 1 < d <= per_host:  # single GPUs are always local, wider gangs always span hosts
+            cost = cost * np.where(hosts.largest_host() >= d, 1.0, self.locality_penalty)
+        return int(np.lexsort((np.arange(len(sf)), np.where(ok, sf, np.inf), cost))[0])

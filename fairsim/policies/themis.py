@@ -1,0 +1,226 @@
+"""Themis (Mahajan et al., "Themis: Fair and Efficient GPU Cluster Scheduling", NSDI'20):
+finish-time fairness through short-term auctions of GPU leases.
+
+The paper's algorithm. A job's finish-time fairness is rho = T_shared / T_ideal, where T_ideal
+is its running time alone on a 1/N share of the cluster (N = contending jobs) and T_shared its
+completion time in the shared cluster; rho <= 1 means the job is no worse off than with its own
+1/N slice. GPUs are handed out as leases. Whenever leases expire, the arbiter offers the free
+GPUs to the 1 - f fraction of jobs with the worst (largest) rho (f in [0, 1) is the fairness
+knob: f -> 1 offers to the single worst job, f = 0 to everyone). Each offered job bids with
+its rho for every bundle it could get; the partial-allocation auction picks the allocation that
+maximizes the product of the participants' rho improvements (rho without / rho with). GPUs the
+auction leaves unused go to the jobs that were not offered any (leftover allocation, for work
+conservation).
+
+How this module maps it onto rounds and GPU types:
+
+- Bundles: a job runs its whole gang on one GPU type, so a bid is a value per type. The rho
+  estimates behind a bid: on type k, T_shared = age + switch overhead on k
+  (``view.switch_cost_s``) + remaining / throughput[k]; without an allocation, the job waits at
+  least one more lease and then runs on its fastest type: T_shared = age + lease +
+  remaining / best throughput. The bid value is log(rho_without / rho_k); T_ideal cancels, so
+  the product maximization is a max-weight assignment of jobs to types under per-type GPU
+  capacity, solved exactly with scipy's MILP (HiGHS) on the candidates that could win (for each
+  gang width and type, the best-valued jobs up to the number of gangs of that width the free
+  GPUs can hold), with a greedy fallback above ``max_milp_jobs`` candidates. Bids <= 0 (the job
+  would rather wait for a faster type) are not allocated.
+- T_ideal: the job's throughput on a 1/N share of every type, using its fastest types first,
+  each for at most (count_k / N) / workers of the time, the time fractions summing to <= 1;
+  T_ideal = work / that throughput. It only ranks jobs (which 1 - f fraction is offered).
+- Leases: a lease lasts ``lease_s`` seconds, rounded up to whole rounds. A job keeps its type
+  until its lease ends (or it finishes); then its GPUs return to the pool and it bids again, with
+  no switch overhead on the type it holds, so renewals are cheap. Leases are per job, so with
+  staggered expiries only some GPUs are auctioned in a given round, as in Themis.
+- Omitted: hidden payments (the fraction of each winner's allocation Themis withholds to make
+  truthful bidding a best response). Simulated jobs bid truthfully, and a gang cannot run on a
+  fraction of its GPUs, so every winner gets its whole bundle. Themis' app-level bidding
+  (several jobs of one app) collapses to one job per app here.
+
+Options: ``fairness_knob`` (f, default 0.8), ``lease_s`` (default 600 s, Themis' 10-minute
+lease), ``max_milp_jobs`` (default 2000).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from scipy.optimize import Bounds, LinearConstraint, milp
+from scipy.sparse import csr_matrix
+
+from fairsim.cluster import ClusterSpec
+from fairsim.errors import require
+from fairsim.policies.base import NOT_RUN, Policy, PolicyView
+
+
+def ideal_throughput(view: PolicyView) -> np.ndarray:
+    """Throughput of each job on a 1/N share of every GPU type (N = jobs in the view)."""
+    n = view.num_jobs
+    tput = np.where(view.feasible, view.throughput, 0.0)
+    share = (view.capacity[None, :] / max(n, 1)) / view.workers[:, None]  # time fraction usable on k
+    share = np.where(view.feasible, np.minimum(share, 1.0), 0.0)
+    order = np.argsort(-tput, axis=1, kind="stable")  # fastest types first
+    tput_sorted = np.take_along_axis(tput, order, axis=1)
+    share_sorted = np.take_along_axis(share, order, axis=1)
+    before = np.cumsum(share_sorted, axis=1) - share_sorted
+    used = np.clip(1.0 - before, 0.0, share_sorted)  # time fractions sum to at most 1
+    return (tput_sorted * used).sum(axis=1)
+
+
+def auction_candidates(value: np.ndarray, widths: np.ndarray, free: np.ndarray) -> np.ndarray:
+    """Rows that can appear in some optimal allocation: per gang width w and type k, the M_w
+    best bids on k, where M_w = how many width-w gangs all free GPUs can hold (any winner
+    outside that set could be swapped for an idle one in it without losing value)."""
+    keep = np.zeros(len(widths), dtype=bool)
+    for w in np.unique(widths):
+        rows = np.flatnonzero(widths == w)
+        slots = int((free // w).sum())
+        if slots == 0:
+            continue
+        for k in range(value.shape[1]):
+            if free[k] < w:
+                continue
+            good = rows[value[rows, k] > 0]
+            if len(good) > slots:
+                good = good[np.argsort(-value[good, k], kind="stable")[:slots]]
+            keep[good] = True
+    return np.flatnonzero(keep)
+
+
+def max_value_assignment(value: np.ndarray, widths: np.ndarray, free: np.ndarray) -> np.ndarray:
+    """Exact max sum of value[j, k] x[j, k] with one type per job and sum_j widths_j x[j, k] <= free_k,
+    over positive values only (HiGHS MILP). Returns a type per row or -1."""
+    n, t = value.shape
+    pairs = np.argwhere((value > 0) & (widths[:, None] <= free[None, :]))
+    out = np.full(n, NOT_RUN, dtype=np.int64)
+    if len(pairs) == 0:
+        return out
+    m = len(pairs)
+    j, k = pairs[:, 0], pairs[:, 1]
+    cols = np.arange(m)
+    one_type = csr_matrix((np.ones(m), (j, cols)), shape=(n, m))
+    capacity = csr_matrix((widths[j].astype(np.float64), (k, cols)), shape=(t, m))
+    res = milp(-value[j, k], integrality=np.ones(m), bounds=Bounds(0, 1),
+               constraints=[LinearConstraint(one_type, 0, 1), LinearConstraint(capacity, 0, free.astype(np.float64))])
+    if res.x is None:
+        return greedy_value_assignment(value, widths, free)
+    chosen = res.x > 0.5
+    out[j[chosen]] = k[chosen]
+    return out
+
+
+def greedy_value_assignment(value: np.ndarray, widths: np.ndarray, free: np.ndarray) -> np.ndarray:
+    """Best bid first: each (job, type) pair in descending value, taken if the job is unplaced and fits."""
+    free = free.copy()
+    out = np.full(value.shape[0], NOT_RUN, dtype=np.int64)
+    flat = np.argsort(-value, axis=None, kind="stable")
+    for idx in flat:
+        j, k = divmod(int(idx), value.shape[1])
+        if value[j, k] <= 0:
+            break
+        if out[j] < 0 and free[k] >= widths[j]:
+            out[j] = k
+            free[k] -= widths[j]
+            if free.max() <= 0:
+                break
+    return out
+
+
+class ThemisPolicy(Policy):
+    def __init__(self, fairness_knob: float = 0.8, lease_s: float = 600.0, max_milp_jobs: int = 2000):
+        require(0 <= fairness_knob < 1, "policy", "fairness_knob", f"must be in [0, 1), got {fairness_knob!r}")
+        require(lease_s > 0, "policy", "lease_s", f"must be > 0 seconds, got {lease_s!r}")
+        require(max_milp_jobs >= 0, "policy", "max_milp_jobs", f"must be >= 0, got {max_milp_jobs!r}")
+        self.f = float(fairness_knob)
+        self.lease_s = float(lease_s)
+        self.max_milp_jobs = int(max_milp_jobs)
+
+    def reset(self, cluster: ClusterSpec, num_jobs: int, seed: int) -> None:
+        self.held = np.full(num_jobs, NOT_RUN, dtype=np.int64)  # type of the job's current lease
+        self.lease_end = np.full(num_jobs, -np.inf)
+        self.auctions = 0
+        self.greedy_auctions = 0
+
+    def lease_len(self, view: PolicyView) -> float:
+        return math.ceil(self.lease_s / view.round_len - 1e-9) * view.round_len
+
+    def rho(self, view: PolicyView, holding: np.ndarray, t_wait: np.ndarray) -> np.ndarray:
+        """Current finish-time-fairness estimate: lease holders at their leased type's speed,
+        everyone else as if they waited a lease and then ran on their fastest type."""
+        age = view.now - view.arrival
+        rows = np.flatnonzero(holding)
+        t_shared = t_wait.copy()
+        held = self.held[view.job_id[rows]]
+        t_shared[rows] = age[rows] + view.remaining[rows] / view.throughput[rows, held]
+        return t_shared * ideal_throughput(view) / view.work
+
+    def decide(self, view: PolicyView) -> np.ndarray:
+        ids = view.job_id
+        holding = (self.lease_end[ids] > view.now + 1e-6) & (view.last_type >= 0)
+        assignment = np.where(holding, self.held[ids], NOT_RUN)
+        used = np.bincount(assignment[holding], weights=view.workers[holding], minlength=view.num_types)
+        free = view.capacity - used.astype(np.int64)
+        bidders = np.flatnonzero(~holding)
+        widths = view.workers
+        if len(bidders) == 0 or free.max() < widths[bidders].min():
+            return assignment
+        lease = self.lease_len(view)
+        age = view.now - view.arrival
+        best = np.where(view.feasible, view.throughput, 0.0).max(axis=1)
+        t_wait = age + lease + view.remaining / best
+        rho = self.rho(view, holding, t_wait)
+
+        # the 1 - f fraction of all jobs with the worst rho; those without a lease bid
+        offered = max(1, math.ceil((1.0 - self.f) * view.num_jobs - 1e-9))
+        worst = np.lexsort((np.arange(view.num_jobs), -rho))[:offered]
+        participants = worst[~holding[worst]]
+        if len(participants):
+            tput = np.where(view.feasible, view.throughput, np.nan)
+            t_run = age[participants, None] + view.switch_cost_s[participants] + view.remaining[participants, None] / tput[participants]
+            value = np.nan_to_num(np.log(t_wait[participants, None] / t_run), nan=-np.inf)
+            won = self.auction(value, widths[participants], free)
+            winners = participants[won >= 0]
+            assignment[winners] = won[won >= 0]
+            free -= np.bincount(won[won >= 0], weights=widths[winners], minlength=view.num_types).astype(np.int64)
+
+        # leftover GPUs go to jobs that were not offered any, worst rho first, fastest free type
+        others = np.setdiff1d(bidders, participants, assume_unique=True)
+        others = others[np.lexsort((others, -rho[others]))]
+        self.fill_fastest(view, others, free, assignment)
+
+        started = (assignment >= 0) & ~holding
+        self.held[ids[started]] = assignment[started]
+        self.lease_end[ids[started]] = view.now + lease
+        return assignment
+
+    def auction(self, value: np.ndarray, widths: np.ndarray, free: np.ndarray) -> np.ndarray:
+        self.auctions += 1
+        rows = auction_candidates(value, widths, free)
+        out = np.full(len(widths), NOT_RUN, dtype=np.int64)
+        if len(rows) == 0:
+            return out
+        if len(rows) > self.max_milp_jobs:
+            self.greedy_auctions += 1
+            out[rows] = greedy_value_assignment(value[rows], widths[rows], free)
+        else:
+            out[rows] = max_value_assignment(value[rows], widths[rows], free)
+        return out
+
+    @staticmethod
+    def fill_fastest(view: PolicyView, rows: np.ndarray, free: np.ndarray, assignment: np.ndarray) -> None:
+        if len(rows) == 0:
+            return
+        widths = view.workers[rows]
+        narrowest_after = np.minimum.accumulate(widths[::-1])[::-1]
+        tput = np.where(view.feasible, view.throughput, -1.0)
+        for pos, row in enumerate(rows):
+            if narrowest_after[pos] > free.max():
+                break
+            ok = view.feasible[row] & (free >= widths[pos])
+            if ok.any():
+                k = int(np.argmax(np.where(ok, tput[row], -np.inf)))
+                assignment[row] = k
+                free[k] -= widths[pos]
+
+    def stats(self) -> dict[str, float]:
+        return {"themis_auctions": float(self.auctions), "themis_greedy_auctions": float(self.greedy_auctions)}

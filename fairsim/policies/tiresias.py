@@ -1,0 +1,162 @@
+"""Tiresias (Gu et al., "Tiresias: A GPU Cluster Manager for Distributed Deep Learning", NSDI'19),
+in two forms.
+
+``TiresiasPolicy`` (``policy=tiresias``) is the adaptation the FFT paper (ICS'25, sec. 5) compares
+against on heterogeneous clusters:
+
+- one queue per GPU type; a job is bound to one queue when it arrives and stays there for good
+  (no cross-type migration);
+- a new job joins the type whose queue holds the least total remaining service, where a job's
+  remaining service on type k is its remaining run time there times its gang size
+  (``remaining / throughput[k] * workers``, GPU-seconds);
+- inside a queue, shortest remaining service first, preemptive, re-ranked every round; a job
+  that does not fit is skipped and smaller ones behind it may start (backfill).
+
+``TiresiasLasPolicy`` (``policy=tiresias_las``) is the paper's own Discretized 2D-LAS for jobs
+with unknown durations:
+
+- a job's priority is its attained service in GPU-seconds (GPUs x time), discretized into K
+  queues by ``thresholds_gpu_s`` (new jobs start in the top queue and are demoted when they
+  cross a threshold); inside a queue, first come first served by arrival;
+- jobs are admitted in priority order, preemptively; a job that does not fit is skipped
+  (Tiresias' simulator does the same);
+- starvation prevention (``promote_knob``, Tiresias' PromoteKnob): a job below the top queue
+  that has waited, since it was last promoted, at least ``promote_knob`` times the wall time it
+  has run since then, goes back to the top queue and its service count restarts from zero
+  (0 disables it, the default of Tiresias' simulator);
+- GPU types: Tiresias does not know about them. Type choice is heterogeneity-agnostic: a job
+  goes back to the type it last ran on when that has room (no needless moves), otherwise to the
+  feasible type with the most free GPUs (Tiresias' consolidation instinct), ties by cluster
+  order. Throughputs are never looked at.
+
+Defaults: ``thresholds_gpu_s = [3250, 7200]`` (three queues) are the values in Tiresias'
+published simulator (SymbioticLab/Tiresias, ``jobs.py``); change them in the YAML.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from fairsim.cluster import ClusterSpec
+from fairsim.errors import require
+from fairsim.policies.base import NOT_RUN, Policy, PolicyView
+
+
+def fill_queue(widths: np.ndarray, free: int) -> np.ndarray:
+    """Which jobs of one queue (already in priority order) start on ``free`` GPUs: the longest
+    prefix that fits, then backfill of later jobs that still fit. Costs O(started jobs) numpy
+    steps, so a full type is cheap however long its queue."""
+    take = np.zeros(len(widths), dtype=bool)
+    if len(widths) == 0 or free <= 0:
+        return take
+    prefix = int(np.searchsorted(np.cumsum(widths), free, side="right"))
+    take[:prefix] = True
+    free -= int(widths[:prefix].sum())
+    pos = prefix
+    while free > 0 and pos < len(widths):
+        fits = np.flatnonzero(widths[pos:] <= free)
+        if len(fits) == 0:
+            break
+        i = pos + int(fits[0])
+        take[i] = True
+        free -= int(widths[i])
+        pos = i + 1
+    return take
+
+
+def fill_bound_queues(view: PolicyView, bound: np.ndarray, key: np.ndarray, free: np.ndarray | None = None) -> np.ndarray:
+    """Run, per type, the jobs bound to it in ascending ``key`` (ties by view order) while they
+    fit. ``bound[row]`` is the row's type (-1 = not queued anywhere)."""
+    assignment = view.empty_assignment()
+    free = view.capacity.astype(np.int64) if free is None else free
+    queued = np.flatnonzero(bound >= 0)
+    order = queued[np.lexsort((queued, key[queued], bound[queued]))]  # by type, then key, then row
+    starts = np.searchsorted(bound[order], np.arange(view.num_types + 1))
+    for k in range(view.num_types):
+        rows = order[starts[k]:starts[k + 1]]
+        take = fill_queue(view.workers[rows], int(free[k]))
+        assignment[rows[take]] = k
+    return assignment
+
+
+class TiresiasPolicy(Policy):
+    """FFT's Tiresias: per-type queues, least-remaining-service routing, SRSF inside a queue."""
+
+    def reset(self, cluster: ClusterSpec, num_jobs: int, seed: int) -> None:
+        self.bound = np.full(num_jobs, NOT_RUN, dtype=np.int64)  # queue (type) of each job, for good
+
+    def decide(self, view: PolicyView) -> np.ndarray:
+        bound = self.bound[view.job_id]
+        tput = np.where(view.feasible, view.throughput, np.nan)
+        service = view.remaining[:, None] / tput * view.workers[:, None]  # GPU-seconds on each type
+        rows = np.flatnonzero(bound >= 0)
+        load = np.bincount(bound[rows], weights=service[rows, bound[rows]], minlength=view.num_types)
+        for row in np.flatnonzero(bound < 0):  # new arrivals, in arrival order
+            k = int(np.argmin(np.where(view.feasible[row], load, np.inf)))  # ties -> cluster order
+            bound[row] = k
+            load[k] += service[row, k]
+        self.bound[view.job_id] = bound
+        own_service = service[np.arange(view.num_jobs), bound]
+        return fill_bound_queues(view, bound, own_service)
+
+
+class TiresiasLasPolicy(Policy):
+    """Tiresias' Discretized 2D-LAS with a heterogeneity-agnostic type choice."""
+
+    def __init__(self, thresholds_gpu_s=(3250.0, 7200.0), promote_knob: float = 0.0):
+        thresholds = np.asarray(list(thresholds_gpu_s), dtype=np.float64)
+        require(thresholds.ndim == 1 and (np.diff(thresholds) > 0).all() and (thresholds > 0).all(),
+                "policy", "thresholds_gpu_s", f"must be increasing GPU-second values > 0, got {list(thresholds_gpu_s)!r}")
+        require(promote_knob >= 0, "policy", "promote_knob", f"must be >= 0 (0 = off), got {promote_knob!r}")
+        self.thresholds = thresholds
+        self.promote_knob = float(promote_knob)
+
+    def reset(self, cluster: ClusterSpec, num_jobs: int, seed: int) -> None:
+        # service and run time already counted at the job's last promotion (Tiresias resets them)
+        self.service_base = np.zeros(num_jobs)
+        self.run_base = np.zeros(num_jobs)
+        self.since = np.full(num_jobs, np.nan)  # time of the last promotion (or first start)
+        self.promotions = 0
+
+    def queue_of(self, view: PolicyView) -> np.ndarray:
+        """Each job's queue (0 = top), after applying starvation promotions."""
+        ids = view.job_id
+        started = ~np.isnan(view.first_start)
+        fresh = started & np.isnan(self.since[ids])
+        self.since[ids[fresh]] = view.first_start[fresh]
+        service = view.attained_gpu_s - self.service_base[ids]
+        queue = np.searchsorted(self.thresholds, service, side="right")
+        if self.promote_knob > 0:
+            ran = view.run_s - self.run_base[ids]
+            waited = (view.now - self.since[ids]) - ran
+            promote = started & (queue > 0) & (view.last_type < 0) & (ran > 0) & (waited >= self.promote_knob * ran)
+            self.service_base[ids[promote]] = view.attained_gpu_s[promote]
+            self.run_base[ids[promote]] = view.run_s[promote]
+            self.since[ids[promote]] = view.now
+            queue[promote] = 0
+            self.promotions += int(promote.sum())
+        return queue
+
+    def decide(self, view: PolicyView) -> np.ndarray:
+        queue = self.queue_of(view)
+        order = np.lexsort((np.arange(view.num_jobs), view.arrival, queue))
+        assignment = view.empty_assignment()
+        free = view.capacity.astype(np.int64).copy()
+        widths = view.workers[order]
+        narrowest_after = np.minimum.accumulate(widths[::-1])[::-1]
+        for pos, row in enumerate(order):
+            room = free.max()
+            if room <= 0 or narrowest_after[pos] > room:
+                break  # nothing behind this point can start
+            ok = view.feasible[row] & (free >= widths[pos])
+            if not ok.any():
+                continue  # skipped; smaller jobs behind it may still start
+            k = int(view.prev_type[row])
+            if k < 0 or not ok[k]:
+                k = int(np.argmax(np.where(ok, free, -1)))  # most free GPUs, ties -> cluster order
+            assignment[row] = k
+            free[k] -= widths[pos]
+        return assignment
+
+    def stats(self) -> dict[str, float]:
+        return {"tiresias_promotions": float(self.promotions)}

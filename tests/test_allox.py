@@ -1,0 +1,69 @@
+"""AlloX on hand-made views: the min-cost matching, running-job offsets, no switching."""
+
+import numpy as np
+
+from fairsim.policies.allox import AlloxPolicy, allox_positions
+from fairsim.testing import toy_view
+
+
+def fresh(policy, num_jobs=8):
+    policy.reset(None, num_jobs, 0)
+    return policy
+
+
+def test_matching_minimizes_total_completion_time():
+    # processing times t[j, k]: A = [1, 10], B = [2, 2.5].
+    # A on 0, B on 1: 1 + 2.5 = 3.5; both on 0 (A first): 1 + 3 = 4; both on 1: 2.5 + 12.5 = 15.
+    job_type, rank = allox_positions(np.array([[1.0, 10.0], [2.0, 2.5]]), np.zeros(2))
+    assert job_type.tolist() == [0, 1]
+    # same jobs, 5 s of running work ahead on type 1: B there costs 2.5 + 5, so both go to type 0,
+    # A (shorter) in front: 2 * 1 + 2 = 4 < 1 + 7.5
+    job_type, rank = allox_positions(np.array([[1.0, 10.0], [2.0, 2.5]]), np.array([0.0, 5.0]))
+    assert job_type.tolist() == [0, 0]
+    assert rank[0] < rank[1]
+
+
+def test_decide_uses_type_queues_not_just_free_gpus():
+    # capacities [1, 2]; job R runs on type 1 (10 units at 1/s, 1 of 2 GPUs -> t = 10 * 1/2 = 5).
+    # A: 1 unit, tput [1, 0.1] -> t = [1, 10/2 = 5]; B: 2 units, tput [1, 0.8] -> t = [2, 2.5/2 = 1.25].
+    # B on type 1 costs 1.25 + 5 = 6.25 (+1 for A on 0) = 7.25; both on type 0 cost 2 + 2 = 4.
+    # So B queues behind A on type 0 and waits although a type-1 GPU is free.
+    policy = fresh(AlloxPolicy())
+    view = toy_view([[1, 1], [1, 0.1], [1, 0.8]], capacity=[1, 2], work=[10, 1, 2],
+                    last_type=[1, -1, -1], prev_type=[1, -1, -1])
+    assert policy.decide(view).tolist() == [1, 0, -1]
+
+
+def test_started_jobs_never_move_or_stop():
+    # job 0 runs on the slow type; a much shorter job 1 arrives that would love the same type.
+    # AlloX does not preempt: job 0 keeps its GPU, job 1 takes the other type.
+    policy = fresh(AlloxPolicy())
+    view = toy_view([[1, 0.5], [1, 0.5]], capacity=[1, 1], work=[1000, 1], done=[10, 0],
+                    last_type=[0, -1], prev_type=[0, -1])
+    assert policy.decide(view).tolist() == [0, 1]
+
+
+def test_unchanged_rounds_keep_the_decision():
+    policy = fresh(AlloxPolicy())
+    view = toy_view([[1.0], [1.0]], capacity=[1], work=[10, 10], last_type=[0, -1], prev_type=[0, -1],
+                    changed=False)
+    assert policy.decide(view).tolist() == [0, -1]
+    assert policy.matchings == 0  # a full type: no matching needed
+
+
+def test_gangs_share_a_type_in_proportion():
+    # all jobs 4 workers (the FFT paper's trace 1 setting). Type 0: 8 GPUs, type 1: 4 GPUs.
+    # t = time * 4 / c: job A (work 8, tput [1, 2]) -> [4, 4]; B, C (work 4, tput [1, 1]) -> [2, 4].
+    # Best: B, C on type 0 (positions 2 and 1: 2*2 + 2 = 6) and A on type 1 (4): 10.
+    # (A on 0 with B: e.g. B then A: 2*2 + 4 = 8, C on 1: 4 -> 12.)  Type 0 runs B and C (8 GPUs).
+    policy = fresh(AlloxPolicy())
+    view = toy_view([[1, 2], [1, 1], [1, 1]], capacity=[8, 4], workers=[4, 4, 4], work=[8, 4, 4])
+    assert policy.decide(view).tolist() == [1, 0, 0]
+
+
+def test_max_matched_caps_the_matching():
+    policy = fresh(AlloxPolicy(max_matched=2), 8)
+    view = toy_view([[1.0]] * 5, capacity=[1], work=[50, 40, 30, 20, 10])
+    # only the 2 shortest waiting jobs (20 and 10 units) are matched; on one GPU the shorter goes first
+    assert policy.decide(view).tolist() == [-1, -1, -1, -1, 0]
+    assert policy.matchings == 1

@@ -1,0 +1,67 @@
+"""PAL with GPU types as performance classes, on hand-made views."""
+
+from fairsim.policies.pal import HostMap, PalPolicy
+from fairsim.testing import toy_view
+
+
+def fragmented_view():
+    # two types of 8 GPUs on 4-GPU hosts. Jobs 0 and 1 (3 workers, tput [4, 1]: the most
+    # variability-sensitive class, placed first) take one type-0 host each (best fit, sf 1 vs 4),
+    # leaving 1 + 1 free GPUs on type 0: two free, but no host with two.
+    # Job 2 (2 workers) has tput [3, 2] -> slowdown sf = [1.0, 1.5].
+    return toy_view([[4, 1], [4, 1], [3, 2]], capacity=[8, 8], workers=[3, 3, 2], arrival=[0, 1, 2])
+
+
+def test_locality_penalty_pushes_a_gang_to_a_slower_type_that_packs():
+    # type 0 across hosts: 1.0 x 1.7 = 1.7 > type 1 packed: 1.5 x 1 = 1.5 -> type 1
+    assert PalPolicy(locality_penalty=1.7).decide(fragmented_view()).tolist() == [0, 0, 1]
+
+
+def test_small_locality_penalty_keeps_the_fast_type():
+    # type 0 across hosts: 1.0 x 1.2 = 1.2 < 1.5 -> type 0, spread over the two hosts
+    assert PalPolicy(locality_penalty=1.2).decide(fragmented_view()).tolist() == [0, 0, 0]
+
+
+def test_variability_sensitive_jobs_are_placed_first():
+    # one GPU of each type. Job 0 (earlier) runs at [1, 1]: insensitive (ratio 1, class 0).
+    # Job 1 runs at [3, 1] (ratio 3, class 3). Both fit in the cluster, so PAL places job 1 first:
+    # it takes type 0 (sf 1), job 0 gets type 1. Plain FIFO would give job 0 type 0 (tie -> cluster order).
+    view = toy_view([[1, 1], [3, 1]], capacity=[1, 1], arrival=[0, 1])
+    assert PalPolicy().decide(view).tolist() == [1, 0]
+
+
+def test_stops_at_the_first_job_it_cannot_place():
+    # two GPUs; job 0 runs on one; job 1 needs 2: PAL stops there, job 2 (1 worker) does not start
+    # (backfill off, as in PAL); with backfill it takes the free GPU
+    view = toy_view([[1.0]] * 3, capacity=[2], workers=[1, 2, 1], arrival=[0, 1, 2],
+                    last_type=[0, -1, -1], prev_type=[0, -1, -1])
+    assert PalPolicy().decide(view).tolist() == [0, -1, -1]
+    assert PalPolicy(backfill=True).decide(view).tolist() == [0, -1, 0]
+
+
+def test_running_jobs_stay_on_their_type():
+    # job 0 runs on its slow type 1; its fast type 0 is free. PAL does not migrate it.
+    view = toy_view([[4, 1]], capacity=[1, 1], last_type=[1], prev_type=[1])
+    assert PalPolicy().decide(view).tolist() == [1]
+    # a paused job picks again: the fast type
+    view = toy_view([[4, 1]], capacity=[1, 1], last_type=[-1], prev_type=[1])
+    assert PalPolicy().decide(view).tolist() == [0]
+
+
+def test_order_options():
+    # one GPU; job 0 arrived first with more attained service and more work left
+    view = toy_view([[1.0], [1.0]], capacity=[1], work=[100, 10], attained_gpu_s=[50, 0], arrival=[0, 1])
+    assert PalPolicy(order="fifo").decide(view).tolist() == [0, -1]
+    assert PalPolicy(order="las").decide(view).tolist() == [-1, 0]
+    assert PalPolicy(order="srtf").decide(view).tolist() == [-1, 0]
+
+
+def test_host_map_best_fit_then_fewest_hosts():
+    view = toy_view([[1.0]], capacity=[10], gpus_per_host=4)  # hosts 4, 4, 2
+    hosts = HostMap(view.cluster)
+    hosts.take(0, 2)  # best fit: the 2-GPU host
+    assert hosts.free[0].tolist() == [4, 4, 0]
+    hosts.take(0, 3)  # best fit among hosts with >= 3: first 4-GPU host
+    assert hosts.free[0].tolist() == [1, 4, 0]
+    hosts.take(0, 5)  # no single host: fullest first -> 4 from host 1, then 1 from host 0
+    assert hosts.free[0].tolist() == [0, 0, 0]

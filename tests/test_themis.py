@@ -1,0 +1,102 @@
+"""Themis on hand-made instances (answers worked out in the comments)."""
+
+import dataclasses
+
+import numpy as np
+import pytest
+
+from fairsim.policies.themis import (ThemisPolicy, greedy_value_assignment, ideal_throughput,
+                                     max_value_assignment)
+from fairsim.testing import toy_view
+
+
+def fresh(policy, num_jobs=4):
+    policy.reset(None, num_jobs, 0)
+    return policy
+
+
+def with_ids(view, ids):
+    return dataclasses.replace(view, job_id=np.asarray(ids, dtype=np.int64))
+
+
+def test_ideal_throughput_fills_fastest_types_first():
+    # 4 jobs, capacities [4, 2]. Job 0: 1 worker, tput [1, 3]. Its 1/4 share: type 0 for
+    # 4/4/1 = 1.0 of the time, type 1 for 2/4/1 = 0.5. Fastest first: 0.5 on type 1 (1.5), the
+    # remaining 0.5 of the time on type 0 (0.5) -> 2.0.
+    # Job 1: 2 workers, tput [2, 2]: type 0 for 4/4/2 = 0.5, type 1 for 2/4/2 = 0.25 -> 1.5.
+    view = toy_view([[1, 3], [2, 2], [1, 1], [1, 1]], capacity=[4, 2], workers=[1, 2, 1, 1])
+    assert ideal_throughput(view)[:2] == pytest.approx([2.0, 1.5])
+
+
+def two_waiting_jobs(capacity=1):
+    # one type; job 0 arrived at 0, job 1 at 900; now 1000; both 100 units at 1 unit/s.
+    return toy_view([[1.0], [1.0]], capacity=[capacity], work=[100, 100], arrival=[0, 900], now=1000)
+
+
+def test_worst_rho_job_gets_the_free_gpu():
+    # N = 2, one GPU: ideal tput 0.5, T_ideal = 200 s for both. Waiting a 600 s lease:
+    # rho_0 = (1000 + 600 + 100) / 200 = 8.5, rho_1 = (100 + 600 + 100) / 200 = 4.
+    # f = 0.5 offers the GPU to ceil(0.5 * 2) = 1 job, the worst: job 0.
+    policy = fresh(ThemisPolicy(fairness_knob=0.5, lease_s=600))
+    assert policy.decide(two_waiting_jobs()).tolist() == [0, -1]
+
+
+def test_f_zero_lets_the_auction_pick_the_largest_rho_improvement():
+    # f = 0: both bid. Improvement of job 0: (1000+600+100)/(1000+100) = 1.55;
+    # of job 1: (100+600+100)/(100+100) = 4. One GPU -> the product is largest with job 1.
+    policy = fresh(ThemisPolicy(fairness_knob=0.0, lease_s=600))
+    assert policy.decide(two_waiting_jobs()).tolist() == [-1, 0]
+
+
+def test_leftover_gpus_go_to_jobs_outside_the_auction():
+    # two GPUs: the auction (only job 0) takes one; the leftover goes to job 1
+    policy = fresh(ThemisPolicy(fairness_knob=0.5, lease_s=600))
+    assert policy.decide(two_waiting_jobs(capacity=2)).tolist() == [0, 0]
+
+
+def test_lease_holder_keeps_its_gpu_until_expiry():
+    # one GPU, 1 unit/s, 10000 units each, 300 s rounds, 600 s lease (= 2 rounds), f = 0.5.
+    policy = fresh(ThemisPolicy(fairness_knob=0.5, lease_s=600))
+    v0 = toy_view([[1.0]], capacity=[1], work=[10000], now=0)
+    assert policy.decide(with_ids(v0, [0])).tolist() == [0]  # alone: lease until t = 600
+    # t = 300: job 1 arrives; job 0 still holds its lease
+    v1 = toy_view([[1.0], [1.0]], capacity=[1], work=[10000, 10000], done=[300, 0], arrival=[0, 300],
+                  now=300, last_type=[0, -1], prev_type=[0, -1])
+    assert policy.decide(with_ids(v1, [0, 1])).tolist() == [0, -1]
+    # t = 600: lease over, both bid-eligible. Waiting estimates: job 0: 600 + 600 + 9400 = 10600,
+    # job 1: 300 + 600 + 10000 = 10900; same T_ideal -> job 1 has the worse rho and is offered the GPU
+    v2 = toy_view([[1.0], [1.0]], capacity=[1], work=[10000, 10000], done=[600, 0], arrival=[0, 300],
+                  now=600, last_type=[0, -1], prev_type=[0, -1])
+    assert policy.decide(with_ids(v2, [0, 1])).tolist() == [-1, 0]
+
+
+def test_lease_rounds_up_to_whole_rounds():
+    policy = ThemisPolicy(lease_s=700)
+    assert policy.lease_len(toy_view([[1.0]], capacity=[1], round_len=300)) == 900
+
+
+def test_bid_prefers_fast_type_and_counts_switch_overhead():
+    # one job, types [slow 1/s, fast 2/s], 1000 units, age 0: fast: 500 s, slow: 1000 s -> fast.
+    policy = fresh(ThemisPolicy(fairness_knob=0.0))
+    assert policy.decide(toy_view([[1.0, 2.0]], capacity=[1, 1], work=[1000])).tolist() == [1]
+    # with 600 s of overhead on the fast type it costs 1100 s there vs 1000 s on the slow one
+    policy = fresh(ThemisPolicy(fairness_knob=0.0))
+    view = toy_view([[1.0, 2.0]], capacity=[1, 1], work=[1000], switch_cost_s=[[0.0, 600.0]])
+    assert policy.decide(view).tolist() == [0]
+
+
+def test_auction_is_exact_where_greedy_is_not():
+    # one type with 2 GPUs: A (2 workers, value 1.0), B and C (1 worker, 0.6 each).
+    # greedy takes A (1.0); the optimum is B + C (1.2).
+    value = np.array([[1.0], [0.6], [0.6]])
+    widths = np.array([2, 1, 1])
+    free = np.array([2])
+    assert greedy_value_assignment(value, widths, free).tolist() == [0, -1, -1]
+    assert max_value_assignment(value, widths, free).tolist() == [-1, 0, 0]
+
+
+def test_nothing_to_do_when_no_gang_fits():
+    policy = fresh(ThemisPolicy())
+    view = toy_view([[1.0], [1.0]], capacity=[2], workers=[2, 2], last_type=[0, -1], prev_type=[0, -1])
+    policy.held[0], policy.lease_end[0] = 0, 1e9
+    assert policy.decide(view).tolist() == [0, -1]
