@@ -1,0 +1,114 @@
+"""One entry point from a workload config (``conf/workload/*.yaml``) to a trace and its catalog.
+
+    workload = load_workload(cfg, cluster, seed)
+    jobs = JobSet.build(workload.trace, workload.catalog, cluster, source=workload.source)
+
+``cfg["kind"]`` picks how the trace is made (KINDS), ``cfg["catalog"]`` which catalog gives
+the throughputs (CATALOGS; default per kind). Adding a kind or a catalog = one function and
+one entry in the dict below.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable, Mapping
+
+import pandas as pd
+
+from fairsim.cluster import ClusterSpec
+from fairsim.errors import InputError, require
+from fairsim.workload import options as opt
+from fairsim.workload.catalog import Catalog
+from fairsim.workload.gavel_gen import OPTIONS as GAVEL_GEN_OPTIONS, GavelGenOptions, generate_gavel
+from fairsim.workload.gavel_trace import read_gavel_trace, shipped_trace
+from fairsim.workload.perf_model import paper_catalog
+from fairsim.workload.philly import OPTIONS as PHILLY_OPTIONS, PhillyOptions, generate_philly
+from fairsim.workload.table_catalog import gavel_catalog, table_catalog
+from fairsim.workload.trace import read_trace, validate_trace
+
+
+@dataclass(frozen=True, eq=False)
+class Workload:
+    trace: pd.DataFrame  # validated, fairsim's schema, sorted by (arrival_s, job_id)
+    catalog: Catalog
+    source: str  # names the workload in error messages
+    window: tuple[int, int] | None = None  # job ids [lo, hi) whose statistics are reported (steady state)
+    meta: dict = field(default_factory=dict)  # generator figures: rate, offered load, durations
+
+
+# --- catalogs: cfg -> Catalog -------------------------------------------------------------
+
+def _paper(cfg: Mapping[str, Any], cluster: ClusterSpec, src: str) -> Catalog:
+    return paper_catalog(cluster, path=cfg.get("catalog_path"))
+
+
+def _gavel(cfg: Mapping[str, Any], cluster: ClusterSpec, src: str) -> Catalog:
+    return gavel_catalog()
+
+
+def _table(cfg: Mapping[str, Any], cluster: ClusterSpec, src: str) -> Catalog:
+    for key in ("throughputs_path", "models_path"):
+        require(isinstance(cfg.get(key), str) and cfg.get(key), src, key, "is required for catalog=table (a CSV path)")
+    return table_catalog(cfg["throughputs_path"], cfg["models_path"], name=str(cfg.get("catalog_name", "table")),
+                         work_unit=str(cfg.get("work_unit", "units")))
+
+
+CATALOGS: dict[str, Callable[[Mapping[str, Any], ClusterSpec, str], Catalog]] = {
+    "paper": _paper, "gavel": _gavel, "table": _table,
+}
+CATALOG_OPTIONS = {"paper": ("catalog_path",), "gavel": (), "table": ("throughputs_path", "models_path", "work_unit", "catalog_name")}
+
+
+# --- kinds: (cfg, catalog, cluster, seed) -> (trace, window, meta) ------------------------
+
+def _philly(cfg, catalog, cluster, seed, src):
+    trace, stats = generate_philly(catalog, cluster, seed, PhillyOptions.from_config(cfg, src), src)
+    return trace, None, stats
+
+
+def _gavel_generated(cfg, catalog, cluster, seed, src):
+    o = GavelGenOptions.from_config(cfg, src)
+    trace, stats = generate_gavel(catalog, cluster, seed, o, src)
+    return trace, o.window, stats
+
+
+def _file(cfg, catalog, cluster, seed, src):
+    return read_trace(_path(cfg, src)), opt.window(cfg.get("window"), src), {}
+
+
+def _gavel_trace(cfg, catalog, cluster, seed, src):
+    return read_gavel_trace(_path(cfg, src)), opt.window(cfg.get("window"), src), {}
+
+
+def _path(cfg: Mapping[str, Any], src: str) -> Path:
+    raw = cfg.get("path")
+    require(isinstance(raw, str) and raw.strip() != "", src, "path", "is required: set workload.path=/path/to/trace")
+    path = Path(raw).expanduser()
+    if not path.is_file():  # a bare name of a trace shipped with fairsim
+        path = shipped_trace(raw) or path
+    return path
+
+
+KINDS = {"philly": _philly, "gavel_generated": _gavel_generated, "file": _file, "gavel_trace": _gavel_trace}
+KIND_OPTIONS = {"philly": PHILLY_OPTIONS, "gavel_generated": GAVEL_GEN_OPTIONS, "file": ("path", "window"),
+                "gavel_trace": ("path", "window")}
+DEFAULT_CATALOG = {"philly": "paper", "gavel_generated": "gavel", "file": "paper", "gavel_trace": "gavel"}
+COMMON = ("name", "kind", "catalog")
+
+
+def load_workload(cfg: Mapping[str, Any], cluster: ClusterSpec, seed: int) -> Workload:
+    name = str(cfg.get("name", "")).strip()
+    src = f"workload {name}".strip()
+    kind = cfg.get("kind")
+    if kind not in KINDS:
+        raise InputError(src, "kind", f"{kind!r} is not one of {', '.join(KINDS)}")
+    cat_name = cfg.get("catalog", DEFAULT_CATALOG[kind])
+    if cat_name not in CATALOGS:
+        raise InputError(src, "catalog", f"{cat_name!r} is not one of {', '.join(CATALOGS)}")
+    opt.check_keys(cfg, COMMON + KIND_OPTIONS[kind] + CATALOG_OPTIONS[cat_name], src)
+    catalog = CATALOGS[cat_name](cfg, cluster, src)
+    trace, window, meta = KINDS[kind](cfg, catalog, cluster, seed, src)
+    trace = validate_trace(trace, src)
+    return Workload(trace=trace, catalog=catalog, source=src, window=window,
+                    meta={"kind": kind, "catalog": catalog.name, "work_unit": catalog.work_unit, **meta})
