@@ -1,0 +1,75 @@
+"""Gavel's heterogeneity-aware max-min fairness (``max_min_fairness_perf``, its LAS policy).
+
+Gavel (Narayanan et al., OSDI'20, sec. 4.1; ``policies/max_min_fairness.py``) picks the time
+fractions X [n, T] that maximize the smallest normalized effective throughput:
+
+    maximize  min_j  scale_j * sum_k tput[j, k] * X[j, k] / (weight_j * tput_equal_j)
+    s.t.      X >= 0,   sum_k X[j, k] <= 1,   sum_j scale_j * X[j, k] <= count_k
+
+where ``tput_equal_j = sum_k tput[j, k] * count_k / n`` is the job's throughput under an equal
+1/n share of every type (Gavel's normalizer ignores the scale factor; the factor scale_j in the
+numerator gives a gang of s GPUs 1/s of a single-GPU job's time, i.e. equal GPU time). Any
+uniform rescaling of the normalizer (Gavel's code divides by the total GPU count instead of n)
+leaves the optimal X unchanged.
+
+Solved as an LP with HiGHS (fairsim/policies/gavel_lp.py) instead of cvxpy/ECOS. Jobs with identical objective rows
+and gang sizes are merged into one class first: by symmetry some optimal X gives them the same
+row (averaging an optimum over permutations of identical jobs stays optimal, the min being
+concave), which is also what an interior-point solver such as ECOS returns; the LP shrinks from
+n to at most (#models x #gang sizes) rows. Where the optimum is not unique, HiGHS returns a
+vertex where ECOS returns an interior point (docs/gavel_compat.md).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from fairsim.cluster import ClusterSpec
+from fairsim.policies.base import FractionPolicy, PolicyView
+from fairsim.policies.gavel_lp import WarmMaxMin, solve_max_min
+
+
+class GavelMaxMinFairness(FractionPolicy):
+    """``gavel_mmf``: Gavel's max_min_fairness_perf through Gavel's round mechanism.
+
+    ``warm_start``: keep one HiGHS model across recomputes (fast; same optimum, possibly another
+    vertex when the optimum is not unique) or solve each LP cold with linprog."""
+
+    def __init__(self, mechanism=None, warm_start: bool = True):
+        super().__init__(mechanism)
+        self.warm_start = warm_start
+
+    def reset(self, cluster: ClusterSpec, num_jobs: int, seed: int) -> None:
+        super().reset(cluster, num_jobs, seed)
+        self.lp = WarmMaxMin(cluster.counts) if self.warm_start else None
+
+    def fractions(self, view: PolicyView) -> np.ndarray:
+        tput = np.where(view.feasible, view.throughput, 0.0)
+        # normalizer: throughput under a share of each type proportional to its size (Gavel's
+        # code; GAVEL.md's 1/n share differs by the same factor for every job: same optimum)
+        equal_share = tput @ (view.capacity / view.capacity.sum())
+        coef = tput * (view.workers / (view.weight * np.maximum(equal_share, 1e-300)))[:, None]
+        return max_min_fractions(coef, view.workers, view.capacity, self.lp)
+
+
+def max_min_fractions(coef: np.ndarray, workers: np.ndarray, capacity: np.ndarray,
+                      lp: WarmMaxMin | None = None) -> np.ndarray:
+    """X maximizing min_j sum_k coef[j, k] X[j, k] under Gavel's base constraints, solved over
+    classes of identical jobs. Rows of coef that are all zero (jobs that can run nowhere) get
+    X = 0 and are ignored."""
+    n, t = coef.shape
+    x = np.zeros((n, t))
+    runnable = (coef > 0).any(axis=1)
+    if not runnable.any():
+        return x
+    keys = np.column_stack([coef[runnable], workers[runnable]])
+    classes, member = np.unique(keys, axis=0, return_inverse=True)
+    member = member.ravel()
+    count = np.bincount(member, minlength=len(classes)).astype(np.float64)
+    a, g = classes[:, :t], classes[:, t] * count
+    if lp is None:
+        y = solve_max_min(a, g, capacity.astype(np.float64))
+    else:
+        y = lp.solve([row.tobytes() for row in classes], a, g)
+    x[runnable] = y[member]
+    return x

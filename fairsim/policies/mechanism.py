@@ -1,0 +1,253 @@
+"""Gavel's round-based mechanism: turn a time-fraction matrix X into this round's assignment.
+
+Gavel (Narayanan et al., OSDI'20) computes X[j, k], the share of wall time job j should spend on
+GPU type k, and realizes it in rounds (its ``Scheduler._schedule_jobs_on_workers``):
+
+- Each job's received time per type is counted since the last *reset*. The priority of job j on
+  type k is ``X[j, k] / fraction``, with fraction = time j ran on k / time all jobs ran on k
+  (job time, not GPU time: a gang of 8 counts its wall time once). A zero target gives priority
+  0; a zero fraction gives ``X * 1e9``.
+- Per type, jobs are sorted by (priority, deficit, X) descending, ties in arrival order. The
+  types are visited in the cluster's order (Gavel: v100, p100, k80), all of one type's queue
+  before the next; a job takes its whole gang from one type and is placed at most once; a job
+  that does not fit in the GPUs left is skipped. Zero-priority jobs still fill GPUs left over.
+- X is recomputed only when a job arrived or finished, and at most once every
+  ``recompute_min_interval_s`` (Gavel: 1920 s). Recomputing is a reset: every active job's
+  counters restart at half a round, and its deficit grows by ``X_old * elapsed - time received``.
+- A job that arrived after the last recompute has no X yet. Gavel's simulator still lets it take
+  GPUs in the greedy pass (at priority 0) but never dispatches it, so those GPUs idle for the
+  round (``unallocated="reserve"``); ``"skip"`` leaves it out of the pass instead.
+- Lease extension (a job scheduled on the same type again keeps its GPUs) does not change which
+  type a job gets; in fairsim it is the engine's host placer that keeps the hosts of a job whose
+  type is unchanged. ``stats()`` reports Gavel's lease-extension share.
+
+Received time: a job's time in a round is how long it held its GPUs (the engine's ``run_s``
+grows by it), which with ``round_end: latest_finish`` is shorter than the round when the job
+finishes early or runs whole steps only -- as Gavel counts ``finish - round start`` per job.
+
+State lives in arrays indexed by the engine's stable job index (``view.job_id``).
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Callable, Sequence
+
+import numpy as np
+
+from fairsim.cluster import ClusterSpec, canonical_gpu_name
+from fairsim.errors import require
+from fairsim.policies.base import PolicyView
+
+FractionsFn = Callable[[PolicyView], np.ndarray]
+UNALLOCATED = ("reserve", "skip")
+_NO_FRACTION_BOOST = 1e9  # Gavel: priority of a job that has not run on k yet (finite so ties still order)
+
+
+class GavelMechanism:
+    def __init__(self, recompute_min_interval_s: float = 1920.0, unallocated: str = "reserve",
+                 initial_time_rounds: float = 0.5, type_order: Sequence[str] | None = None,
+                 recompute_when_idle: bool = True):
+        require(recompute_min_interval_s >= 0, "policy", "mechanism.recompute_min_interval_s",
+                f"must be >= 0 seconds, got {recompute_min_interval_s!r}")
+        require(unallocated in UNALLOCATED, "policy", "mechanism.unallocated",
+                f"{unallocated!r} is not one of {', '.join(UNALLOCATED)}")
+        require(initial_time_rounds >= 0, "policy", "mechanism.initial_time_rounds",
+                f"must be >= 0, got {initial_time_rounds!r}")
+        self.recompute_min_interval_s = float(recompute_min_interval_s)
+        self.unallocated = unallocated
+        self.initial_time_rounds = float(initial_time_rounds)
+        self.type_order_names = None if type_order is None else [str(t) for t in type_order]
+        self.recompute_when_idle = recompute_when_idle  # Gavel forces a reset when nothing ran
+
+    # ---- lifecycle -------------------------------------------------------------------------
+    def reset(self, cluster: ClusterSpec, num_jobs: int) -> None:
+        t = cluster.num_types
+        self.order = self._type_order(cluster)
+        self.job_time = np.zeros((num_jobs, t))  # time received on each type since the last reset
+        self.deficit = np.zeros((num_jobs, t))
+        self.target = np.zeros((num_jobs, t))  # X rows of the last recompute
+        self.in_x = np.zeros(num_jobs, dtype=bool)
+        self.seen = np.zeros(num_jobs, dtype=bool)
+        self.row_of = np.full(num_jobs, -1, dtype=np.int64)  # scratch: job id -> view row
+        self.worker_time = np.zeros(t)
+        self.last_reset = 0.0
+        self.pending = True
+        self.prev = None  # what ran in the previous round (ids, types, run_s, est. busy time, now)
+        self.kept = None  # (ids, types) of last round's jobs still active: lease-extension candidates
+        self.counters = {"recomputes": 0, "solver_s": 0.0, "lease_ext": 0, "lease_opp": 0,
+                         "reserved_gpu_rounds": 0, "rounds": 0, "stable_rounds": 0}
+        self.stable = False  # the last assignment repeats until an arrival, finish or recompute
+
+    def stats(self) -> dict[str, float]:
+        c = self.counters
+        share = 100.0 * c["lease_ext"] / c["lease_opp"] if c["lease_opp"] else 0.0
+        return {"allocation_recomputes": c["recomputes"], "solver_s": c["solver_s"],
+                "lease_extension_pct": share, "reserved_idle_gpu_rounds": c["reserved_gpu_rounds"],
+                "stable_round_pct": 100.0 * c["stable_rounds"] / max(c["rounds"], 1)}
+
+    # ---- one round -----------------------------------------------------------------------------
+    def assign(self, view: PolicyView, fractions: FractionsFn) -> np.ndarray:
+        ids = view.job_id
+        self.row_of[ids] = np.arange(len(ids))
+        nothing_ran = self._account_previous_round(view)
+        fresh = ~self.seen[ids]
+        if fresh.any():
+            new = ids[fresh]
+            self.seen[new] = True
+            self.job_time[new] = self._initial_time(view)
+            self.deficit[new] = 0.0
+            self.target[new] = 0.0
+            self.pending = True
+        if view.changed:
+            self.pending = True
+        if self.pending and len(ids) and self._may_recompute(view.now, nothing_ran):
+            self._recompute(view, fractions)
+        assignment = self._place(view)
+        self._remember(view, assignment)
+        self.row_of[ids] = -1
+        return assignment
+
+    # ---- bookkeeping ---------------------------------------------------------------------------
+    def _initial_time(self, view: PolicyView) -> float:
+        return self.initial_time_rounds * view.round_len
+
+    def _account_previous_round(self, view: PolicyView) -> bool:
+        """Add last round's busy time to the per-type counters; True if nothing ran."""
+        if self.prev is None:
+            return False
+        ids, types, run_s0, est, now0 = self.prev
+        if not len(ids):
+            return True
+        rows = self.row_of[ids]
+        present = rows >= 0
+        busy = np.minimum(est, max(view.now - now0, 0.0))  # finished jobs: estimated from their work left
+        busy[present] = view.run_s[rows[present]] - run_s0[present]
+        np.add.at(self.job_time, (ids, types), busy)
+        self.worker_time += np.bincount(types, weights=busy, minlength=len(self.worker_time))
+        if (~present).any():
+            self.pending = True  # a job finished
+        self.counters["lease_opp"] += int(present.sum())
+        self.kept = (ids[present], types[present])
+        return False
+
+    def _may_recompute(self, now: float, nothing_ran: bool) -> bool:
+        # Gavel's quirks kept on purpose: a reset at t=0 leaves last_reset at 0, which its code
+        # reads as "never reset", and a round where nothing ran forces a reset.
+        return (now - self.last_reset >= self.recompute_min_interval_s or self.last_reset == 0.0
+                or (nothing_ran and self.recompute_when_idle))
+
+    def _recompute(self, view: PolicyView, fractions: FractionsFn) -> None:
+        ids = view.job_id
+        init = self._initial_time(view)
+        elapsed = view.now - self.last_reset
+        self.deficit[ids] += self.target[ids] * elapsed - (self.job_time[ids] - init)
+        self.job_time[ids] = init
+        self.worker_time[:] = init * len(ids)
+        tick = time.perf_counter()
+        x = np.asarray(fractions(view), dtype=np.float64)
+        self.counters["solver_s"] += time.perf_counter() - tick
+        self.counters["recomputes"] += 1
+        require(x.shape == (len(ids), view.num_types), "policy", "fractions",
+                f"returned shape {x.shape}, expected {(len(ids), view.num_types)}")
+        self.target[ids] = np.clip(x, 0.0, 1.0)
+        self.in_x[ids] = True
+        self.last_reset = view.now
+        self.pending = False
+
+    def _remember(self, view: PolicyView, assignment: np.ndarray) -> None:
+        rows = np.flatnonzero(assignment >= 0)
+        ids, types = view.job_id[rows], assignment[rows]
+        if self.kept is not None:
+            kept_ids, kept_types = self.kept
+            self.counters["lease_ext"] += int((assignment[self.row_of[kept_ids]] == kept_types).sum())
+            self.kept = None
+        tput = view.throughput[rows, types]
+        est = view.switch_cost_s[rows, types] + (view.work[rows] - view.done[rows]) / tput
+        self.prev = (ids, types, view.run_s[rows].copy(), np.minimum(est, view.round_len), view.now)
+        self.counters["rounds"] += 1
+
+    def _type_order(self, cluster: ClusterSpec) -> np.ndarray:
+        if self.type_order_names is None:
+            return np.arange(cluster.num_types)
+        names = [canonical_gpu_name(n, "policy", "mechanism.type_order") for n in self.type_order_names]
+        require(sorted(names) == sorted(cluster.gpu_types), "policy", "mechanism.type_order",
+                f"must list each cluster GPU type once ({', '.join(cluster.gpu_types)}), got {', '.join(names)}")
+        return np.array([cluster.gpu_types.index(n) for n in names], dtype=np.int64)
+
+    # ---- placement -------------------------------------------------------------------------------
+    def priorities(self, view: PolicyView) -> np.ndarray:
+        """Gavel's priority X / (share of type k's time received), [n, T]."""
+        ids = view.job_id
+        x = self.target[ids]  # zero rows for jobs not in X yet
+        job_time = self.job_time[ids]
+        if (self.worker_time > 0).all() and (job_time > 0).all():
+            prio = x / (job_time / self.worker_time)  # common case: every share is positive (Gavel's float ops)
+        else:
+            with np.errstate(divide="ignore", invalid="ignore"):
+                frac = np.where(self.worker_time > 0, job_time / self.worker_time, 0.0)
+                prio = np.where(frac > 0, x / frac, x * _NO_FRACTION_BOOST)
+        return np.where(view.throughput > 0, prio, 0.0)
+
+    def _place(self, view: PolicyView) -> np.ndarray:
+        n, t = view.num_jobs, view.num_types
+        assignment = view.empty_assignment()
+        self.stable = True
+        if n == 0:
+            return assignment
+        ids = view.job_id
+        prio = self.priorities(view)
+        allocated = self.in_x[ids]
+        eligible = view.feasible & (view.throughput > 0)
+        if self.unallocated == "skip":
+            eligible &= allocated[:, None]
+        # one sort for all types: key (type rank, -priority, -deficit, -X, arrival), ties stable
+        rank = np.empty(t, dtype=np.int64)
+        rank[self.order] = np.arange(t)
+        rows = np.repeat(np.arange(n), t)
+        flat = np.lexsort((rows, -self.target[ids].ravel(), -self.deficit[ids].ravel(), -prio.ravel(),
+                           np.tile(rank, n)))
+        by_type = rows[flat].reshape(t, n)  # row r: jobs sorted for the type of rank r
+        taken = np.zeros(n, dtype=bool)
+        workers = view.workers
+        reserved = 0
+        for r, k in enumerate(self.order):
+            free = int(view.capacity[k])
+            seg = by_type[r]
+            cand = seg[eligible[seg, k] & ~taken[seg]]
+            if free <= 0 or not len(cand):
+                continue
+            chosen = greedy_gang_fill(cand, workers[cand], free)
+            taken[chosen] = True
+            runs = chosen[allocated[chosen]]
+            assignment[runs] = k
+            if len(runs) < len(chosen):
+                reserved += int(workers[chosen[~allocated[chosen]]].sum())
+            if self.stable and len(chosen) < len(cand):
+                # a job with a positive priority left out here may overtake a chosen one later
+                self.stable = not (prio[cand[~taken[cand]], k] > 0).any()
+        self.counters["reserved_gpu_rounds"] += reserved
+        self.counters["stable_rounds"] += int(self.stable)
+        return assignment
+
+
+def greedy_gang_fill(order: np.ndarray, widths: np.ndarray, free: int) -> np.ndarray:
+    """Walk ``order`` placing each job whose gang fits in the GPUs left, skipping the rest
+    (Gavel's per-type pass). Vectorized in runs: a prefix whose cumulative width fits is taken
+    at once, then the next job that fits the remainder is found in one scan."""
+    chosen = []
+    pos, m = 0, len(order)
+    while pos < m and free > 0:
+        csum = np.cumsum(widths[pos:])
+        fit = int(np.searchsorted(csum, free, side="right"))
+        if fit:
+            chosen.append(order[pos:pos + fit])
+            free -= int(csum[fit - 1])
+            pos += fit
+        if pos >= m or free <= 0:
+            break
+        fits = np.flatnonzero(widths[pos:] <= free)
+        if not len(fits):
+            break
+        pos += int(fits[0])
+    return np.concatenate(chosen) if chosen else np.empty(0, dtype=np.int64)

@@ -1,0 +1,81 @@
+"""Gavel's max-min fairness LP on instances solvable by hand."""
+
+import numpy as np
+import pytest
+
+from fairsim.policies.gavel_lp import WarmMaxMin, solve_max_min
+from fairsim.policies.gavel_mmf import GavelMaxMinFairness, max_min_fractions
+from fairsim.testing import toy_view
+
+
+def fractions(tput, capacity, **kw):
+    view = toy_view(tput, capacity, **kw)
+    policy = GavelMaxMinFairness()
+    policy.reset(view.cluster, view.num_jobs, 0)
+    return policy.fractions(view)
+
+
+def test_table1_identical_jobs_split_both_gpus_in_half():
+    # two identical jobs, a fast (8/min) and a slow (1/min) GPU: the unique optimum is 50/50
+    assert fractions([[8.0, 1.0], [8.0, 1.0]], [1, 1]) == pytest.approx(np.full((2, 2), 0.5), abs=1e-9)
+
+
+def test_one_type_equal_time_regardless_of_speed():
+    # normalized throughput = X * tput / (tput * 1/2): speed cancels, so each job gets half
+    assert fractions([[1.0], [3.0]], [1])[:, 0] == pytest.approx([0.5, 0.5], abs=1e-9)
+
+
+def test_three_jobs_share_two_gpus():
+    assert fractions([[2.0]] * 3, [2])[:, 0] == pytest.approx([2 / 3] * 3, abs=1e-9)
+
+
+def test_gang_gets_equal_gpu_time_not_equal_wall_time():
+    # 1-GPU job A and 2-GPU job B on 2 GPUs: coef A = 1, coef B = 2 (scale factor), so the optimum
+    # X_A = 1, X_B = 1/2: both receive 1 GPU-round per round (unique: X_A <= 1, X_A + 2 X_B <= 2)
+    x = fractions([[1.0], [1.0]], [2], workers=[1, 2])
+    assert x[:, 0] == pytest.approx([1.0, 0.5], abs=1e-9)
+
+
+def test_weight_doubles_the_share():
+    # weight 2 halves job 0's normalized throughput, so it needs twice the time: 2/3 vs 1/3
+    x = fractions([[1.0], [1.0]], [1], weight=[2.0, 1.0])
+    assert x[:, 0] == pytest.approx([2 / 3, 1 / 3], abs=1e-9)
+
+
+def test_infeasible_type_gets_no_time_and_constraints_hold():
+    rng = np.random.default_rng(0)
+    for _ in range(20):
+        n, t = rng.integers(2, 12), rng.integers(1, 4)
+        tput = rng.uniform(0.1, 3, (n, t)) * (rng.random((n, t)) > 0.3)
+        tput[:, 0] = np.maximum(tput[:, 0], 0.1)  # every job can run somewhere
+        cap = rng.integers(1, 6, t)
+        workers = rng.choice([1, 2], n)
+        x = fractions(tput, cap, workers=workers)
+        view = toy_view(tput, cap, workers=workers)
+        assert (x[~view.feasible] == 0).all()
+        assert (x.sum(axis=1) <= 1 + 1e-9).all()
+        assert (workers @ x <= cap + 1e-9).all()
+
+
+def test_class_merging_and_warm_start_reach_the_per_job_optimum():
+    rng = np.random.default_rng(1)
+    models = rng.uniform(0.2, 3.0, (4, 3))
+    lp = WarmMaxMin(np.array([3.0, 4.0, 5.0]))
+    for trial in range(12):  # successive solves with changing job mixes reuse one HiGHS model
+        pick = rng.integers(0, 4, rng.integers(1, 15))
+        workers = rng.choice([1, 2], len(pick))
+        coef = models[pick] * workers[:, None]
+        cap = np.array([3, 4, 5])
+        per_job = solve_max_min(coef, workers.astype(float), cap.astype(float))
+        best = (coef * per_job).sum(axis=1).min()
+        for solver in (None, lp):
+            x = max_min_fractions(coef, workers, cap, solver)
+            assert (coef * x).sum(axis=1).min() == pytest.approx(best, rel=1e-7)
+            assert (workers @ x <= cap + 1e-9).all()
+
+
+def test_warm_start_off_gives_same_table1_answer():
+    view = toy_view([[8.0, 1.0], [8.0, 1.0]], [1, 1])
+    policy = GavelMaxMinFairness(warm_start=False)
+    policy.reset(view.cluster, 2, 0)
+    assert policy.fractions(view) == pytest.approx(np.full((2, 2), 0.5), abs=1e-9)

@@ -1,0 +1,178 @@
+"""Gavel's round mechanism on tiny hand-made views."""
+
+import numpy as np
+import pytest
+
+from fairsim.errors import InputError
+from fairsim.policies.mechanism import GavelMechanism, greedy_gang_fill
+from fairsim.testing import toy_cluster, toy_view
+
+ROUND = 360.0
+
+
+def fixed(x):
+    x = np.asarray(x, dtype=float)
+    return lambda view: x[view.job_id]
+
+
+class Driver:
+    """Feeds the mechanism consecutive views of the same jobs; jobs that ran get a full round."""
+
+    def __init__(self, mech, tput, capacity, workers=None, work=None, cluster=None, **kw):
+        self.mech, self.tput, self.capacity = mech, np.asarray(tput, float), capacity
+        n = len(self.tput)
+        self.workers = workers
+        self.work = np.full(n, 1e12) if work is None else np.asarray(work, float)
+        self.run_s = np.zeros(n)
+        self.done = np.zeros(n)
+        self.now = 0.0
+        self.kw = kw
+        mech.reset(cluster or toy_view(self.tput, capacity).cluster, n)
+
+    def step(self, fractions, changed=False):
+        view = toy_view(self.tput, self.capacity, workers=self.workers, work=self.work, done=self.done,
+                        now=self.now, round_len=ROUND, changed=changed, **self.kw)
+        object.__setattr__(view, "run_s", self.run_s.copy())
+        a = self.mech.assign(view, fractions)
+        ran = a >= 0
+        self.run_s[ran] += ROUND
+        self.now += ROUND
+        return a
+
+
+def test_priority_is_target_over_received_share():
+    # three 1-GPU jobs, one GPU, targets 0.5 / 0.3 / 0.2: over many rounds each job gets its share
+    d = Driver(GavelMechanism(), [[1.0]] * 3, [1])
+    x = fixed([[0.5], [0.3], [0.2]])
+    runs = np.zeros(3)
+    first = d.step(x, changed=True)
+    assert list(first) == [0, -1, -1]  # equal received shares: highest target first
+    runs += first >= 0
+    for _ in range(99):
+        runs += d.step(x) >= 0
+    assert runs.tolist() == pytest.approx([50, 30, 20], abs=2)
+
+
+def test_priority_values_match_gavel_formula():
+    mech = GavelMechanism()
+    d = Driver(mech, [[1.0, 1.0]] * 2, [1, 1])
+    d.step(fixed([[0.75, 0.25], [0.25, 0.75]]), changed=True)
+    # after the reset every job has 180 s on each type, each type 360 s in total; job 0 then ran
+    # 360 s on type 0 and job 1 360 s on type 1
+    view = toy_view([[1.0, 1.0]] * 2, [1, 1], now=ROUND, round_len=ROUND, changed=False)
+    object.__setattr__(view, "run_s", d.run_s.copy())
+    mech.row_of[view.job_id] = np.arange(2)
+    mech._account_previous_round(view)
+    prio = mech.priorities(view)
+    share = np.array([[540 / 720, 180 / 720], [180 / 720, 540 / 720]])
+    assert prio == pytest.approx(np.array([[0.75, 0.25], [0.25, 0.75]]) / share)
+
+
+def test_equal_priorities_broken_by_deficit_then_arrival():
+    x = fixed([[0.3], [0.3], [0.3]])
+    for deficit, expect in ((0.0, [-1, 0, -1]), (5.0, [-1, -1, 0])):
+        mech = GavelMechanism()
+        d = Driver(mech, [[1.0]] * 3, [1])
+        assert list(d.step(x, changed=True)) == [0, -1, -1]  # all equal: arrival order
+        mech.deficit[2, 0] = deficit  # jobs 1 and 2 now tie on priority; a deficit breaks the tie
+        assert list(d.step(x)) == expect
+
+
+def test_types_visited_in_cluster_order_and_a_job_placed_once():
+    # both jobs prefer type 1 by target, but type 0 is filled first from its own queue
+    d = Driver(GavelMechanism(), [[1.0, 1.0], [1.0, 1.0]], [1, 1])
+    a = d.step(fixed([[0.2, 0.8], [0.1, 0.9]]), changed=True)
+    assert list(a) == [0, 1]
+
+
+def test_type_order_option():
+    cluster = toy_cluster({"V100": 1, "K80": 1})
+    d = Driver(GavelMechanism(type_order=["k80", "v100"]), [[1.0, 1.0], [1.0, 1.0]], [1, 1], cluster=cluster)
+    assert list(d.step(fixed([[0.8, 0.2], [0.9, 0.1]]), changed=True)) == [1, 0]
+    with pytest.raises(InputError, match="type_order"):
+        GavelMechanism(type_order=["v100"]).reset(cluster, 1)
+
+
+def test_gang_on_one_type_never_split():
+    # a 2-GPU job with 1 GPU of each type cannot run; the 1-GPU job behind it still starts
+    d = Driver(GavelMechanism(), [[1.0, 1.0], [1.0, 1.0]], [1, 1], workers=[2, 1])
+    a = d.step(fixed([[0.9, 0.0], [0.1, 0.0]]), changed=True)
+    assert list(a) == [-1, 0]
+
+
+def test_wide_job_skipped_when_it_does_not_fit_and_narrow_ones_fill():
+    order = np.array([0, 1, 2, 3])
+    chosen = greedy_gang_fill(order, np.array([1, 4, 2, 1]), 3)
+    assert chosen.tolist() == [0, 2]  # 1 fits, 4 skipped, 2 fits, then the cluster is full
+    assert greedy_gang_fill(order, np.array([8, 8, 1, 1]), 2).tolist() == [2, 3]
+
+
+def test_capacity_never_exceeded_on_random_views():
+    rng = np.random.default_rng(3)
+    for trial in range(30):
+        n, t = rng.integers(1, 25), rng.integers(1, 4)
+        cap = rng.integers(1, 9, size=t)
+        workers = rng.choice([1, 2, 4, 8], size=n)
+        tput = rng.uniform(0, 2, size=(n, t)) * (rng.random((n, t)) > 0.2)
+        x = rng.random((n, t))
+        x /= np.maximum(x.sum(axis=1, keepdims=True), 1)
+        d = Driver(GavelMechanism(unallocated=["reserve", "skip"][trial % 2]), tput, cap, workers=workers)
+        for r in range(5):
+            a = d.step(fixed(x), changed=(r == 0))
+            used = np.bincount(a[a >= 0], weights=workers[a >= 0], minlength=t)
+            assert (used <= cap).all()
+            view = toy_view(tput, cap, workers=workers)
+            assert view.feasible[np.flatnonzero(a >= 0), a[a >= 0]].all()
+
+
+def test_lease_extension_share_counts_jobs_kept_on_their_type():
+    d = Driver(GavelMechanism(), [[1.0, 1.0]], [1, 1])
+    for r in range(5):
+        d.step(fixed([[1.0, 0.0]]), changed=(r == 0))
+    assert d.mech.stats()["lease_extension_pct"] == 100.0
+
+
+def test_recompute_only_on_change_and_at_most_every_interval():
+    calls = []
+
+    def counting(view):
+        calls.append(view.now)
+        return np.full((view.num_jobs, 1), 0.5)
+
+    d = Driver(GavelMechanism(recompute_min_interval_s=1920), [[1.0]] * 2, [1])
+    d.step(counting, changed=True)  # t=0: first reset (leaves last_reset at 0, as Gavel's does)
+    d.step(counting, changed=True)  # t=360: allowed once more, Gavel reads last_reset == 0 as "never"
+    for _ in range(10):
+        d.step(counting, changed=True)
+    assert calls[:2] == [0.0, 360.0]
+    assert np.diff(calls[1:]).min() >= 1920
+    assert calls[2] == 360.0 + 6 * ROUND  # first round boundary at least 1920 s after 360
+    n_calls = len(calls)
+    for _ in range(10):
+        d.step(counting, changed=False)
+    assert len(calls) == n_calls + 1  # the change left pending at 3960 s is served once, at 4680 s
+    assert calls[-1] == 2520.0 + 6 * ROUND
+
+
+def test_new_job_waits_for_x_and_reserves_gpus_in_gavel_mode():
+    x = fixed([[1.0], [1.0]])
+    for mode, expect in (("reserve", [-1, -1]), ("skip", [0, -1])):
+        mech = GavelMechanism(unallocated=mode)
+        mech.reset(toy_view([[1.0]] * 2, [1]).cluster, 2)
+        first = toy_view([[1.0]], [1], now=0.0, round_len=ROUND)
+        assert list(mech.assign(first, x)) == [0]
+        # job 1 arrives; the interval blocks a recompute, so job 1 has no X yet
+        v = toy_view([[1.0]] * 2, [1], now=ROUND, round_len=ROUND, changed=True)
+        object.__setattr__(v, "job_id", np.array([0, 1]))
+        mech.last_reset = 100.0  # a recent reset
+        mech.deficit[0, 0] = -50.0
+        mech.target[0] = 0.0  # job 0's X is now zero and it is owed less: job 1 (not in X) sorts first
+        a = mech.assign(v, x)
+        assert list(a) == expect, mode
+
+
+def test_bad_options_raise_input_error():
+    with pytest.raises(InputError, match="unallocated"):
+        GavelMechanism(unallocated="drop")
+    with pytest.raises(InputError, match="recompute_min_interval_s"):
+        GavelMechanism(recompute_min_interval_s=-1)
