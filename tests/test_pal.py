@@ -60,8 +60,8 @@ def test_host_map_best_fit_then_fewest_hosts():
     view = toy_view([[1.0]], capacity=[10], gpus_per_host=4)  # hosts 4, 4, 2
     hosts = HostMap(view.cluster)
     hosts.take(0, 2)  # best fit: the 2-GPU host
-    assert hosts.free[0].tolist() == [4, 4, 0]
+    assert hosts.free[0] == [4, 4, 0]
     hosts.take(0, 3)  # best fit among hosts with >= 3: first 4-GPU host
-    assert hosts.free[0].tolist() == [1, 4, 0]
+    assert hosts.free[0] == [1, 4, 0]
     hosts.take(0, 5)  # no single host: fullest first -> 4 from host 1, then 1 from host 0
-    assert hosts.free[0].tolist() == [0, 0, 0]
+    assert hosts.free[0] == [0, 0, 0]

@@ -61,27 +61,30 @@ ORDERS = {"fifo": fifo_key, "las": las_key, "srtf": srtf_key}
 
 
 class HostMap:
-    """Free GPUs on each host of each type, for one round's placement decisions."""
+    """Free GPUs on each host of each type, for one round's placement decisions. Plain Python
+    lists: a type has tens of hosts, where numpy's per-call overhead would dominate."""
 
     def __init__(self, cluster: ClusterSpec):
-        self.free = [cluster.host_sizes(k).copy() for k in range(cluster.num_types)]
+        self.free = [cluster.host_sizes(k).tolist() for k in range(cluster.num_types)]
 
-    def free_per_type(self) -> np.ndarray:
-        return np.array([f.sum() for f in self.free], dtype=np.int64)
+    def free_per_type(self) -> list[int]:
+        return [sum(f) for f in self.free]
 
     def largest_host(self) -> np.ndarray:
-        return np.array([f.max(initial=0) for f in self.free], dtype=np.int64)
+        return np.array([max(f, default=0) for f in self.free], dtype=np.int64)
 
     def take(self, k: int, d: int) -> None:
         """Best-fit on one host if possible, else the fullest-free hosts first (fewest hosts)."""
         free = self.free[k]
-        fit = np.flatnonzero(free >= d)
-        if len(fit):
-            h = fit[np.argmin(free[fit])]
-            free[h] -= d
+        best = -1
+        for h, g in enumerate(free):
+            if g >= d and (best < 0 or g < free[best]):
+                best = h
+        if best >= 0:
+            free[best] -= d
             return
-        for h in np.argsort(-free, kind="stable"):
-            got = min(d, int(free[h]))
+        for h in sorted(range(len(free)), key=lambda h: -free[h]):  # stable: ties by host order
+            got = min(d, free[h])
             free[h] -= got
             d -= got
             if d == 0:
@@ -121,14 +124,14 @@ class PalPolicy(Policy):
         per_host = view.cluster.gpus_per_host
         assignment = view.empty_assignment()
         widths = view.workers[order]
-        narrowest_after = np.minimum.accumulate(widths[::-1])[::-1]
-        for pos, row in enumerate(order):
-            if narrowest_after[pos] > free.max():
-                break
-            d = int(widths[pos])
-            ok = view.feasible[row] & (free >= d)
-            k = int(view.last_type[row])
-            if k < 0 or not ok[k]:
+        narrowest_after = np.minimum.accumulate(widths[::-1])[::-1].tolist()
+        last_type = view.last_type[order].tolist()
+        # a Python loop over Python ints: it runs once per placed job, kept ones included
+        for pos, (row, d, k) in enumerate(zip(order.tolist(), widths.tolist(), last_type)):
+            if narrowest_after[pos] > max(free):
+                break  # the cluster is full for everyone behind this point
+            if k < 0 or free[k] < d:  # a (re)starting job, or its type is taken: choose a type
+                ok = view.feasible[row] & (np.asarray(free) >= d)
                 k = self.choose_type(slowdown[row], ok, hosts, d, per_host)
             if k < 0:
                 if self.backfill:

@@ -50,7 +50,7 @@ from scipy.sparse import csr_matrix
 
 from fairsim.cluster import ClusterSpec
 from fairsim.errors import require
-from fairsim.policies.base import NOT_RUN, Policy, PolicyView
+from fairsim.policies.base import NOT_RUN, Policy, PolicyView, fastest_first
 
 
 def ideal_throughput(view: PolicyView) -> np.ndarray:
@@ -208,19 +208,24 @@ class ThemisPolicy(Policy):
 
     @staticmethod
     def fill_fastest(view: PolicyView, rows: np.ndarray, free: np.ndarray, assignment: np.ndarray) -> None:
+        """Each row in turn on its fastest feasible type with room (Python ints: one step per job)."""
         if len(rows) == 0:
             return
         widths = view.workers[rows]
-        narrowest_after = np.minimum.accumulate(widths[::-1])[::-1]
-        tput = np.where(view.feasible, view.throughput, -1.0)
-        for pos, row in enumerate(rows):
-            if narrowest_after[pos] > free.max():
+        narrowest_after = np.minimum.accumulate(widths[::-1])[::-1].tolist()
+        prefs = fastest_first(view)[rows].tolist()
+        room = free.tolist()
+        for pos, (row, d, pref) in enumerate(zip(rows.tolist(), widths.tolist(), prefs)):
+            if narrowest_after[pos] > max(room):
                 break
-            ok = view.feasible[row] & (free >= widths[pos])
-            if ok.any():
-                k = int(np.argmax(np.where(ok, tput[row], -np.inf)))
-                assignment[row] = k
-                free[k] -= widths[pos]
+            for k in pref:
+                if k < 0:
+                    break
+                if room[k] >= d:
+                    assignment[row] = k
+                    room[k] -= d
+                    break
+        free[:] = room
 
     def stats(self) -> dict[str, float]:
         return {"themis_auctions": float(self.auctions), "themis_greedy_auctions": float(self.greedy_auctions)}

@@ -141,21 +141,22 @@ class TiresiasLasPolicy(Policy):
         queue = self.queue_of(view)
         order = np.lexsort((np.arange(view.num_jobs), view.arrival, queue))
         assignment = view.empty_assignment()
-        free = view.capacity.astype(np.int64).copy()
+        room = view.capacity.tolist()
         widths = view.workers[order]
-        narrowest_after = np.minimum.accumulate(widths[::-1])[::-1]
-        for pos, row in enumerate(order):
-            room = free.max()
-            if room <= 0 or narrowest_after[pos] > room:
+        narrowest_after = np.minimum.accumulate(widths[::-1])[::-1].tolist()
+        feasible = view.feasible[order].tolist()
+        # Python ints in the loop: one cheap step per job that runs, kept ones included
+        for pos, (row, d, k, ok) in enumerate(zip(order.tolist(), widths.tolist(), view.prev_type[order].tolist(), feasible)):
+            most = max(room)
+            if most <= 0 or narrowest_after[pos] > most:
                 break  # nothing behind this point can start
-            ok = view.feasible[row] & (free >= widths[pos])
-            if not ok.any():
-                continue  # skipped; smaller jobs behind it may still start
-            k = int(view.prev_type[row])
-            if k < 0 or not ok[k]:
-                k = int(np.argmax(np.where(ok, free, -1)))  # most free GPUs, ties -> cluster order
+            if k < 0 or not ok[k] or room[k] < d:
+                # agnostic choice: the feasible type with the most free GPUs, ties -> cluster order
+                k = max((t for t in range(len(room)) if ok[t] and room[t] >= d), key=lambda t: room[t], default=-1)
+                if k < 0:
+                    continue  # skipped; smaller jobs behind it may still start
             assignment[row] = k
-            free[k] -= widths[pos]
+            room[k] -= d
         return assignment
 
     def stats(self) -> dict[str, float]:
