@@ -1,0 +1,373 @@
+"""The per-round assignment program of FFT and the ways to solve it.
+
+The program (paper eq. 7): over n jobs and T GPU types, binary x[j, k] = "job j runs on type k",
+
+    minimize    sum_jk cost[j, k] * x[j, k]
+    subject to  sum_k x[j, k] <= 1                  (one type per job)
+                sum_j d_j x[j, k] <= Y_k            (capacity of each type)
+                x[j, k] = 0 where infeasible         (no variable is created there)
+                sum_jk d_j x[j, k] >= K              (work conservation)
+
+Variables exist only for feasible (job, type) pairs, so the program has at most n*T columns and
+n + T + 1 rows. Three ways to solve it, all returning a ``Solution``:
+
+- ``solve_milp``: the exact program with scipy.optimize.milp (HiGHS branch and bound), a time
+  limit and a relative MIP gap. A feasible incumbent found before the limit is used.
+- ``solve_lp_repair``: the LP relaxation (HiGHS dual simplex, a vertex solution, after an exact
+  pruning of dominated columns), whose integral rows are kept except for a small *core*: the
+  fractional jobs (a vertex has at most about one per coupling row: T capacity rows and the K
+  row) and the jobs with the smallest LP reduced costs. The core is re-solved exactly as a small
+  MILP over the residual capacity. If that cannot reach K, the full MILP is tried. The LP optimum
+  is a lower bound, so every answer carries its own certified gap.
+- ``solve_greedy``: the documented fallback. Jobs in ascending order of their cheapest cost,
+  each on its cheapest feasible type with room; every job is tried, so the packing is maximal
+  (nothing that still fits is left out) though it may fall short of K.
+
+``max_packing`` computes K: the most GPUs the present jobs can keep busy (exact, by a small ILP
+over groups of interchangeable jobs).
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+
+import numpy as np
+from scipy import sparse
+from scipy.optimize import Bounds, LinearConstraint, linprog, milp
+
+NOT_RUN = -1
+_FRACTIONAL_TOL = 1e-6
+
+
+@dataclass(frozen=True, eq=False)
+class AssignmentProblem:
+    cost: np.ndarray  # float [n, T]; ignored where not feasible
+    feasible: np.ndarray  # bool [n, T]
+    workers: np.ndarray  # int [n]
+    capacity: np.ndarray  # int [T]
+    min_gpus: int = 0  # K
+
+    @property
+    def num_jobs(self) -> int:
+        return self.cost.shape[0]
+
+    def objective(self, assignment: np.ndarray) -> float:
+        rows = np.flatnonzero(assignment >= 0)
+        return float(self.cost[rows, assignment[rows]].sum())
+
+    def gpus_used(self, assignment: np.ndarray) -> int:
+        run = assignment >= 0
+        return int(self.workers[run].sum())
+
+    def is_valid(self, assignment: np.ndarray) -> bool:
+        """Capacity and feasibility hold (work conservation is checked separately)."""
+        run = assignment >= 0
+        if not self.feasible[np.flatnonzero(run), assignment[run]].all():
+            return False
+        used = np.bincount(assignment[run], weights=self.workers[run], minlength=len(self.capacity))
+        return bool((used <= self.capacity).all())
+
+
+@dataclass
+class Solution:
+    assignment: np.ndarray  # int [n], type index or -1
+    objective: float
+    method: str  # "milp", "lp_repair", "greedy"
+    optimal: bool  # proven optimal within the gap
+    fallback: bool  # the solver failed and the greedy fallback was used
+    time_s: float
+    lower_bound: float = float("nan")  # LP bound when known
+    info: dict = field(default_factory=dict)
+
+
+# ---- the program as sparse matrices -----------------------------------------------------------
+
+@dataclass(frozen=True, eq=False)
+class _Columns:
+    rows: np.ndarray  # job of each column
+    types: np.ndarray  # type of each column
+    cost: np.ndarray
+    width: np.ndarray  # gang size of each column's job
+
+
+def _columns(p: AssignmentProblem) -> _Columns:
+    rows, types = np.nonzero(p.feasible)  # row-major: deterministic column order
+    return _Columns(rows, types, p.cost[rows, types].astype(np.float64), p.workers[rows].astype(np.float64))
+
+
+def _matrix(p: AssignmentProblem, cols: _Columns) -> tuple[sparse.csr_matrix, np.ndarray, np.ndarray]:
+    """Rows: n one-type rows, T capacity rows, 1 work-conserving row; returns A, lower, upper."""
+    n, t, nv = p.num_jobs, len(p.capacity), len(cols.rows)
+    ones = np.ones(nv)
+    idx = np.arange(nv)
+    r = np.concatenate([cols.rows, n + cols.types, np.full(nv, n + t)])
+    c = np.concatenate([idx, idx, idx])
+    v = np.concatenate([ones, cols.width, cols.width])
+    a = sparse.csr_matrix((v, (r, c)), shape=(n + t + 1, nv))
+    lower = np.concatenate([np.full(n, -np.inf), np.full(t, -np.inf), [float(p.min_gpus)]])
+    upper = np.concatenate([np.ones(n), p.capacity.astype(np.float64), [np.inf]])
+    return a, lower, upper
+
+
+def _to_assignment(p: AssignmentProblem, cols: _Columns, x: np.ndarray) -> np.ndarray:
+    chosen = x > 0.5
+    out = np.full(p.num_jobs, NOT_RUN, dtype=np.int64)
+    out[cols.rows[chosen]] = cols.types[chosen]
+    return out
+
+
+# ---- exact MILP -------------------------------------------------------------------------------
+
+def solve_milp(p: AssignmentProblem, time_limit_s: float = 10.0, mip_gap: float = 1e-4) -> Solution:
+    tick = time.perf_counter()
+    if p.num_jobs == 0 or not p.feasible.any():
+        return Solution(np.full(p.num_jobs, NOT_RUN, dtype=np.int64), 0.0, "milp", True, False, 0.0)
+    cols = _columns(p)
+    a, lo, hi = _matrix(p, cols)
+    res = milp(cols.cost, integrality=np.ones(len(cols.cost)), bounds=Bounds(0, 1),
+               constraints=LinearConstraint(a, lo, hi),
+               options={"time_limit": float(time_limit_s), "mip_rel_gap": float(mip_gap), "disp": False})
+    elapsed = time.perf_counter() - tick
+    if res.x is None:
+        return _greedy_after_failure(p, "milp", f"status {res.status}: {res.message}", elapsed)
+    assignment = _to_assignment(p, cols, res.x)
+    if not p.is_valid(assignment):  # paranoia: never hand the engine an invalid answer
+        return _greedy_after_failure(p, "milp", "solver answer broke a constraint", elapsed)
+    bound = float(getattr(res, "mip_dual_bound", np.nan) or np.nan)
+    return Solution(assignment, p.objective(assignment), "milp", res.status == 0, False, elapsed, bound,
+                    {"status": int(res.status), "time_limit_hit": res.status == 1})
+
+
+# ---- LP relaxation + repair ---------------------------------------------------------------------
+
+def prune_dominated(p: AssignmentProblem) -> AssignmentProblem:
+    """Drop columns no optimal solution needs (exact). At most M_w = floor(sum Y / w) jobs of gang
+    size w can run at once; if job j of size w runs on type k while M_w or more same-size jobs are
+    cheaper on k (ties: lower row), one of those is idle and swapping it in is no worse. So on
+    each type only the M_w cheapest jobs of each size keep their column."""
+    feasible = p.feasible.copy()
+    total = int(p.capacity.sum())
+    for w in np.unique(p.workers):
+        limit = total // max(int(w), 1)
+        same = np.flatnonzero(p.workers == w)
+        if len(same) <= limit:
+            continue
+        for k in range(len(p.capacity)):
+            rows = same[feasible[same, k]]
+            if len(rows) > limit:
+                order = np.lexsort((rows, p.cost[rows, k]))
+                feasible[rows[order[limit:]], k] = False
+    return AssignmentProblem(p.cost, feasible, p.workers, p.capacity, p.min_gpus)
+
+
+def solve_lp_repair(p: AssignmentProblem, time_limit_s: float = 10.0, mip_gap: float = 1e-4,
+                    core: int = 256, keep_types: int = 2) -> Solution:
+    """LP relaxation (HiGHS dual simplex: a vertex, so only a few jobs are fractional); keep its
+    integral rows except a *core* of the jobs nearest to changing (the fractional ones and the
+    ``core`` jobs with the smallest LP reduced costs), and re-solve the core exactly as a small
+    MILP over the residual capacity, each core job limited to its ``keep_types`` types of smallest
+    reduced cost (plus those the LP used). The LP optimum bounds the gap of the answer."""
+    tick = time.perf_counter()
+    if p.num_jobs == 0 or not p.feasible.any():
+        return Solution(np.full(p.num_jobs, NOT_RUN, dtype=np.int64), 0.0, "lp_repair", True, False, 0.0)
+    q = prune_dominated(p)
+    cols = _columns(q)
+    a, lo, hi = _matrix(q, cols)
+    n, t = q.num_jobs, len(q.capacity)
+    # linprog wants A_ub x <= b_ub: the K row is negated
+    a_ub = sparse.vstack([a[: n + t], -a[n + t:]], format="csr")
+    b_ub = np.concatenate([hi[: n + t], [-lo[n + t]]])
+    lp = linprog(cols.cost, A_ub=a_ub, b_ub=b_ub, bounds=(0, 1), method="highs-ds",
+                 options={"time_limit": float(time_limit_s), "presolve": True})
+    if lp.status != 0 or lp.x is None:
+        return _escalate(p, tick, time_limit_s, mip_gap, f"LP status {lp.status}: {lp.message}", np.nan, 0)
+    x = lp.x
+    frac_col = (x > _FRACTIONAL_TOL) & (x < 1 - _FRACTIONAL_TOL)
+    fractional = np.unique(cols.rows[frac_col])
+    assignment = _to_assignment(q, cols, x)
+    assignment[fractional] = NOT_RUN
+    info = {"fractional_jobs": int(len(fractional))}
+    if len(fractional) == 0 and q.gpus_used(assignment) >= q.min_gpus:
+        return Solution(assignment, p.objective(assignment), "lp_repair", True, False,
+                        time.perf_counter() - tick, float(lp.fun), info)
+    reduced = cols.cost - a_ub.T @ lp.ineqlin.marginals
+    rows = _core_jobs(q, cols, x, reduced, lp.ineqlin.marginals[:n], fractional, core)
+    if len(rows) == n:  # the core is everything: this is the exact MILP
+        allowed = q.feasible
+    else:
+        allowed = _core_columns(q, cols, x, reduced, rows, keep_types)
+    remaining = max(0.1, time_limit_s - (time.perf_counter() - tick))
+    repaired = _solve_sub(q, assignment, rows, allowed, remaining, mip_gap)
+    if repaired is None:  # too narrow: all types for the core jobs
+        repaired = _solve_sub(q, assignment, rows, q.feasible[rows], remaining, mip_gap)
+    if repaired is None:
+        return _escalate(p, tick, time_limit_s, mip_gap, "repair could not reach K", float(lp.fun), len(fractional))
+    obj = p.objective(repaired)
+    info["core_jobs"] = int(len(rows))
+    return Solution(repaired, obj, "lp_repair", _within_gap(obj, lp.fun, mip_gap), False,
+                    time.perf_counter() - tick, float(lp.fun), info)
+
+
+def _core_jobs(p: AssignmentProblem, cols: _Columns, x: np.ndarray, reduced: np.ndarray, row_duals: np.ndarray,
+               fractional: np.ndarray, core: int) -> np.ndarray:
+    """Fractional jobs plus the ``core`` jobs closest to changing in the LP: for a job the LP
+    leaves out, its smallest |reduced cost|; for a job it runs, also the cost of dropping it
+    (its one-type row dual)."""
+    n = p.num_jobs
+    margin = np.full(n, np.inf)
+    off = x < 0.5
+    np.minimum.at(margin, cols.rows[off], np.abs(reduced[off]))
+    on_rows = cols.rows[~off]
+    margin[on_rows] = np.minimum(margin[on_rows], np.abs(row_duals[on_rows]))
+    order = np.lexsort((np.arange(n), margin))
+    return np.union1d(fractional, order[:core]).astype(np.int64)
+
+
+def _core_columns(p: AssignmentProblem, cols: _Columns, x: np.ndarray, reduced: np.ndarray, rows: np.ndarray,
+                  keep_types: int) -> np.ndarray:
+    """bool [len(rows), T]: each core job's ``keep_types`` types of smallest reduced cost, plus any the LP used."""
+    t = len(p.capacity)
+    rc = np.full((p.num_jobs, t), np.inf)
+    rc[cols.rows, cols.types] = reduced
+    used = np.zeros((p.num_jobs, t), dtype=bool)
+    used[cols.rows, cols.types] = x > _FRACTIONAL_TOL
+    sub_rc = rc[rows]
+    rank = np.argsort(np.argsort(sub_rc, axis=1, kind="stable"), axis=1, kind="stable")
+    return ((rank < keep_types) & np.isfinite(sub_rc)) | used[rows]
+
+
+def _solve_sub(p: AssignmentProblem, fixed: np.ndarray, rows: np.ndarray, allowed: np.ndarray,
+               time_limit_s: float, mip_gap: float) -> np.ndarray | None:
+    """Exactly re-assign ``rows`` (on their ``allowed`` types) with the other jobs as in ``fixed``;
+    None if K is out of reach that way."""
+    base = fixed.copy()
+    base[rows] = NOT_RUN
+    run = base >= 0
+    used = np.bincount(base[run], weights=p.workers[run], minlength=len(p.capacity)).astype(np.int64)
+    free = p.capacity - used
+    sub = AssignmentProblem(p.cost[rows], allowed & p.feasible[rows] & (p.workers[rows, None] <= free[None, :]),
+                            p.workers[rows], free, max(0, int(p.min_gpus - used.sum())))
+    sol = solve_milp(sub, time_limit_s, mip_gap)
+    if sol.fallback or sub.gpus_used(sol.assignment) < sub.min_gpus:
+        return None
+    base[rows] = sol.assignment
+    return base
+
+
+def _escalate(p, tick, time_limit_s, mip_gap, reason, bound, n_frac) -> Solution:
+    remaining = max(0.1, time_limit_s - (time.perf_counter() - tick))
+    sol = solve_milp(p, remaining, mip_gap)
+    sol.time_s = time.perf_counter() - tick
+    sol.info.update({"escalated": reason, "fractional_jobs": n_frac})
+    if np.isfinite(bound):
+        sol.lower_bound = bound
+    return sol
+
+
+def _within_gap(obj: float, bound: float, gap: float) -> bool:
+    return obj - bound <= gap * max(abs(obj), abs(bound), 1e-9) + 1e-9
+
+
+# ---- greedy fallback ------------------------------------------------------------------------------
+
+def solve_greedy(p: AssignmentProblem) -> Solution:
+    """Jobs by ascending cheapest cost, each on its cheapest feasible type with room (ties: lower
+    row, lower type). All jobs are tried, so the packing is maximal but may be below K."""
+    tick = time.perf_counter()
+    n, t = p.cost.shape
+    assignment = np.full(n, NOT_RUN, dtype=np.int64)
+    if n == 0:
+        return Solution(assignment, 0.0, "greedy", False, False, 0.0)
+    cost = np.where(p.feasible, p.cost, np.inf)
+    pref = np.argsort(cost, axis=1, kind="stable")
+    best = np.take_along_axis(cost, pref[:, :1], axis=1)[:, 0]
+    order = np.lexsort((np.arange(n), best))
+    free = p.capacity.astype(np.int64).copy()
+    narrowest = int(p.workers.min())
+    for j in order:
+        if not np.isfinite(best[j]) or free.max() < narrowest:
+            continue
+        d = p.workers[j]
+        for k in pref[j]:
+            if not np.isfinite(cost[j, k]):
+                break
+            if free[k] >= d:
+                assignment[j] = k
+                free[k] -= d
+                break
+    return Solution(assignment, p.objective(assignment), "greedy", False, False, time.perf_counter() - tick)
+
+
+def _greedy_after_failure(p: AssignmentProblem, method: str, reason: str, elapsed: float) -> Solution:
+    sol = solve_greedy(p)
+    sol.fallback = True
+    sol.time_s += elapsed
+    sol.info = {"failed": method, "reason": reason}
+    return sol
+
+
+SOLVERS = {"milp": solve_milp, "lp_repair": solve_lp_repair}
+
+
+# ---- K(t): the most GPUs the present jobs can keep busy ----------------------------------------
+
+def max_packing(workers: np.ndarray, feasible: np.ndarray, capacity: np.ndarray, time_limit_s: float = 10.0) -> int:
+    """Exact max of sum d_j x_jk over one-type-per-job, capacity and feasibility.
+
+    Jobs with the same gang size and the same feasible types are interchangeable, so the ILP is
+    written over groups: n[g, k] = how many jobs of group g run on type k (a few dozen integer
+    variables at most). A greedy packing (widest groups first, each onto the types with the most
+    room) is tried first; when it reaches the trivial upper bound min(sum d, sum Y) the ILP is
+    skipped. If the ILP fails, the greedy value is returned (feasible, maybe below the max).
+    """
+    workers = np.asarray(workers, dtype=np.int64)
+    capacity = np.asarray(capacity, dtype=np.int64)
+    feasible = np.asarray(feasible, dtype=bool)
+    ok = feasible.any(axis=1)
+    if not ok.any():
+        return 0
+    workers, feasible = workers[ok], feasible[ok]
+    t = feasible.shape[1]
+    bits = (feasible.astype(np.int64) << np.arange(t, dtype=np.int64)[None, :]).sum(axis=1)
+    keys = np.stack([workers, bits], axis=1)
+    groups, counts = np.unique(keys, axis=0, return_counts=True)
+    width = groups[:, 0]
+    mask = ((groups[:, 1:2] >> np.arange(t)[None, :]) & 1).astype(bool)
+    upper = int(min((width * counts).sum(), capacity.sum()))
+    greedy = _greedy_packing(width, mask, counts, capacity)
+    if greedy >= upper:
+        return upper
+    return max(greedy, _packing_ilp(width, mask, counts, capacity, time_limit_s))
+
+
+def _greedy_packing(width, mask, counts, capacity) -> int:
+    free = capacity.astype(np.int64).copy()
+    total = 0
+    for g in np.argsort(-width, kind="stable"):
+        left = int(counts[g])
+        d = int(width[g])
+        for k in np.argsort(-free, kind="stable"):
+            if left == 0:
+                break
+            if mask[g, k] and free[k] >= d:
+                take = min(left, int(free[k] // d))
+                free[k] -= take * d
+                left -= take
+                total += take * d
+    return total
+
+
+def _packing_ilp(width, mask, counts, capacity, time_limit_s) -> int:
+    g_idx, k_idx = np.nonzero(mask)
+    nv = len(g_idx)
+    g, t = mask.shape
+    idx = np.arange(nv)
+    a = sparse.csr_matrix((np.concatenate([np.ones(nv), width[g_idx].astype(float)]),
+                           (np.concatenate([g_idx, g + k_idx]), np.concatenate([idx, idx]))), shape=(g + t, nv))
+    res = milp(-width[g_idx].astype(float), integrality=np.ones(nv), bounds=Bounds(0, counts[g_idx].astype(float)),
+               constraints=LinearConstraint(a, -np.inf, np.concatenate([counts, capacity]).astype(float)),
+               options={"time_limit": float(time_limit_s), "disp": False})
+    if res.x is None:
+        return 0
+    return int(round(float(width[g_idx] @ np.round(res.x))))
