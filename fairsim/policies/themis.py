@@ -36,8 +36,9 @@ How this module maps it onto rounds and GPU types:
   fraction of its GPUs, so every winner gets its whole bundle. Themis' app-level bidding
   (several jobs of one app) collapses to one job per app here.
 
-Options: ``fairness_knob`` (f, default 0.8), ``lease_s`` (default 600 s, Themis' 10-minute
-lease), ``max_milp_jobs`` (default 2000).
+Options: ``fairness_knob`` (f, default 0.8), ``lease_s`` (default 600 s), ``max_milp_jobs``
+(default 2000). The f and lease defaults are our choices (Themis treats both as knobs and
+studies their effect); set them in ``conf/policy/themis.yaml``.
 """
 
 from __future__ import annotations
