@@ -49,4 +49,11 @@ def main(cfg: DictConfig) -> None:
 
 
 if __name__ == "__main__":
+    from fairsim.experiment.cli import check_group_choices
+
+    try:
+        check_group_choices(sys.argv[1:], Path(__file__).resolve().parent / "conf")
+    except InputError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        sys.exit(2)
     main()

@@ -59,7 +59,7 @@ def main(argv: list[str]) -> int:
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--policy", default="fifo")
     ap.add_argument("--cluster", default="scale8")
-    ap.add_argument("--workload", default="philly")
+    ap.add_argument("--workload", default="philly_raw")
     ap.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
     if args.child:

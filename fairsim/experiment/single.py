@@ -10,6 +10,7 @@ means the run is complete):
 
 from __future__ import annotations
 
+import inspect
 import json
 import math
 import time
@@ -40,18 +41,42 @@ class RunOutput:
 
 
 def build_policy(cfg: Mapping[str, Any]) -> Policy:
-    """Instantiate a policy from its config group entry (``_target_`` + kwargs; ``name`` is a label)."""
-    from hydra.utils import instantiate
+    """Instantiate a policy from its config group entry (``_target_`` + kwargs; ``name`` is a label).
+    Keyword arguments are checked against the class's signature and simple annotations."""
+    from hydra.utils import get_class
 
     cfg = OmegaConf.to_container(cfg, resolve=True) if isinstance(cfg, DictConfig) else dict(cfg)
     name = cfg.pop("name", "?")
-    require("_target_" in cfg, f"policy {name}", "_target_", "missing (the policy's class, e.g. fairsim.policies.fifo.FifoPolicy)")
+    source = f"policy {name}"
+    target = cfg.pop("_target_", None)
+    require(target is not None, source, "_target_", "missing (the policy's class, e.g. fairsim.policies.fifo.FifoPolicy)")
     try:
-        policy = instantiate(cfg, _convert_="all")
-    except Exception as exc:  # Hydra wraps import and argument errors
-        raise InputError(f"policy {name}", "_target_", f"cannot build {cfg['_target_']}: {str(exc).splitlines()[0]}") from exc
-    require(isinstance(policy, Policy), f"policy {name}", "_target_", f"{cfg['_target_']} is not a fairsim Policy")
-    return policy
+        cls = get_class(target)
+    except Exception as exc:  # Hydra raises ImportError or its own wrapper
+        raise InputError(source, "_target_", f"cannot import {target} ({type(exc).__name__})") from exc
+    require(isinstance(cls, type) and issubclass(cls, Policy), source, "_target_", f"{target} is not a fairsim Policy class")
+    params = inspect.signature(cls.__init__).parameters
+    allowed = [p for p in params if p != "self"]
+    for key, value in cfg.items():
+        require(key in params, source, key, f"unknown option (allowed: {', '.join(allowed) or 'none'})")
+        _check_type(value, params[key].annotation, source, key)
+    return cls(**cfg)
+
+
+_SIMPLE = {"bool": (bool,), "int": (int,), "float": (int, float), "str": (str,)}
+
+
+def _check_type(value: Any, annotation: Any, source: str, key: str) -> None:
+    """Check options annotated as a plain bool/int/float/str (optionally '| None')."""
+    text = annotation if isinstance(annotation, str) else getattr(annotation, "__name__", "")
+    parts = [p.strip() for p in str(text).split("|")]
+    if value is None and "None" in parts:
+        return
+    kinds = [_SIMPLE[p] for p in parts if p in _SIMPLE]
+    if not kinds or len(kinds) != len([p for p in parts if p != "None"]):
+        return  # richer annotations are the class's own business
+    ok = any(isinstance(value, k) and not (isinstance(value, bool) and bool not in k) for k in kinds)
+    require(ok, source, key, f"must be {' or '.join(p for p in parts)}, got {value!r}")
 
 
 def validate_top(cfg: DictConfig) -> None:

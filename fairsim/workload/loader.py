@@ -109,6 +109,8 @@ def load_workload(cfg: Mapping[str, Any], cluster: ClusterSpec, seed: int) -> Wo
     opt.check_keys(cfg, COMMON + KIND_OPTIONS[kind] + CATALOG_OPTIONS[cat_name], src)
     catalog = CATALOGS[cat_name](cfg, cluster, src)
     trace, window, meta = KINDS[kind](cfg, catalog, cluster, seed, src)
+    if cfg.get("path"):
+        src = f"{src} ({cfg['path']})"  # name the file in errors about its rows
     trace = validate_trace(trace, src)
     return Workload(trace=trace, catalog=catalog, source=src, window=window,
                     meta={"kind": kind, "catalog": catalog.name, "work_unit": catalog.work_unit, **meta})

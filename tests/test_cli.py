@@ -1,0 +1,62 @@
+"""run.py end to end: the default run writes complete results; bad input ends with one line and exit 2."""
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def run(tmp_path, *overrides):
+    cmd = [sys.executable, str(ROOT / "run.py"), f"results_dir={tmp_path}", *overrides]
+    return subprocess.run(cmd, capture_output=True, text=True, cwd=ROOT, timeout=300)
+
+
+def test_default_run_writes_complete_results(tmp_path):
+    proc = run(tmp_path, "num_jobs=40")
+    assert proc.returncode == 0, proc.stderr
+    (folder,) = list((tmp_path / "runs").iterdir())
+    summary = json.loads((folder / "summary.json").read_text())
+    jobs = pd.read_parquet(folder / "jobs.parquet")
+    assert summary["num_jobs"] == 40 == len(jobs)
+    assert summary["finished_jobs"] == 40
+    assert summary["avg_jct_s"] == pytest.approx(jobs["jct_s"].mean())
+    assert "avg JCT" in proc.stdout
+
+
+@pytest.mark.parametrize("overrides, needle", [
+    (["+cluster.counts.H900=4"], "counts.H900: unknown GPU type 'H900' (allowed:"),
+    (["cluster.counts.T4=-2"], "counts.T4: must be a GPU count >= 0"),
+    (["load=0"], "load: must be a number in (0, 10]"),
+    (["load=-1"], "load: must be a number in (0, 10]"),
+    (["seed=1.5"], "seed: must be an integer >= 0"),
+    (["sim.round_len_s=0"], "round_len_s: must be a number of seconds > 0"),
+    (["workload=nosuch"], "workload"),
+    (["policy.backfill=maybe"], "policy fifo"),
+])
+def test_bad_config_one_line_exit_2(tmp_path, overrides, needle):
+    proc = run(tmp_path, "num_jobs=20", *overrides)
+    assert proc.returncode == 2, proc.stdout + proc.stderr
+    lines = proc.stderr.strip().splitlines()
+    assert len(lines) == 1 and needle in lines[0], proc.stderr
+    assert "Traceback" not in proc.stderr
+    assert not list(tmp_path.glob("runs/*/summary.json"))
+
+
+@pytest.mark.parametrize("rows, needle", [
+    ("job_id,arrival_s,model,workers\n0,0,ResNet50,1\n", "columns: missing work"),
+    ("job_id,arrival_s,model,workers,work\n0,0,ResNet50,1,-3\n", "work: must be > 0"),
+    ("job_id,arrival_s,model,workers,work\n0,0,ResNet50,64,10\n", "workers:"),
+    ("job_id,arrival_s,model,workers,work\n0,0,NoSuchNet,1,10\n", "model: unknown model 'NoSuchNet'"),
+])
+def test_bad_trace_file_one_line_exit_2(tmp_path, rows, needle):
+    trace = tmp_path / "bad.csv"
+    trace.write_text(rows)
+    proc = run(tmp_path, "workload=file", f"workload.path={trace}")
+    assert proc.returncode == 2, proc.stdout + proc.stderr
+    lines = proc.stderr.strip().splitlines()
+    assert len(lines) == 1 and needle in lines[0] and "bad.csv" in lines[0], proc.stderr
