@@ -35,3 +35,21 @@ def test_backfill_lets_a_narrow_job_use_leftover_gpus():
     view = toy_view([[1.0]] * 3, capacity=[3], workers=[2, 2, 1], work=[10, 20, 30])
     assert SrtfPolicy().decide(view).tolist() == [0, -1, 0]
     assert SrtfPolicy(backfill=False).decide(view).tolist() == [0, -1, -1]
+
+
+def test_running_job_keeps_its_type_when_a_faster_one_frees_up():
+    # job 0 runs on the slow type 0; the fast type 1 is free. Plain SRTF keeps it where it is
+    # (the Fig. 2 strawman srtf_agnostic would move it).
+    view = toy_view([[1, 4]], capacity=[1, 1], work=[1000], last_type=[0], prev_type=[0])
+    assert SrtfPolicy().decide(view).tolist() == [0]
+    # a job that was paused picks afresh: the fast type
+    view = toy_view([[1, 4]], capacity=[1, 1], work=[1000], last_type=[-1], prev_type=[0])
+    assert SrtfPolicy().decide(view).tolist() == [1]
+
+
+def test_displaced_job_falls_back_to_the_next_fastest_type():
+    # job 0 (500 s left on type 1, its fastest) runs on type 1; job 1 needs 10 s there and is
+    # shorter: it takes type 1 and job 0 moves to type 0 (not migration-free).
+    view = toy_view([[1, 2], [1, 2]], capacity=[1, 1], work=[2000, 20], done=[1000, 0],
+                    last_type=[1, -1], prev_type=[1, -1])
+    assert SrtfPolicy().decide(view).tolist() == [0, 1]
