@@ -5,7 +5,7 @@ PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 ARGS ?=
 
-.PHONY: setup run test bench clean
+.PHONY: setup run test smoke bench ui clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -20,6 +20,12 @@ run: $(STAMP)  ## one simulation on the defaults (conf/config.yaml); extra overr
 
 test: $(STAMP)  ## the test suite (what CI runs)
 	$(PY) -m pytest
+
+smoke: $(STAMP)  ## CI smoke sweep: 3 policies x 2 loads, Hydra -> joblib -> results.parquet + MLflow
+	$(PY) run.py -m +experiment=smoke
+
+ui: $(STAMP)  ## MLflow UI on http://127.0.0.1:5000 over results/mlflow.db
+	$(VENV)/bin/mlflow ui --host 127.0.0.1 --port 5000 --backend-store-uri sqlite:///results/mlflow.db
 
 bench: $(STAMP)  ## engine benchmark (python -m fairsim.bench engine)
 	$(PY) -m fairsim.bench engine $(ARGS)

@@ -26,9 +26,10 @@ def tracking_uri(results_dir: Path) -> str:
 
 def _client(results_dir: Path):
     os.environ.setdefault("MLFLOW_ENABLE_ARTIFACTS_PROGRESS_BAR", "false")
-    logging.getLogger("mlflow").setLevel(logging.WARNING)
-    logging.getLogger("alembic").setLevel(logging.WARNING)
     from mlflow.tracking import MlflowClient
+
+    for name in ("mlflow", "alembic"):  # their INFO lines about creating tables are noise here
+        logging.getLogger(name).setLevel(logging.WARNING)
 
     Path(results_dir).mkdir(parents=True, exist_ok=True)
     return MlflowClient(tracking_uri=tracking_uri(results_dir))
