@@ -25,7 +25,7 @@ smoke: $(STAMP)  ## CI smoke sweep: 3 policies x 2 loads, Hydra -> joblib -> res
 	$(PY) run.py -m +experiment=smoke
 
 ui: $(STAMP)  ## MLflow UI on http://127.0.0.1:5000 over results/mlflow.db
-	$(VENV)/bin/mlflow ui --host 127.0.0.1 --port 5000 --backend-store-uri sqlite:///results/mlflow.db
+	$(VENV)/bin/mlflow ui --host 127.0.0.1 --port 5000 --workers 1 --backend-store-uri sqlite:///results/mlflow.db
 
 bench: $(STAMP)  ## engine benchmark (python -m fairsim.bench engine)
 	$(PY) -m fairsim.bench engine $(ARGS)

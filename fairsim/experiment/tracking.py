@@ -41,10 +41,10 @@ def ensure_store(results_dir: Path) -> None:
     client.search_experiments(max_results=1)
 
 
-def _experiment_id(client, name: str) -> str:
+def _experiment_id(client, name: str, results_dir: Path) -> str:
     exp = client.get_experiment_by_name(name)
-    if exp is None:
-        return client.create_experiment(name, artifact_location=None)
+    if exp is None:  # artifacts (none logged today) stay beside the database, not in the cwd
+        return client.create_experiment(name, artifact_location=(Path(results_dir).resolve() / "mlartifacts" / name).as_uri())
     if exp.lifecycle_stage == "deleted":
         client.restore_experiment(exp.experiment_id)
     return exp.experiment_id
@@ -66,7 +66,7 @@ def log_sweep(results_dir: Path, sweep_name: str, cells: list[Path]) -> int:
     from mlflow.entities import Metric, Param, RunStatus, RunTag
 
     client = _client(results_dir)
-    exp_id = _experiment_id(client, sweep_name)
+    exp_id = _experiment_id(client, sweep_name, results_dir)
     logged: dict[str, str] = {}
     for run in client.search_runs([exp_id], max_results=50_000):
         cell = run.data.tags.get(CELL_TAG)
