@@ -117,28 +117,39 @@ def greedy_fill(view: PolicyView, order: np.ndarray, type_pref: np.ndarray, free
     cluster is full.
     """
     assignment = view.empty_assignment() if assignment is None else assignment
-    free = view.capacity.astype(np.int64).copy() if free is None else free
+    free_arr = view.capacity.astype(np.int64).copy() if free is None else free
     if len(order) == 0:
         return assignment
     widths = view.workers[order]
-    suffix_min = np.minimum.accumulate(widths[::-1])[::-1]  # narrowest job from position i on
-    feasible = view.feasible
-    for pos, row in enumerate(order):
-        max_free = free.max()
-        if max_free <= 0 or suffix_min[pos] > max_free:
-            break
-        d = widths[pos]
-        placed = False
-        for k in type_pref[row]:
-            if k < 0:
+    suffix_min = np.minimum.accumulate(widths[::-1])[::-1].tolist()  # narrowest job from position i on
+    # plain Python ints in the loop (numpy scalar overhead dominates at this size), converted a
+    # chunk at a time because the loop usually stops long before the end of a long queue
+    free_l = free_arr.tolist()
+    chunk = 128
+    stopped = False
+    for start in range(0, len(order), chunk):
+        rows = order[start:start + chunk]
+        for i, (d, pref, ok) in enumerate(zip(widths[start:start + chunk].tolist(), type_pref[rows].tolist(),
+                                                view.feasible[rows].tolist())):
+            max_free = max(free_l)
+            if max_free <= 0 or suffix_min[start + i] > max_free:
+                stopped = True
                 break
-            if feasible[row, k] and free[k] >= d:
-                assignment[row] = k
-                free[k] -= d
-                placed = True
+            placed = False
+            for k in pref:
+                if k < 0:
+                    break
+                if ok[k] and free_l[k] >= d:
+                    assignment[rows[i]] = k
+                    free_l[k] -= d
+                    placed = True
+                    break
+            if not placed and not backfill:
+                stopped = True
                 break
-        if not placed and not backfill:
+        if stopped:
             break
+    free_arr[:] = free_l
     return assignment
 
 
