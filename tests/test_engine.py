@@ -189,3 +189,28 @@ def test_every_job_finishes_and_capacity_holds_in_check_mode():
     res = simulate(_random_instance(3, n=120), cluster, FifoPolicy(backfill=False), SimConfig(check=True))
     assert np.isfinite(res.jobs["finish_s"]).all()
     assert (res.rounds["busy_gpus"] <= cluster.total_gpus).all()
+
+
+class RecordsWork(Policy):
+    event_driven = True
+
+    def __init__(self):
+        self.seen = {}
+
+    def decide(self, view):
+        for j, w in zip(view.job_id, view.work):
+            self.seen.setdefault(int(j), float(w))
+        return np.where(np.arange(view.num_jobs) == 0, 0, -1)
+
+
+def test_profile_error_changes_what_policies_see_not_the_truth():
+    cluster = toy_cluster({"T4": 1})
+    jobs = toy_jobs([[1.0]] * 3, work=[100.0, 100.0, 100.0])
+    exact, noisy = RecordsWork(), RecordsWork()
+    a = simulate(jobs, cluster, exact, SimConfig(round_len_s=60))
+    b = simulate(jobs, cluster, noisy, SimConfig(round_len_s=60, profile_error=0.3), seed=4)
+    assert list(exact.seen.values()) == [100.0] * 3
+    seen = np.array(list(noisy.seen.values()))
+    assert ((seen >= 70.0) & (seen <= 130.0)).all() and len(set(seen)) == 3
+    # the engine still runs the true work: same finish times as without error
+    assert a.jobs["finish_s"].tolist() == b.jobs["finish_s"].tolist()

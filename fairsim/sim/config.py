@@ -44,6 +44,7 @@ class SimConfig:
     fast_forward: bool = True  # skip unchanged rounds in bulk for event-driven policies
     check: bool = False  # validate invariants every round
     max_rounds: int = 10_000_000  # safety stop; hitting it is an error, never a silent truncation
+    profile_error: float = 0.0  # policies see each job's work off by a seeded factor in [1 - e, 1 + e] (paper Fig. 13b)
     overheads: Overheads = field(default_factory=Overheads)
 
     @classmethod
@@ -64,6 +65,9 @@ class SimConfig:
             require(_num(cfg["round_len_s"]) and cfg["round_len_s"] > 0, source, "round_len_s", f"must be a number of seconds > 0, got {cfg['round_len_s']!r}")
         if "round_end" in cfg:
             require(cfg["round_end"] in ROUND_ENDS, source, "round_end", f"{cfg['round_end']!r} is not one of {', '.join(ROUND_ENDS)}")
+        if "profile_error" in cfg:
+            require(_num(cfg["profile_error"]) and 0 <= cfg["profile_error"] < 1, source, "profile_error",
+                    f"must be a relative error in [0, 1), got {cfg['profile_error']!r}")
         if "max_rounds" in cfg:
             require(isinstance(cfg["max_rounds"], int) and cfg["max_rounds"] > 0, source, "max_rounds", f"must be an integer > 0, got {cfg['max_rounds']!r}")
         return cls(overheads=Overheads(**ov), **cfg)

@@ -70,6 +70,10 @@ class Engine:
         self.placer = HostPlacer(cluster, n, int(jobs.workers.max()), config.consolidate) if config.placement else None
         self.capacity = cluster.counts.astype(np.int64)
         self.checker = RoundChecker() if config.check else None
+        # what policies believe each job's total work is (profiling error); the engine runs the truth
+        err = config.profile_error
+        noise = np.random.default_rng([seed, 0xF1]).uniform(1 - err, 1 + err, n) if err > 0 else 1.0
+        self.work_seen = jobs.work * noise
 
     # ---- the loop -------------------------------------------------------------------------
     def run(self) -> SimResult:
@@ -251,7 +255,8 @@ class Engine:
         rows = np.flatnonzero(cur >= 0)
         switch_cost[rows, cur[rows]] = 0.0
         fields = dict(
-            job_id=active, arrival=jobs.arrival[active], workers=jobs.workers[active], work=jobs.work[active],
+            job_id=active, arrival=jobs.arrival[active], workers=jobs.workers[active],
+            work=np.maximum(self.work_seen[active], s.done[active]),  # an estimate never below what is done
             done=s.done[active], weight=jobs.weight[active], throughput=jobs.tput_packed[active],
             feasible=jobs.feasible[active], last_type=cur, prev_type=s.prev_type[active],
             switch_cost_s=switch_cost, state_bytes=jobs.state_bytes[active],
