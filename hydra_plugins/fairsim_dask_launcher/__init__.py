@@ -1,0 +1,1 @@
+"""fairsim's Dask launcher for Hydra (Hydra loads launchers only from the hydra_plugins namespace)."""
