@@ -55,6 +55,17 @@ def test_work_term_remaining_and_switch_options():
         assert fresh(**options).build_problem(view).cost[1, 0] == pytest.approx(base + s), options
 
 
+def test_weights_scale_the_age_and_rho_terms():
+    view = two_job_view()
+    assert fresh(age_weight=0.0).build_problem(view).cost[0, 1] == pytest.approx(1.5 + 0.2)
+    policy = fresh(rho_weight=2.0)
+    policy.rho[0] = 0.5
+    # job 0's best type is type 1 (600/round): theta' = [0.5, 1]; the rho term is 2 * 0.5 * theta'
+    cost = policy.build_problem(view).cost
+    assert cost[0, 0] == pytest.approx(11 / 3 - 1e-6 - 0.5, abs=1e-9)
+    assert cost[0, 1] == pytest.approx(4 / 3 + 1.5 + 0.2 - 1.0)
+
+
 def test_fair_rate_for_multi_worker_jobs():
     tput = np.array([[1.0, 2.0], [1.0, 2.0]])
     workers = np.array([1, 4])

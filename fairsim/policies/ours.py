@@ -45,7 +45,8 @@ class FFTPolicy(Policy):
                  repair_core: int = 256, repair_keep_types: int = 2, work_term: str = "total", work_units: str = "best_rounds",
                  switch_units: str = "gpu_rounds", switch_when_idle: str = "engine", switch_penalty: bool = True,
                  fairness: bool = True, mu: str = "adaptive", mu_const: float = 1.0,
-                 tau_multiworker: str = "gpu_share", tau_from: str = "arrival", work_conserving: bool = True, keep_tie_break: float = 1e-6):
+                 tau_multiworker: str = "gpu_share", tau_from: str = "arrival", work_conserving: bool = True, keep_tie_break: float = 1e-6,
+                 rho_weight: float = 1.0, age_weight: float = 1.0):
         src = "policy ours"
         for key, value, allowed in (("solver", solver, tuple(SOLVERS)), ("work_term", work_term, WORK_TERMS),
                                     ("work_units", work_units, WORK_UNITS), ("switch_units", switch_units, SWITCH_UNITS),
@@ -53,7 +54,7 @@ class FFTPolicy(Policy):
                                     ("tau_multiworker", tau_multiworker, TAU_MODES), ("tau_from", tau_from, TAU_FROM)):
             require(value in allowed, src, key, f"{value!r} is not one of {', '.join(allowed)}")
         for key, value in (("time_limit_s", time_limit_s), ("mip_gap", mip_gap), ("mu_const", mu_const),
-                           ("keep_tie_break", keep_tie_break)):
+                           ("keep_tie_break", keep_tie_break), ("rho_weight", rho_weight), ("age_weight", age_weight)):
             require(isinstance(value, (int, float)) and not isinstance(value, bool) and value >= 0, src, key,
                     f"must be a number >= 0, got {value!r}")
         require(time_limit_s > 0, src, "time_limit_s", f"must be > 0, got {time_limit_s!r}")
@@ -65,6 +66,7 @@ class FFTPolicy(Policy):
         self.switch_when_idle, self.switch_penalty, self.fairness = switch_when_idle, bool(switch_penalty), bool(fairness)
         self.mu_mode, self.mu_const, self.tau_mode, self.tau_from = mu, float(mu_const), tau_multiworker, tau_from
         self.work_conserving, self.keep_tie_break = bool(work_conserving), float(keep_tie_break)
+        self.rho_weight, self.age_weight = float(rho_weight), float(age_weight)
         self.reset(None, 0, 0)
 
     # ---- per-run state -------------------------------------------------------------------------
@@ -151,8 +153,8 @@ class FFTPolicy(Policy):
         w = view.work if self.work_term == "total" else view.remaining
         w = np.maximum(w, 1e-12)[:, None]
         age = ((view.now - view.arrival) / view.round_len)[:, None]
-        phi = age * theta / w + view.workers[:, None] * w / safe_theta
-        cost = phi + self._switch_term(view) - self.rho[view.job_id][:, None] * theta_u
+        phi = self.age_weight * age * theta / w + view.workers[:, None] * w / safe_theta
+        cost = phi + self._switch_term(view) - self.rho_weight * self.rho[view.job_id][:, None] * theta_u
         running = np.flatnonzero(view.last_type >= 0)
         cost[running, view.last_type[running]] -= self.keep_tie_break  # ties: stay where you are
         return np.where(feasible, cost, 0.0)
