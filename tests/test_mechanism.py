@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 from fairsim.errors import InputError
-from fairsim.policies.mechanism import GavelMechanism, greedy_gang_fill
+from fairsim.policies.mechanism import GavelMechanism
 from fairsim.testing import toy_cluster, toy_view
 
 ROUND = 360.0
@@ -101,10 +101,14 @@ def test_gang_on_one_type_never_split():
 
 
 def test_wide_job_skipped_when_it_does_not_fit_and_narrow_ones_fill():
-    order = np.array([0, 1, 2, 3])
-    chosen = greedy_gang_fill(order, np.array([1, 4, 2, 1]), 3)
-    assert chosen.tolist() == [0, 2]  # 1 fits, 4 skipped, 2 fits, then the cluster is full
-    assert greedy_gang_fill(order, np.array([8, 8, 1, 1]), 2).tolist() == [2, 3]
+    # queue by target: widths 1, 4, 2, 1 on 3 GPUs -> the 1 fits, the 4 is skipped, the 2 fits,
+    # then the type is full and the last job waits
+    d = Driver(GavelMechanism(), [[1.0]] * 4, [3], workers=[1, 4, 2, 1])
+    assert list(d.step(fixed([[0.4], [0.3], [0.2], [0.1]]), changed=True)) == [0, -1, 0, -1]
+    assert not d.mech.stable  # job 1 (positive priority) was left out: the schedule will rotate
+    d2 = Driver(GavelMechanism(), [[1.0]] * 2, [3], workers=[1, 2])
+    d2.step(fixed([[0.5], [0.5]]), changed=True)
+    assert d2.mech.stable  # everything fits: the same assignment repeats until something changes
 
 
 def test_capacity_never_exceeded_on_random_views():
@@ -176,3 +180,24 @@ def test_bad_options_raise_input_error():
         GavelMechanism(unallocated="drop")
     with pytest.raises(InputError, match="recompute_min_interval_s"):
         GavelMechanism(recompute_min_interval_s=-1)
+
+
+def test_mechanism_options_come_as_a_mapping_from_the_policy_yaml():
+    from pathlib import Path
+
+    from omegaconf import OmegaConf
+
+    from fairsim.experiment.single import build_policy
+    from fairsim.policies.mechanism import as_mechanism
+
+    conf = Path(__file__).resolve().parents[1] / "conf" / "policy"
+    for name in ("gavel", "gavel_mmf", "gavel_ftf"):
+        policy = build_policy(OmegaConf.load(conf / f"{name}.yaml"))
+        assert isinstance(policy.mechanism, GavelMechanism)
+        assert policy.mechanism.recompute_min_interval_s == 1920.0
+        assert policy.mechanism.unallocated == "reserve"
+    assert as_mechanism({"recompute_min_interval_s": 0}).recompute_min_interval_s == 0.0
+    with pytest.raises(InputError, match="mechanism.every"):
+        as_mechanism({"every": 3})
+    with pytest.raises(InputError, match="recompute_min_interval_s"):
+        as_mechanism({"recompute_min_interval_s": "soon"})

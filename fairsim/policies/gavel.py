@@ -31,11 +31,12 @@ from scipy import sparse
 from scipy.optimize import linprog
 
 from fairsim.policies.base import FractionPolicy, PolicyView
+from fairsim.policies.mechanism import as_mechanism
 
 
 class GavelJct(FractionPolicy):
     def __init__(self, mechanism=None, rel_gap: float = 1e-4, max_iterations: int = 60):
-        super().__init__(mechanism)
+        super().__init__(as_mechanism(mechanism))
         self.rel_gap = float(rel_gap)
         self.max_iterations = int(max_iterations)
 

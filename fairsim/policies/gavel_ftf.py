@@ -23,12 +23,13 @@ import numpy as np
 
 from fairsim.cluster import ClusterSpec
 from fairsim.policies.base import FractionPolicy, PolicyView
+from fairsim.policies.mechanism import as_mechanism
 from fairsim.policies.gavel_lp import solve_max_min
 
 
 class GavelFinishTimeFairness(FractionPolicy):
     def __init__(self, mechanism=None, rel_tol: float = 1e-4, max_bisections: int = 40):
-        super().__init__(mechanism)
+        super().__init__(as_mechanism(mechanism))
         self.rel_tol = float(rel_tol)
         self.max_bisections = int(max_bisections)
 

@@ -26,6 +26,7 @@ import numpy as np
 
 from fairsim.cluster import ClusterSpec
 from fairsim.policies.base import FractionPolicy, PolicyView
+from fairsim.policies.mechanism import as_mechanism
 from fairsim.policies.gavel_lp import WarmMaxMin, solve_max_min
 
 
@@ -36,7 +37,7 @@ class GavelMaxMinFairness(FractionPolicy):
     vertex when the optimum is not unique) or solve each LP cold with linprog."""
 
     def __init__(self, mechanism=None, warm_start: bool = True):
-        super().__init__(mechanism)
+        super().__init__(as_mechanism(mechanism))
         self.warm_start = warm_start
 
     def reset(self, cluster: ClusterSpec, num_jobs: int, seed: int) -> None:
@@ -62,14 +63,16 @@ def max_min_fractions(coef: np.ndarray, workers: np.ndarray, capacity: np.ndarra
     runnable = (coef > 0).any(axis=1)
     if not runnable.any():
         return x
-    keys = np.column_stack([coef[runnable], workers[runnable]])
-    classes, member = np.unique(keys, axis=0, return_inverse=True)
+    keys = np.ascontiguousarray(np.column_stack([coef[runnable], workers[runnable]]), dtype=np.float64)
+    rows = keys.view(np.dtype((np.void, keys.itemsize * keys.shape[1]))).ravel()  # one bytes key per job
+    first, member = np.unique(rows, return_index=True, return_inverse=True)[1:]
     member = member.ravel()
-    count = np.bincount(member, minlength=len(classes)).astype(np.float64)
+    count = np.bincount(member, minlength=len(first)).astype(np.float64)
+    classes = keys[first]
     a, g = classes[:, :t], classes[:, t] * count
     if lp is None:
         y = solve_max_min(a, g, capacity.astype(np.float64))
     else:
-        y = lp.solve([row.tobytes() for row in classes], a, g)
+        y = lp.solve([rows[i].tobytes() for i in first], a, g)
     x[runnable] = y[member]
     return x

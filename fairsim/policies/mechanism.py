@@ -25,13 +25,19 @@ Received time: a job's time in a round is how long it held its GPUs (the engine'
 grows by it), which with ``round_end: latest_finish`` is shorter than the round when the job
 finishes early or runs whole steps only -- as Gavel counts ``finish - round start`` per job.
 
+``stable`` (and the ``stable_round_pct`` stat) says whether the last assignment provably repeats
+until a job arrives or finishes or X is recomputed: no job with a positive priority was left
+out of a type (priorities of left-out zero-priority jobs never change between resets, and a
+placed set that fits keeps fitting in any order). An engine could skip such rounds in bulk.
+
 State lives in arrays indexed by the engine's stable job index (``view.job_id``).
 """
 
 from __future__ import annotations
 
+import inspect
 import time
-from typing import Callable, Sequence
+from typing import Any, Callable, Mapping, Sequence
 
 import numpy as np
 
@@ -48,12 +54,14 @@ class GavelMechanism:
     def __init__(self, recompute_min_interval_s: float = 1920.0, unallocated: str = "reserve",
                  initial_time_rounds: float = 0.5, type_order: Sequence[str] | None = None,
                  recompute_when_idle: bool = True):
-        require(recompute_min_interval_s >= 0, "policy", "mechanism.recompute_min_interval_s",
-                f"must be >= 0 seconds, got {recompute_min_interval_s!r}")
+        require(_is_number(recompute_min_interval_s) and recompute_min_interval_s >= 0, "policy",
+                "mechanism.recompute_min_interval_s", f"must be a number of seconds >= 0, got {recompute_min_interval_s!r}")
         require(unallocated in UNALLOCATED, "policy", "mechanism.unallocated",
                 f"{unallocated!r} is not one of {', '.join(UNALLOCATED)}")
-        require(initial_time_rounds >= 0, "policy", "mechanism.initial_time_rounds",
-                f"must be >= 0, got {initial_time_rounds!r}")
+        require(_is_number(initial_time_rounds) and initial_time_rounds >= 0, "policy", "mechanism.initial_time_rounds",
+                f"must be a number >= 0, got {initial_time_rounds!r}")
+        require(type_order is None or (isinstance(type_order, Sequence) and not isinstance(type_order, str)),
+                "policy", "mechanism.type_order", f"must be a list of GPU type names or null, got {type_order!r}")
         self.recompute_min_interval_s = float(recompute_min_interval_s)
         self.unallocated = unallocated
         self.initial_time_rounds = float(initial_time_rounds)
@@ -116,17 +124,23 @@ class GavelMechanism:
         """Add last round's busy time to the per-type counters; True if nothing ran."""
         if self.prev is None:
             return False
-        ids, types, run_s0, est, now0 = self.prev
-        if not len(ids):
+        before, rows0, types = self.prev  # the previous view, the rows that ran, their types
+        if not len(rows0):
             return True
+        ids = before.job_id[rows0]
         rows = self.row_of[ids]
         present = rows >= 0
-        busy = np.minimum(est, max(view.now - now0, 0.0))  # finished jobs: estimated from their work left
-        busy[present] = view.run_s[rows[present]] - run_s0[present]
-        np.add.at(self.job_time, (ids, types), busy)
+        if present.all():
+            busy = view.run_s[rows] - before.run_s[rows0]
+        else:  # finished jobs leave the view: their busy time follows from the work they had left
+            self.pending = True
+            busy = np.empty(len(ids))
+            busy[present] = view.run_s[rows[present]] - before.run_s[rows0[present]]
+            r0, k = rows0[~present], types[~present]
+            est = before.switch_cost_s[r0, k] + (before.work[r0] - before.done[r0]) / before.throughput[r0, k]
+            busy[~present] = np.minimum(est, max(view.now - before.now, 0.0))
+        self.job_time[ids, types] += busy  # (job, type) pairs are unique
         self.worker_time += np.bincount(types, weights=busy, minlength=len(self.worker_time))
-        if (~present).any():
-            self.pending = True  # a job finished
         self.counters["lease_opp"] += int(present.sum())
         self.kept = (ids[present], types[present])
         return False
@@ -150,21 +164,18 @@ class GavelMechanism:
         self.counters["recomputes"] += 1
         require(x.shape == (len(ids), view.num_types), "policy", "fractions",
                 f"returned shape {x.shape}, expected {(len(ids), view.num_types)}")
-        self.target[ids] = np.clip(x, 0.0, 1.0)
+        self.target[ids] = np.clip(x, 0.0, 1.0) * view.feasible  # no target where the job cannot run
         self.in_x[ids] = True
         self.last_reset = view.now
         self.pending = False
 
     def _remember(self, view: PolicyView, assignment: np.ndarray) -> None:
         rows = np.flatnonzero(assignment >= 0)
-        ids, types = view.job_id[rows], assignment[rows]
         if self.kept is not None:
             kept_ids, kept_types = self.kept
             self.counters["lease_ext"] += int((assignment[self.row_of[kept_ids]] == kept_types).sum())
             self.kept = None
-        tput = view.throughput[rows, types]
-        est = view.switch_cost_s[rows, types] + (view.work[rows] - view.done[rows]) / tput
-        self.prev = (ids, types, view.run_s[rows].copy(), np.minimum(est, view.round_len), view.now)
+        self.prev = (view, rows, assignment[rows])  # views are read-only snapshots: safe to keep
         self.counters["rounds"] += 1
 
     def _type_order(self, cluster: ClusterSpec) -> np.ndarray:
@@ -177,77 +188,88 @@ class GavelMechanism:
 
     # ---- placement -------------------------------------------------------------------------------
     def priorities(self, view: PolicyView) -> np.ndarray:
-        """Gavel's priority X / (share of type k's time received), [n, T]."""
+        """Gavel's priority X / (share of type k's time received), [n, T]; 0 where X is 0."""
         ids = view.job_id
-        x = self.target[ids]  # zero rows for jobs not in X yet
+        x = self.target[ids]  # zero rows for jobs not in X yet, zero where the job cannot run
         job_time = self.job_time[ids]
-        if (self.worker_time > 0).all() and (job_time > 0).all():
-            prio = x / (job_time / self.worker_time)  # common case: every share is positive (Gavel's float ops)
-        else:
-            with np.errstate(divide="ignore", invalid="ignore"):
-                frac = np.where(self.worker_time > 0, job_time / self.worker_time, 0.0)
-                prio = np.where(frac > 0, x / frac, x * _NO_FRACTION_BOOST)
-        return np.where(view.throughput > 0, prio, 0.0)
+        if self.initial_time_rounds > 0 and self.worker_time.min() > 0:
+            return x / (job_time / self.worker_time)  # every share positive (Gavel's float ops)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            frac = np.where(self.worker_time > 0, job_time / self.worker_time, 0.0)
+            return np.where(frac > 0, x / frac, x * _NO_FRACTION_BOOST)
 
     def _place(self, view: PolicyView) -> np.ndarray:
         n, t = view.num_jobs, view.num_types
-        assignment = view.empty_assignment()
         self.stable = True
         if n == 0:
-            return assignment
+            return view.empty_assignment()
         ids = view.job_id
         prio = self.priorities(view)
-        allocated = self.in_x[ids]
-        eligible = view.feasible & (view.throughput > 0)
-        if self.unallocated == "skip":
-            eligible &= allocated[:, None]
-        # one sort for all types: key (type rank, -priority, -deficit, -X, arrival), ties stable
+        # one stable sort of all (job, type) pairs: type rank, then priority, deficit, X, all
+        # descending; ties keep arrival order (flat index = row * T + type)
         rank = np.empty(t, dtype=np.int64)
         rank[self.order] = np.arange(t)
-        rows = np.repeat(np.arange(n), t)
-        flat = np.lexsort((rows, -self.target[ids].ravel(), -self.deficit[ids].ravel(), -prio.ravel(),
+        flat = np.lexsort((-self.target[ids].ravel(), -self.deficit[ids].ravel(), -prio.ravel(),
                            np.tile(rank, n)))
-        by_type = rows[flat].reshape(t, n)  # row r: jobs sorted for the type of rank r
-        taken = np.zeros(n, dtype=bool)
-        workers = view.workers
-        reserved = 0
-        for r, k in enumerate(self.order):
-            free = int(view.capacity[k])
-            seg = by_type[r]
-            cand = seg[eligible[seg, k] & ~taken[seg]]
-            if free <= 0 or not len(cand):
-                continue
-            chosen = greedy_gang_fill(cand, workers[cand], free)
-            taken[chosen] = True
-            runs = chosen[allocated[chosen]]
-            assignment[runs] = k
-            if len(runs) < len(chosen):
-                reserved += int(workers[chosen[~allocated[chosen]]].sum())
-            if self.stable and len(chosen) < len(cand):
-                # a job with a positive priority left out here may overtake a chosen one later
-                self.stable = not (prio[cand[~taken[cand]], k] > 0).any()
+        blocks = (flat // t).reshape(t, n).tolist()  # block r: rows in the order of type order[r]
+        allocated = self.in_x[ids]
+        eligible = view.feasible & allocated[:, None] if self.unallocated == "skip" else view.feasible
+        # the greedy pass itself is sequential: plain Python over lists beats numpy calls here
+        assignment, reserved = self._greedy_pass(blocks, eligible.T.tolist(), (prio > 0).T.tolist(),
+                                                 view.workers.tolist(), allocated.tolist(),
+                                                 view.capacity.tolist())
         self.counters["reserved_gpu_rounds"] += reserved
         self.counters["stable_rounds"] += int(self.stable)
-        return assignment
+        return np.array(assignment, dtype=np.int64)
+
+    def _greedy_pass(self, blocks, eligible, positive, workers, allocated, capacity):
+        """Gavel's pass: types in order, each type's queue in priority order; a job is placed at
+        most once, on one type, if its whole gang fits in the GPUs left. Jobs without X take
+        their GPUs but do not run ("reserve"). Sets ``self.stable`` to False when a job with a
+        positive priority was left out of a type: it may overtake a placed job in later rounds."""
+        n = len(workers)
+        assignment = [-1] * n
+        placed = [False] * n
+        reserved = 0
+        stable = True
+        for r, k in enumerate(self.order.tolist()):
+            free = capacity[k]
+            elig_k, pos_k = eligible[k], positive[k]
+            for j in blocks[r]:
+                if placed[j] or not elig_k[j]:
+                    continue
+                w = workers[j]
+                if w > free:
+                    if pos_k[j]:
+                        stable = False
+                    if free == 0 and not stable:
+                        break
+                    continue
+                free -= w
+                placed[j] = True
+                if allocated[j]:
+                    assignment[j] = k
+                else:
+                    reserved += w
+        self.stable = stable
+        return assignment, reserved
 
 
-def greedy_gang_fill(order: np.ndarray, widths: np.ndarray, free: int) -> np.ndarray:
-    """Walk ``order`` placing each job whose gang fits in the GPUs left, skipping the rest
-    (Gavel's per-type pass). Vectorized in runs: a prefix whose cumulative width fits is taken
-    at once, then the next job that fits the remainder is found in one scan."""
-    chosen = []
-    pos, m = 0, len(order)
-    while pos < m and free > 0:
-        csum = np.cumsum(widths[pos:])
-        fit = int(np.searchsorted(csum, free, side="right"))
-        if fit:
-            chosen.append(order[pos:pos + fit])
-            free -= int(csum[fit - 1])
-            pos += fit
-        if pos >= m or free <= 0:
-            break
-        fits = np.flatnonzero(widths[pos:] <= free)
-        if not len(fits):
-            break
-        pos += int(fits[0])
-    return np.concatenate(chosen) if chosen else np.empty(0, dtype=np.int64)
+def as_mechanism(value: Any) -> GavelMechanism:
+    """The ``mechanism`` option of a fraction policy: None (Gavel's defaults), a mechanism, or a
+    mapping of GavelMechanism options (how the policy YAML files give it)."""
+    if value is None:
+        return GavelMechanism()
+    if isinstance(value, GavelMechanism):
+        return value
+    require(isinstance(value, Mapping), "policy", "mechanism", f"must be a mapping of options, got {value!r}")
+    opts = dict(value)
+    opts.pop("_target_", None)
+    allowed = [p for p in inspect.signature(GavelMechanism.__init__).parameters if p != "self"]
+    for key in opts:
+        require(key in allowed, "policy", f"mechanism.{key}", f"unknown option (allowed: {', '.join(allowed)})")
+    return GavelMechanism(**opts)
+
+
+def _is_number(x: Any) -> bool:
+    return isinstance(x, (int, float)) and not isinstance(x, bool) and np.isfinite(x)
