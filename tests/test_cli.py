@@ -36,7 +36,7 @@ def test_default_run_writes_complete_results(tmp_path):
     (["seed=1.5"], "seed: must be an integer >= 0"),
     (["sim.round_len_s=0"], "round_len_s: must be a number of seconds > 0"),
     (["workload=nosuch"], "workload"),
-    (["policy.backfill=maybe"], "policy fifo"),
+    (["policy=fifo", "policy.backfill=maybe"], "policy fifo: backfill: must be bool"),
 ])
 def test_bad_config_one_line_exit_2(tmp_path, overrides, needle):
     proc = run(tmp_path, "num_jobs=20", *overrides)
