@@ -1,0 +1,217 @@
+"""Reproduce the paper's figures and headline numbers with one command.
+
+    python -m fairsim.experiment.reproduce [--scale small|full] [--only fig7 fig11 ...]
+
+Reads experiments/paper.yaml. For each sweep a selected figure needs it runs, as a subprocess,
+    python run.py -m +experiment=<preset> sweep_name=<preset><suffix> results_dir=<dir> <scale overrides>
+so Hydra's joblib launcher runs the cells in parallel, complete cells are skipped on a rerun and
+MLflow logs the sweep as it logs any other. Benchmarks (``python -m fairsim.bench <name>``) run
+once and are cached under <results>/bench/. Then every figure is drawn into paper_figs/ (PDF,
+PNG, and the plotted numbers as data/*.csv) and paper_figs/REPORT.md is written. Same results ->
+byte-identical figures and report.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import json
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pandas as pd
+import yaml
+
+from fairsim.errors import InputError, require
+
+ROOT = Path(__file__).resolve().parents[2]
+PLAN = ROOT / "experiments" / "paper.yaml"
+RUN = ROOT / "run.py"
+
+
+def load_plan(path: Path = PLAN) -> dict:
+    plan = yaml.safe_load(Path(path).read_text())
+    for key in ("scales", "sweeps", "figures", "headlines"):
+        require(isinstance(plan.get(key), dict if key != "headlines" else list), str(path), key, "missing or malformed")
+    roles = set(plan["sweeps"])
+    benches = set(plan.get("benches") or {})
+    for name, fig in plan["figures"].items():
+        for role in fig.get("sweeps", []):
+            require(role in roles, str(path), f"figures.{name}.sweeps", f"unknown sweep {role!r} (allowed: {', '.join(sorted(roles))})")
+        for bench in fig.get("benches", []):
+            require(bench in benches, str(path), f"figures.{name}.benches", f"unknown benchmark {bench!r}")
+    return plan
+
+
+def needed(plan: dict, figures: list[str]) -> tuple[list[str], list[str]]:
+    """Sweep roles and benchmarks the figures need, in the plan's order."""
+    roles = {r for f in figures for r in plan["figures"][f].get("sweeps", [])}
+    benches = {b for f in figures for b in plan["figures"][f].get("benches", [])}
+    return [r for r in plan["sweeps"] if r in roles], [b for b in plan.get("benches") or {} if b in benches]
+
+
+def sweep_name(plan: dict, role: str, scale: str) -> str:
+    return plan["sweeps"][role]["preset"] + plan["scales"][scale].get("suffix", "")
+
+
+def sweep_command(plan: dict, role: str, scale: str, results_dir: str, extra: list[str]) -> list[str]:
+    spec = plan["sweeps"][role]
+    return [sys.executable, str(RUN), "-m", f"+experiment={spec['preset']}", f"sweep_name={sweep_name(plan, role, scale)}",
+            f"results_dir={results_dir}", *map(str, spec.get(scale) or []), *extra]
+
+
+def missing_option(key: str | None) -> str | None:
+    """Why a sweep cannot run: the config option it needs does not exist (None if it does)."""
+    if not key:
+        return None
+    from fairsim.experiment.compose import compose_config
+
+    try:
+        compose_config([f"{key}=0"])
+    except Exception:  # Hydra refuses to override a key the config does not have
+        return f"needs option {key} (not in the harness yet)"
+    return None
+
+
+def parse_bench_table(text: str) -> pd.DataFrame:
+    """The benchmark's printed table (a header line starting with ``jobs``, then aligned rows) as
+    numbers; ``%`` and ``x`` suffixes are dropped, ``-`` is NaN."""
+    lines = text.splitlines()
+    start = next((i for i, line in enumerate(lines) if line.split()[:1] == ["jobs"]), None)
+    if start is None:
+        return pd.DataFrame()
+    header = lines[start].split()
+    rows = []
+    for line in lines[start + 1:]:
+        parts = line.split()
+        if len(parts) != len(header) or not parts[0].isdigit():
+            break
+        rows.append([float("nan") if p == "-" else float(p.rstrip("%x")) for p in parts])
+    return pd.DataFrame(rows, columns=header)
+
+
+def run_sweep(cmd: list[str], role: str) -> int:
+    print(f"[reproduce] sweep {role}: {' '.join(cmd[1:])}", flush=True)
+    started = time.perf_counter()
+    code = subprocess.run(cmd).returncode
+    print(f"[reproduce] sweep {role}: exit {code} after {time.perf_counter() - started:.0f} s", flush=True)
+    return code
+
+
+def _bench_paths(plan: dict, name: str, scale: str, results_dir: str) -> tuple[Path, Path]:
+    stem = f"{name}{plan['scales'][scale].get('suffix', '')}"
+    folder = Path(results_dir) / "bench"
+    return folder / f"{stem}.csv", folder / f"{stem}.args.json"
+
+
+def cached_bench(plan: dict, name: str, scale: str, results_dir: str) -> pd.DataFrame | None:
+    table_path, _ = _bench_paths(plan, name, scale, results_dir)
+    return pd.read_csv(table_path) if table_path.is_file() else None
+
+
+def run_bench(plan: dict, name: str, scale: str, results_dir: str) -> pd.DataFrame:
+    """Run ``python -m fairsim.bench <name> <args>`` once; reuse the cached table while the args match."""
+    args = [str(a) for a in plan["benches"][name].get(scale) or []]
+    table_path, args_path = _bench_paths(plan, name, scale, results_dir)
+    if table_path.is_file() and args_path.is_file() and json.loads(args_path.read_text()) == args:
+        print(f"[reproduce] benchmark {name}: cached in {table_path}", flush=True)
+        return pd.read_csv(table_path)
+    print(f"[reproduce] benchmark {name}: python -m fairsim.bench {name} {' '.join(args)}", flush=True)
+    proc = subprocess.run([sys.executable, "-m", "fairsim.bench", name, *args], capture_output=True, text=True)
+    print(proc.stdout, end="", flush=True)
+    if proc.returncode != 0:
+        raise RuntimeError(f"benchmark {name} failed (exit {proc.returncode}): {proc.stderr.strip()[-500:]}")
+    table = parse_bench_table(proc.stdout)
+    if table.empty:
+        raise RuntimeError(f"benchmark {name} printed no table")
+    table_path.parent.mkdir(parents=True, exist_ok=True)
+    table.to_csv(table_path, index=False)
+    args_path.write_text(json.dumps(args))
+    return table
+
+
+def load_inputs(plan: dict, scale: str, results_dir: str, benches: dict[str, pd.DataFrame]):
+    """Every sweep of the plan that has collected results at this scale (run now or before)."""
+    from fairsim.figures.data import Inputs, SweepData
+
+    sweeps = {}
+    for role in plan["sweeps"]:
+        folder = Path(results_dir) / "sweeps" / sweep_name(plan, role, scale)
+        if (folder / "results.parquet").is_file():
+            sweeps[role] = SweepData.load(folder)
+    return Inputs(sweeps, benches)
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(prog="python -m fairsim.experiment.reproduce", description=__doc__.splitlines()[0])
+    ap.add_argument("--scale", default="small", help="small (default, ~30 min on 2 cores) or full (the paper's sizes)")
+    ap.add_argument("--only", nargs="+", metavar="FIG", help="draw only these figures (e.g. fig7 fig11) and run only their sweeps")
+    ap.add_argument("--results-dir", default="results", help="where the sweeps live (default: results)")
+    ap.add_argument("--out", default="paper_figs", help="figures and REPORT.md go here (default: paper_figs)")
+    ap.add_argument("--plan", default=str(PLAN), help="the experiment list (default: experiments/paper.yaml)")
+    ap.add_argument("--draw-only", action="store_true", help="run nothing: draw from the results already on disk")
+    ap.add_argument("--sweep-arg", action="append", default=[], metavar="OVERRIDE",
+                    help="extra Hydra override for every sweep, e.g. hydra.launcher.n_jobs=1 (repeatable)")
+    args = ap.parse_args(argv)
+    tick = time.perf_counter()
+    try:
+        plan = load_plan(Path(args.plan))
+        require(args.scale in plan["scales"], "command line", "--scale", f"unknown scale {args.scale!r} (allowed: {', '.join(plan['scales'])})")
+        figures = args.only or list(plan["figures"])
+        for f in figures:
+            require(f in plan["figures"], "command line", "--only", f"unknown figure {f!r} (allowed: {', '.join(plan['figures'])})")
+    except InputError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+
+    roles, bench_names = needed(plan, figures)
+    gaps = {role: why for role, spec in plan["sweeps"].items() if (why := missing_option(spec.get("requires")))}
+    failed = False
+    for role in roles:
+        if role in gaps:
+            print(f"[reproduce] sweep {role}: skipped, {gaps[role]}", flush=True)
+        elif not args.draw_only:
+            code = run_sweep(sweep_command(plan, role, args.scale, args.results_dir, args.sweep_arg), role)
+            if code != 0:
+                gaps[role] = f"the sweep failed (exit {code}); rerun the same command to resume it"
+                failed = True
+    benches = {}
+    for name in bench_names:
+        try:
+            table = cached_bench(plan, name, args.scale, args.results_dir) if args.draw_only \
+                else run_bench(plan, name, args.scale, args.results_dir)
+        except RuntimeError as exc:
+            print(f"[reproduce] {exc}", file=sys.stderr)
+            failed, table = True, None
+        if table is not None:
+            benches[name] = table
+
+    from fairsim.figures.data import MissingInput
+    from fairsim.figures.headlines import evaluate
+    from fairsim.figures.report import write_report
+
+    inputs = load_inputs(plan, args.scale, args.results_dir, benches)
+    out = Path(args.out)
+    drawn, notes = {}, []
+    for name in figures:
+        spec = plan["figures"][name]
+        try:
+            importlib.import_module(spec["module"]).draw(inputs, out)
+            drawn[name] = spec.get("what", "")
+            print(f"[reproduce] {name}: {out / name}.pdf", flush=True)
+        except MissingInput as exc:
+            notes.append(f"{name} not drawn: {exc}")
+            print(f"[reproduce] {name}: not drawn, {exc}", flush=True)
+    rows = evaluate(plan["headlines"], inputs, gaps)
+    command = " ".join(["python -m fairsim.experiment.reproduce --scale", args.scale, *(["--only", *args.only] if args.only else []),
+                        *(f"--sweep-arg {a}" for a in args.sweep_arg)])
+    report = write_report(out / "REPORT.md", args.scale, rows, inputs, drawn, gaps, command, notes)
+    print(f"[reproduce] {report}: {sum(r.verdict == 'yes' for r in rows)} of {len(rows)} headline numbers reproduce in direction")
+    print(f"[reproduce] done in {time.perf_counter() - tick:.0f} s")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

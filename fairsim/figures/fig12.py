@@ -1,0 +1,16 @@
+"""Fig. 12: mean and max finish-time fairness rho of each baseline as a ratio to FFT on the
+simulated traces 3-9 (baseline / FFT, mean over seeds with 95% CI)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from fairsim.figures.data import Inputs
+from fairsim.figures.plots import ratio_figure
+
+METRICS = {"rho_mean": "mean rho / FFT", "rho_max": "max rho / FFT"}
+
+
+def draw(inputs: Inputs, out_dir: Path) -> list[Path]:
+    return ratio_figure(inputs.sweep("simulated").cells, METRICS, out_dir, "fig12",
+                        "Fig. 12: fairness vs FFT, simulated traces 3-9 (ratio > 1: FFT fairer)", by_trace=True)

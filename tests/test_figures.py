@@ -1,0 +1,158 @@
+"""Figures and headline numbers on tiny hand-made results tables: the statistics, the verdicts,
+and byte-identical PDF/PNG output on a rerun."""
+
+import math
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from fairsim.figures import fig7, fig8, fig9, fig10, fig11, fig12, fig13
+from fairsim.figures.data import Inputs, MissingInput, SweepData
+from fairsim.figures.headlines import evaluate, verdict
+from fairsim.figures.report import write_report
+from fairsim.figures.stats import Interval, mean_ci, paired_differences, paired_ratios
+
+# avg JCT per (policy, workload, seed): gavel is 2x ours on trace1, 1.5x on trace2 (seed 0, 1)
+JCT = {("ours", "trace1"): [100.0, 200.0], ("gavel", "trace1"): [200.0, 400.0],
+       ("ours", "trace2"): [100.0, 100.0], ("gavel", "trace2"): [150.0, 160.0],
+       ("tiresias", "trace1"): [90.0, 210.0], ("tiresias", "trace2"): [95.0, 90.0]}
+
+
+def cells_table() -> pd.DataFrame:
+    rows = []
+    for (policy, workload), values in JCT.items():
+        for seed, jct in enumerate(values):
+            rows.append({"cell": f"policy={policy},seed={seed},workload={workload}", "policy": policy, "workload": workload,
+                         "cluster": "paper", "seed": seed, "num_jobs": 3, "finished_jobs": 3, "avg_jct_s": jct,
+                         "makespan_s": 10 * jct, "rho_mean": jct / 100, "rho_max": jct / 50, "rho_lt1_share": 100 / jct / 2,
+                         "starvation_max_s": jct * 36, "starvation_mean_s": jct * 3, "migrations": int(jct) // 10,
+                         "switches_to_faster_share": 0.5, "overhead_s_total": jct, "type_switches": int(jct) // 20})
+    return pd.DataFrame(rows)
+
+
+def write_sweep(folder, cells: pd.DataFrame) -> SweepData:
+    """A collected sweep on disk: results.parquet, jobs.parquet and each cell's rounds.parquet."""
+    folder.mkdir(parents=True)
+    cells.assign(sweep=folder.name).to_parquet(folder / "results.parquet", index=False)
+    jobs = []
+    for i, row in enumerate(cells.itertuples()):
+        jobs.append(pd.DataFrame({"cell": row.cell, "job_id": [0, 1, 2], "rho": [0.5, 1.0 + i / 10, 2.0],
+                                  "starvation_s": [0.0, 60.0 * i, 3600.0]}))
+        (folder / row.cell).mkdir()
+        pd.DataFrame({"t_s": [0.0, 300.0], "duration_s": [300.0, 300.0], "rounds": [1, 1], "active_jobs": [2, 3],
+                      "policy_s": [0.01, 0.02]}).to_parquet(folder / row.cell / "rounds.parquet", index=False)
+    pd.concat(jobs, ignore_index=True).to_parquet(folder / "jobs.parquet", index=False)
+    return SweepData.load(folder)
+
+
+def test_mean_ci_matches_the_t_interval_by_hand():
+    ci = mean_ci([1.0, 2.0, 3.0])
+    half = 4.302652729911275 / math.sqrt(3)  # t_{0.975, 2} * s / sqrt(n), s = 1
+    assert (ci.mean, ci.n) == (2.0, 3)
+    assert ci.lo == pytest.approx(2 - half) and ci.hi == pytest.approx(2 + half)
+
+
+def test_mean_ci_drops_nan_and_has_no_interval_for_one_value():
+    ci = mean_ci([4.0, float("nan")])
+    assert ci.mean == 4.0 and ci.n == 1 and math.isnan(ci.lo) and math.isnan(ci.hi)
+    assert mean_ci([]).n == 0
+
+
+def test_paired_ratios_pair_by_trace_and_seed():
+    cells = cells_table()
+    cells = cells[~((cells["policy"] == "gavel") & (cells["workload"] == "trace2") & (cells["seed"] == 1))]
+    ratios = paired_ratios(cells, "avg_jct_s", "gavel")
+    assert list(ratios.index) == [("trace1", 0), ("trace1", 1), ("trace2", 0)]  # the unpaired seed is left out
+    assert list(ratios) == [2.0, 2.0, 1.5]
+    diffs = paired_differences(cells, "avg_jct_s", "tiresias")
+    assert list(diffs) == [10.0, -10.0, 5.0, 10.0]  # ours - tiresias
+    assert paired_ratios(cells, "avg_jct_s", "nobody").empty
+
+
+def test_verdict_needs_the_whole_interval_on_the_paper_side():
+    assert verdict(Interval(1.5, 1.1, 1.9, 3), 1.0, expect_above=True) == "yes"
+    assert verdict(Interval(1.5, 0.9, 2.1, 3), 1.0, expect_above=True) == "weak"
+    assert verdict(Interval(0.8, 0.7, 0.9, 3), 1.0, expect_above=True) == "no"
+    assert verdict(Interval(-2.0, -3.0, -1.0, 3), 0.0, expect_above=False) == "yes"
+    assert verdict(Interval(1.5, math.nan, math.nan, 1), 1.0, expect_above=True) == "weak"
+
+
+def test_headlines_pool_max_compare_and_missing(tmp_path):
+    inputs = Inputs({"testbed": write_sweep(tmp_path / "tb", cells_table())}, {})
+    specs = [
+        {"claim": "pool", "paper": "1.4x", "kind": "ratio", "sweep": "testbed", "metric": "avg_jct_s",
+         "baselines": ["gavel"], "reduce": "pool"},
+        {"claim": "max", "paper": "up to 3x", "kind": "ratio", "sweep": "testbed", "metric": "avg_jct_s",
+         "baselines": ["gavel", "tiresias"], "workloads": ["trace1", "trace2"], "reduce": "max"},
+        {"claim": "cmp", "paper": "-", "kind": "compare", "sweep": "testbed", "metric": "starvation_max_s",
+         "policies": ["ours", "gavel"], "better": "lower", "scale": 1 / 3600, "unit": " h"},
+        {"claim": "absent", "paper": "2x", "kind": "ratio", "sweep": "testbed", "metric": "avg_jct_s",
+         "baselines": ["pal"], "reduce": "pool"},
+        {"claim": "no sweep", "paper": "2x", "kind": "ratio", "sweep": "simulated", "metric": "avg_jct_s",
+         "baselines": ["gavel"], "reduce": "max"},
+    ]
+    rows = evaluate(specs, inputs)
+    # pooled gavel/ours ratios: 2, 2, 1.5, 1.6 -> mean 1.775, all > 1
+    assert rows[0].ours.startswith("1.77x [") or rows[0].ours.startswith("1.78x [")
+    assert rows[0].verdict == "yes"
+    # largest per-trace mean: gavel on trace1 (2.0, both seeds); tiresias stays below 1.2
+    assert rows[1].ours.startswith("up to 2.00x") and "Gavel, Trace 1" in rows[1].ours and "> 1 in 2/4" in rows[1].ours
+    assert rows[2].claim == "cmp [FFT vs Gavel]" and rows[2].verdict == "weak"  # diffs -1, -2, -0.5, -0.6 h: CI reaches 0
+    assert rows[3].verdict == "not measured" and "pal" in rows[3].ours
+    assert rows[4].verdict == "not measured" and "simulated" in rows[4].ours
+    gapped = evaluate(specs[:1], inputs, gaps={"testbed": "needs option x"})
+    assert gapped[0].verdict == "not reproduced" and "needs option x" in gapped[0].ours
+
+
+def draw(modules, inputs: Inputs, out) -> dict:
+    for module in modules:
+        module.draw(inputs, out)
+    return {p.relative_to(out): p.read_bytes() for p in sorted(out.rglob("*")) if p.is_file()}
+
+
+def test_every_figure_draws_pdf_png_and_data_byte_identical_on_rerun(tmp_path):
+    cells = cells_table()
+    testbed = write_sweep(tmp_path / "tb", cells)
+    ablation = write_sweep(tmp_path / "ab", cells[cells["policy"] != "tiresias"].assign(
+        policy=lambda c: c["policy"].replace({"gavel": "ours_noswitch", "ours": "srtf_agnostic"}),
+        cell=lambda c: c["cell"] + "_ab"))
+    simulated = write_sweep(tmp_path / "sim", cells.assign(workload=cells["workload"].map({"trace1": "trace3", "trace2": "trace9"}),
+                                                            cell=cells["cell"] + "_sim"))
+    bench = pd.DataFrame({"jobs": [250.0, 500.0], "ours_s": [0.05, 0.09]})
+    inputs = Inputs({"testbed": testbed, "ablation": ablation, "simulated": simulated}, {"solver": bench})
+    first = draw((fig7, fig8, fig9, fig10, fig11, fig12, fig13), inputs, tmp_path / "a")
+    for fig in ("fig7", "fig8", "fig9", "fig10", "fig11", "fig12", "fig13"):
+        assert first[Path(f"{fig}.pdf")].startswith(b"%PDF") and first[Path(f"{fig}.png")].startswith(b"\x89PNG")
+        assert Path(f"data/{fig}.csv") in first
+    # a rerun in a fresh folder gives the same bytes (two figures keep the test fast)
+    second = draw((fig7, fig13), inputs, tmp_path / "b")
+    assert second == {k: v for k, v in first.items() if k.stem in ("fig7", "fig13")}
+    fig7_data = pd.read_csv(tmp_path / "a" / "data" / "fig7.csv")
+    row = fig7_data[(fig7_data["metric"] == "avg_jct_s") & (fig7_data["policy"] == "gavel") & (fig7_data["workload"] == "trace1")]
+    assert row["mean"].item() == pytest.approx(2.0) and row["n"].item() == 2
+    fig10_data = pd.read_csv(tmp_path / "a" / "data" / "fig10.csv")
+    assert set(fig10_data["policy"]) >= {"ours", "ours_noswitch", "srtf_agnostic", "gavel"}  # testbed + ablation
+
+
+def test_fig13_without_the_profile_error_sweep_says_so(tmp_path):
+    inputs = Inputs({}, {})
+    paths = fig13.draw(inputs, tmp_path)
+    assert (tmp_path / "fig13.pdf") in paths
+    data = pd.read_csv(tmp_path / "data" / "fig13.csv")
+    assert set(data["source"]) == {"paper"}  # nothing of ours was drawn, only the paper's two points
+    with pytest.raises(MissingInput):
+        fig7.draw(inputs, tmp_path)
+
+
+def test_report_lists_rows_gaps_and_sweeps(tmp_path):
+    inputs = Inputs({"testbed": write_sweep(tmp_path / "tb", cells_table())}, {})
+    rows = evaluate([{"claim": "pool", "paper": "1.4x", "kind": "ratio", "sweep": "testbed", "metric": "avg_jct_s",
+                      "baselines": ["gavel"], "reduce": "pool"}], inputs)
+    path = write_report(tmp_path / "REPORT.md", "small", rows, inputs, {"fig7": "JCT"}, {"profile_error": "needs option x"},
+                        "python -m fairsim.experiment.reproduce")
+    text = path.read_text()
+    assert "| pool | 1.4x | 1.7" in text and "| yes |" in text
+    assert "1 yes, 0 weak, 0 no, of 1 numbers" in text
+    assert "- profile_error: not reproduced: needs option x" in text
+    assert "| testbed | tb | 12 | FFT, Gavel, Tiresias | trace1, trace2 | paper | 0, 1 | 3-3 |" in text

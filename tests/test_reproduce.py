@@ -1,0 +1,112 @@
+"""The paper's experiment list and the reproduce command: the plan is consistent with the configs
+and figure modules, commands are built right, and a tiny end-to-end run (a real fifo/FFT sweep
+of 30-job traces through Hydra) draws its figure and writes REPORT.md."""
+
+import importlib
+import subprocess
+import sys
+from pathlib import Path
+
+import pandas as pd
+import pytest
+import yaml
+
+from fairsim.errors import InputError
+from fairsim.experiment import reproduce
+from fairsim.experiment.compose import CONF_DIR
+from fairsim.figures.headlines import EVALUATORS
+
+ROOT = Path(__file__).resolve().parents[1]
+PLAN = reproduce.load_plan()
+
+
+def test_plan_names_real_presets_modules_and_evaluators():
+    presets = {p.stem for p in (CONF_DIR / "experiment").glob("*.yaml")}
+    for role, spec in PLAN["sweeps"].items():
+        assert spec["preset"] in presets, role
+        assert set(PLAN["scales"]) >= {"small", "full"}
+    for name, fig in PLAN["figures"].items():
+        assert callable(importlib.import_module(fig["module"]).draw), name
+    for claim in PLAN["headlines"]:
+        assert claim["kind"] in EVALUATORS and claim["sweep"] in PLAN["sweeps"], claim["claim"]
+    # every headline of PAPER.md sec. 4 (12 rows) has at least one entry
+    assert len(PLAN["headlines"]) >= 12
+
+
+def test_presets_sweep_what_the_figures_compare():
+    testbed = yaml.safe_load((CONF_DIR / "experiment" / "paper_testbed.yaml").read_text())
+    params = testbed["hydra"]["sweeper"]["params"]
+    assert {"ours", "gavel", "tiresias", "allox", "pal", "themis"} <= set(params["policy"].split(","))
+    assert params["workload"] == "trace1,trace2" and params["seed"] == "0,1,2"
+    simulated = yaml.safe_load((CONF_DIR / "experiment" / "paper_simulated.yaml").read_text())
+    assert simulated["hydra"]["sweeper"]["params"]["workload"] == ",".join(f"trace{i}" for i in range(3, 10))
+
+
+def test_sweep_command_adds_the_scale_overrides_and_suffix():
+    cmd = reproduce.sweep_command(PLAN, "simulated", "full", "res", ["hydra.launcher.n_jobs=1"])
+    assert cmd[1:] == [str(ROOT / "run.py"), "-m", "+experiment=paper_simulated", "sweep_name=paper_simulated_full",
+                       "results_dir=res", "cluster=scale8", "num_jobs=20000", "seed=0,1,2,3,4", "hydra.launcher.n_jobs=1"]
+    small = reproduce.sweep_command(PLAN, "testbed", "small", "results", [])
+    assert small[3:] == ["+experiment=paper_testbed", "sweep_name=paper_testbed", "results_dir=results"]
+
+
+def test_needed_collects_sweeps_and_benches_of_the_chosen_figures():
+    assert reproduce.needed(PLAN, ["fig7"]) == (["testbed"], [])
+    assert reproduce.needed(PLAN, ["fig10", "fig7"]) == (["testbed", "ablation"], [])
+    roles, benches = reproduce.needed(PLAN, ["fig13"])
+    assert benches == ["solver"] and "profile_error" in roles
+
+
+def test_missing_option_detects_config_keys():
+    assert reproduce.missing_option("sim.profile_error") is None
+    assert reproduce.missing_option(None) is None
+    assert "sim.no_such_knob" in reproduce.missing_option("sim.no_such_knob")
+
+
+def test_parse_bench_table():
+    text = ("cvxpy is not installed\nFFT decision on 1,000 GPUs\n  jobs   ours_s  frac  gap_vs_LP\n"
+            "   250    0.709     1   +0.0015%\n  1000    0.571     4   -\ngaps: (ours - other) / |other|\n")
+    table = reproduce.parse_bench_table(text)
+    assert list(table.columns) == ["jobs", "ours_s", "frac", "gap_vs_LP"]
+    assert table["jobs"].tolist() == [250.0, 1000.0] and table["ours_s"].tolist() == [0.709, 0.571]
+    assert table["gap_vs_LP"].iloc[0] == pytest.approx(0.0015) and pd.isna(table["gap_vs_LP"].iloc[1])
+    assert reproduce.parse_bench_table("no table here").empty
+
+
+def test_bad_plan_and_bad_arguments_are_one_line_errors(tmp_path):
+    plan = yaml.safe_load(yaml.safe_dump(PLAN))
+    plan["figures"]["fig7"]["sweeps"] = ["nowhere"]
+    path = tmp_path / "plan.yaml"
+    path.write_text(yaml.safe_dump(plan))
+    with pytest.raises(InputError, match="unknown sweep 'nowhere'"):
+        reproduce.load_plan(path)
+    assert reproduce.main(["--only", "fig99", "--draw-only"]) == 2
+    assert reproduce.main(["--scale", "huge", "--draw-only"]) == 2
+
+
+def test_tiny_reproduce_end_to_end(tmp_path):
+    """One real sweep (FFT and FIFO on trace 1 cut to 30 jobs, two seeds, cells run in-process)
+    -> fig7 + REPORT.md; drawing again from the same results gives the same bytes."""
+    plan = {
+        "scales": {"small": {"suffix": ""}},
+        "sweeps": {"testbed": {"preset": "paper_testbed",
+                               "small": ["policy=ours,fifo", "workload=trace1", "seed=0,1", "workload.num_jobs=30",
+                                         "hydra.launcher.n_jobs=1"]}},
+        "figures": {"fig7": {"module": "fairsim.figures.fig7", "sweeps": ["testbed"], "what": "JCT ratios"}},
+        "headlines": [{"claim": "avg JCT, FIFO / FFT", "paper": "-", "kind": "ratio", "sweep": "testbed",
+                       "metric": "avg_jct_s", "baselines": ["fifo"], "reduce": "pool"}],
+    }
+    plan_path = tmp_path / "plan.yaml"
+    plan_path.write_text(yaml.safe_dump(plan))
+    common = ["--plan", str(plan_path), "--results-dir", str(tmp_path / "res")]
+    cmd = [sys.executable, "-m", "fairsim.experiment.reproduce", *common, "--out", str(tmp_path / "figs")]
+    proc = subprocess.run(cmd, capture_output=True, text=True, cwd=ROOT, timeout=300)
+    assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]
+    cells = pd.read_parquet(tmp_path / "res" / "sweeps" / "paper_testbed" / "results.parquet")
+    assert sorted(cells["policy"].unique()) == ["fifo", "ours"] and len(cells) == 4
+    report = (tmp_path / "figs" / "REPORT.md").read_text()
+    assert "| avg JCT, FIFO / FFT | - | " in report and "(n=2)" in report
+    assert (tmp_path / "figs" / "fig7.pdf").is_file() and (tmp_path / "figs" / "fig7.png").is_file()
+    assert reproduce.main([*common, "--draw-only", "--out", str(tmp_path / "again")]) == 0
+    for name in ("fig7.pdf", "fig7.png", "REPORT.md", "data/fig7.csv"):
+        assert (tmp_path / "figs" / name).read_bytes() == (tmp_path / "again" / name).read_bytes(), name
