@@ -14,7 +14,8 @@ Gavel.
 
 rho_j <= rho is linear in X for a fixed rho (throughput_j(X) >= remaining_j / (rho * D_j - age_j)),
 so the smallest feasible rho is found by bisection, each step one max-min LP (feasible when every
-job reaches its required throughput). The returned X is the max-min solution at the final rho.
+job reaches its required throughput); the rho each LP's X actually achieves also caps the upper
+end, which cuts the number of LPs several-fold. The returned X is the best one found.
 """
 
 from __future__ import annotations
@@ -83,17 +84,25 @@ def min_max_rho_fractions(tput, remaining, age, denom, workers, capacity, rel_to
             break
         mid = 0.5 * (lo + hi)
         y, ok = _reaches(tp, rem / (mid * d - ag), g, cap)
-        if ok:
-            hi, best = mid, y
-        else:
+        # any X is feasible: its own max rho bounds the optimum from above (tightens hi fast)
+        rho_y = _max_rho(tp, y, rem, ag, d)
+        if rho_y < hi:
+            hi, best = rho_y, y
+        if not ok:
             lo = mid
-    if best is None:
-        best, ok = _reaches(tp, rem / (hi * d - ag), g, cap)
-        if not ok:  # numerically at the isolated bound: use the isolated shares themselves
-            share = cap[None, :] / (len(rows) * g[:, None])
-            best = share / np.maximum(share.sum(axis=1, keepdims=True), 1.0)
+        elif mid < hi:
+            hi, best = mid, y
+    if best is None:  # the isolated shares are optimal (or within rel_tol of it)
+        share = cap[None, :] / (len(rows) * g[:, None])
+        best = share / np.maximum(share.sum(axis=1, keepdims=True), 1.0)
     x[rows] = best
     return x, hi
+
+
+def _max_rho(tp, y, rem, age, denom) -> float:
+    thr = (tp * y).sum(axis=1)
+    with np.errstate(divide="ignore"):
+        return float(np.max((age + rem / thr) / denom))
 
 
 def _reaches(tp: np.ndarray, need: np.ndarray, g: np.ndarray, cap: np.ndarray) -> tuple[np.ndarray, bool]:
