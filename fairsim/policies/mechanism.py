@@ -205,13 +205,10 @@ class GavelMechanism:
             return view.empty_assignment()
         ids = view.job_id
         prio = self.priorities(view)
-        # one stable sort of all (job, type) pairs: type rank, then priority, deficit, X, all
-        # descending; ties keep arrival order (flat index = row * T + type)
-        rank = np.empty(t, dtype=np.int64)
-        rank[self.order] = np.arange(t)
-        flat = np.lexsort((-self.target[ids].ravel(), -self.deficit[ids].ravel(), -prio.ravel(),
-                           np.tile(rank, n)))
-        blocks = (flat // t).reshape(t, n).tolist()  # block r: rows in the order of type order[r]
+        # each type's queue: (priority, deficit, X) descending; lexsort is stable, so ties keep
+        # arrival order; axis=0 sorts every type's column at once (last key is primary)
+        queues = np.lexsort(-np.stack((self.target[ids], self.deficit[ids], prio)), axis=0)
+        blocks = queues.T[self.order].tolist()  # block r: rows in queue order of type order[r]
         allocated = self.in_x[ids]
         eligible = view.feasible & allocated[:, None] if self.unallocated == "skip" else view.feasible
         # the greedy pass itself is sequential: plain Python over lists beats numpy calls here
