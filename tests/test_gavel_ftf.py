@@ -65,3 +65,19 @@ def test_constraints_hold_on_random_instances():
         rho = (view.now - view.arrival + view.remaining / (tput * x).sum(axis=1)) / (
             view.remaining / isolated_throughput(tput, workers, np.array([3, 3])))
         assert rho.max() == pytest.approx(policy.last_rho, rel=1e-4)
+
+
+def test_warm_requirement_lp_matches_cold_solves():
+    from fairsim.policies.gavel_lp import RequirementMaxMin, solve_max_min
+
+    rng = np.random.default_rng(5)
+    tput = rng.uniform(0.2, 3.0, (12, 3)) * (rng.random((12, 3)) > 0.2)
+    tput[:, 1] = np.maximum(tput[:, 1], 0.2)
+    g = rng.choice([1.0, 2.0], 12)
+    cap = np.array([4.0, 4.0, 4.0])
+    lp = RequirementMaxMin(tput, g, cap)
+    for _ in range(6):  # successive targets on one model, as in the bisection
+        need = rng.uniform(0.1, 2.0, 12)
+        warm = ((tput * lp.solve(need)).sum(axis=1) / need).min()
+        cold = ((tput * solve_max_min(tput / need[:, None], g, cap)).sum(axis=1) / need).min()
+        assert warm == pytest.approx(cold, rel=1e-7)

@@ -14,8 +14,9 @@ Gavel.
 
 rho_j <= rho is linear in X for a fixed rho (throughput_j(X) >= remaining_j / (rho * D_j - age_j)),
 so the smallest feasible rho is found by bisection, each step one max-min LP (feasible when every
-job reaches its required throughput); the rho each LP's X actually achieves also caps the upper
-end, which cuts the number of LPs several-fold. The returned X is the best one found.
+job reaches its required throughput, one warm-started HiGHS model per solve); the rho each LP's
+X actually achieves also caps the upper end, which cuts the number of LPs several-fold. The
+returned X is the best one found.
 """
 
 from __future__ import annotations
@@ -25,7 +26,7 @@ import numpy as np
 from fairsim.cluster import ClusterSpec
 from fairsim.policies.base import FractionPolicy, PolicyView
 from fairsim.policies.mechanism import as_mechanism
-from fairsim.policies.gavel_lp import solve_max_min
+from fairsim.policies.gavel_lp import RequirementMaxMin
 
 
 class GavelFinishTimeFairness(FractionPolicy):
@@ -78,12 +79,13 @@ def min_max_rho_fractions(tput, remaining, age, denom, workers, capacity, rel_to
     iso = isolated_throughput(tp, workers[rows], capacity)
     lo = float(np.max((ag + rem / tp.max(axis=1)) / d))  # even the fastest type alone cannot beat it
     hi = float(np.max((ag + rem / iso) / d))  # the isolated allocation is feasible
+    lp = RequirementMaxMin(tp, g, cap)  # one model for all the bisection steps of this solve
     best = None
     for _ in range(max_bisections):
         if hi - lo <= rel_tol * hi:
             break
         mid = 0.5 * (lo + hi)
-        y, ok = _reaches(tp, rem / (mid * d - ag), g, cap)
+        y, ok = _reaches(lp, tp, rem / (mid * d - ag))
         # any X is feasible: its own max rho bounds the optimum from above (tightens hi fast)
         rho_y = _max_rho(tp, y, rem, ag, d)
         if rho_y < hi:
@@ -105,8 +107,8 @@ def _max_rho(tp, y, rem, age, denom) -> float:
         return float(np.max((age + rem / thr) / denom))
 
 
-def _reaches(tp: np.ndarray, need: np.ndarray, g: np.ndarray, cap: np.ndarray) -> tuple[np.ndarray, bool]:
+def _reaches(lp: RequirementMaxMin, tp: np.ndarray, need: np.ndarray) -> tuple[np.ndarray, bool]:
     """Max-min of throughput_j / need_j; feasible when every job reaches its need."""
-    y = solve_max_min(tp / need[:, None], g, cap)
+    y = lp.solve(need)
     reached = ((tp * y).sum(axis=1) / need).min()
     return y, bool(reached >= 1.0 - 1e-9)
