@@ -3,8 +3,8 @@
 import numpy as np
 import pytest
 
-from fairsim.policies.gavel_lp import WarmMaxMin, solve_max_min
-from fairsim.policies.gavel_mmf import GavelMaxMinFairness, max_min_fractions
+from fairsim.policies.gavel_lp import solve_max_min
+from fairsim.policies.gavel_mmf import GavelMaxMinFairness
 from fairsim.testing import toy_view
 
 
@@ -58,20 +58,30 @@ def test_infeasible_type_gets_no_time_and_constraints_hold():
 
 
 def test_class_merging_and_warm_start_reach_the_per_job_optimum():
+    # a pool of jobs of 4 models x 2 gang sizes; successive solves over changing subsets reuse
+    # one HiGHS model (warm) and must reach the optimum of a cold per-job LP
     rng = np.random.default_rng(1)
     models = rng.uniform(0.2, 3.0, (4, 3))
-    lp = WarmMaxMin(np.array([3.0, 4.0, 5.0]))
-    for trial in range(12):  # successive solves with changing job mixes reuse one HiGHS model
-        pick = rng.integers(0, 4, rng.integers(1, 15))
-        workers = rng.choice([1, 2], len(pick))
-        coef = models[pick] * workers[:, None]
-        cap = np.array([3, 4, 5])
-        per_job = solve_max_min(coef, workers.astype(float), cap.astype(float))
+    pool = 40
+    tput = models[rng.integers(0, 4, pool)]
+    workers = rng.choice([1, 2], pool)
+    cap = np.array([3, 4, 5])
+    warm = GavelMaxMinFairness()
+    warm.reset(toy_view(tput, cap).cluster, pool, 0)
+    cold = GavelMaxMinFairness(warm_start=False)
+    cold.reset(toy_view(tput, cap).cluster, pool, 0)
+    for _ in range(12):
+        ids = np.sort(rng.choice(pool, rng.integers(1, 15), replace=False))
+        view = toy_view(tput[ids], cap, workers=workers[ids])
+        object.__setattr__(view, "job_id", ids)
+        coef = warm._coefficients(view, slice(None))
+        per_job = solve_max_min(coef, workers[ids].astype(float), cap.astype(float))
         best = (coef * per_job).sum(axis=1).min()
-        for solver in (None, lp):
-            x = max_min_fractions(coef, workers, cap, solver)
+        for policy in (warm, cold):
+            x = policy.fractions(view)
             assert (coef * x).sum(axis=1).min() == pytest.approx(best, rel=1e-7)
-            assert (workers @ x <= cap + 1e-9).all()
+            assert (workers[ids] @ x <= cap + 1e-9).all()
+    assert warm.lp.num_classes <= 8
 
 
 def test_warm_start_off_gives_same_table1_answer():

@@ -9,10 +9,10 @@ Rows are job classes: ``g[c]`` is the GPUs one unit of y costs for the whole cla
 times the number of jobs in it). Two solvers return the same optimum value:
 
 - ``solve_max_min``: one cold solve through ``scipy.optimize.linprog`` (HiGHS).
-- ``WarmMaxMin``: a persistent HiGHS model over every class seen so far. Between solves only the
-  class sizes change (a few coefficients and bounds), so HiGHS restarts the dual simplex from the
-  previous basis instead of solving from scratch: about 10x faster on Gavel's replays, where the
-  allocation is recomputed thousands of times. It uses the HiGHS bindings that scipy bundles
+- ``WarmMaxMin``: a persistent HiGHS model over every class registered so far. Between solves
+  only the class sizes change (a few coefficients and bounds), so HiGHS restarts the dual simplex
+  from the previous basis instead of solving from scratch: about 10x faster on Gavel's replays,
+  where the allocation is recomputed thousands of times. It uses the HiGHS bindings that scipy bundles
   (``scipy.optimize._highspy``, private); when they are missing it falls back to ``linprog``.
   Where the optimum is not unique the vertex it returns can differ from a cold solve's.
 - ``RequirementMaxMin``: the same LP for one set of jobs with throughput targets (``a = tput /
@@ -58,7 +58,8 @@ def solve_max_min(a: np.ndarray, g: np.ndarray, capacity: np.ndarray) -> np.ndar
 
 
 class WarmMaxMin:
-    """Persistent max-min LP whose classes are identified by a hashable key.
+    """Persistent max-min LP over job classes registered once (``add_class``) and solved many
+    times for different class sizes (``solve(count)``).
 
     Column 0 is z; class c owns columns 1 + c*T .. 1 + c*T + T-1, its throughput row T + 2c and
     its row-sum row T + 2c + 1; rows 0..T-1 are the capacities. A class with no jobs keeps its
@@ -67,12 +68,16 @@ class WarmMaxMin:
     def __init__(self, capacity: np.ndarray):
         self.t = len(capacity)
         self.capacity = np.asarray(capacity, dtype=np.float64)
-        self.keys: dict = {}
         self.a_rows: list[np.ndarray] = []
-        self.g = np.zeros(0)
-        self.cold = _highs is None
-        if not self.cold:
+        self.gang: list[float] = []
+        self.g = np.zeros(0)  # GPUs per unit of y in the model now (0 = switched off)
+        self.h = None
+        if _highs is not None:
             self._build_empty()
+
+    @property
+    def num_classes(self) -> int:
+        return len(self.a_rows)
 
     def _build_empty(self) -> None:
         h = _highs._Highs()
@@ -86,31 +91,13 @@ class WarmMaxMin:
         self.h = h
         self.inf = inf
 
-    def solve(self, keys: list, a: np.ndarray, g: np.ndarray) -> np.ndarray:
-        """y [len(keys), T] for the given classes; classes not listed have no jobs this time."""
-        cls = np.array([self._class(k, a[i]) for i, k in enumerate(keys)], dtype=np.int64)
-        new_g = np.zeros(len(self.keys))
-        new_g[cls] = g
-        if self.cold:
-            return solve_max_min(a, g, self.capacity)
-        self._update(new_g)
-        self.h.run()
-        if self.h.getModelStatus() != _highs.HighsModelStatus.kOptimal:
-            self.cold = True  # never seen; keep going on the cold path rather than stop the run
-            return solve_max_min(a, g, self.capacity)
-        col = np.asarray(self.h.getSolution().col_value)
-        y = col[1:].reshape(-1, self.t)[cls]
-        return np.clip(y, 0.0, 1.0)
-
-    def _class(self, key, a_row: np.ndarray) -> int:
-        c = self.keys.get(key)
-        if c is not None:
-            return c
-        c = len(self.keys)
-        self.keys[key] = c
-        self.a_rows.append(np.array(a_row, dtype=np.float64))
+    def add_class(self, a_row: np.ndarray, gang: float) -> int:
+        c = len(self.a_rows)
+        a_row = np.array(a_row, dtype=np.float64)
+        self.a_rows.append(a_row)
+        self.gang.append(float(gang))
         self.g = np.r_[self.g, 0.0]
-        if not self.cold:
+        if self.h is not None:
             h, t, inf = self.h, self.t, self.inf
             row0 = t + 2 * c
             # throughput row starts switched off (free); z enters it with +1
@@ -124,9 +111,25 @@ class WarmMaxMin:
             h.addCols(t, np.zeros(t), np.zeros(t), np.zeros(t), 3 * t, starts, index, value)
         return c
 
+    def solve(self, count: np.ndarray) -> np.ndarray:
+        """y [num_classes, T] for ``count[c]`` jobs in class c (classes with 0 jobs get zeros)."""
+        new_g = np.asarray(count, dtype=np.float64) * np.asarray(self.gang)
+        if self.h is not None:
+            self._update(new_g)
+            self.h.run()
+            if self.h.getModelStatus() == _highs.HighsModelStatus.kOptimal:
+                col = np.asarray(self.h.getSolution().col_value)
+                return np.clip(col[1:].reshape(-1, self.t), 0.0, 1.0) * (new_g > 0)[:, None]
+            self.h = None  # never seen; keep going on the cold path rather than stop the run
+        y = np.zeros((self.num_classes, self.t))
+        on = np.flatnonzero(new_g > 0)
+        if len(on):
+            y[on] = solve_max_min(np.array(self.a_rows)[on], new_g[on], self.capacity)
+        return y
+
     def _update(self, new_g: np.ndarray) -> None:
         h, t, inf = self.h, self.t, self.inf
-        for c in np.flatnonzero(new_g != self.g):
+        for c in np.flatnonzero(new_g != self.g).tolist():
             on = new_g[c] > 0
             was_on = self.g[c] > 0
             a_row = self.a_rows[c]

@@ -26,15 +26,16 @@ import numpy as np
 
 from fairsim.cluster import ClusterSpec
 from fairsim.policies.base import FractionPolicy, PolicyView
-from fairsim.policies.mechanism import as_mechanism
 from fairsim.policies.gavel_lp import WarmMaxMin, solve_max_min
+from fairsim.policies.mechanism import as_mechanism
 
 
 class GavelMaxMinFairness(FractionPolicy):
     """``gavel_mmf``: Gavel's max_min_fairness_perf through Gavel's round mechanism.
 
-    ``warm_start``: keep one HiGHS model across recomputes (fast; same optimum, possibly another
-    vertex when the optimum is not unique) or solve each LP cold with linprog."""
+    ``warm_start``: keep one HiGHS model across recomputes, each job's class found once when it
+    arrives (fast; same optimum, possibly another vertex when the optimum is not unique), or
+    solve each LP cold with linprog."""
 
     def __init__(self, mechanism=None, warm_start: bool = True):
         super().__init__(as_mechanism(mechanism))
@@ -43,21 +44,53 @@ class GavelMaxMinFairness(FractionPolicy):
     def reset(self, cluster: ClusterSpec, num_jobs: int, seed: int) -> None:
         super().reset(cluster, num_jobs, seed)
         self.lp = WarmMaxMin(cluster.counts) if self.warm_start else None
+        self.job_class = np.full(num_jobs, _UNKNOWN, dtype=np.int64)
+        self.class_of: dict[bytes, int] = {}
 
     def fractions(self, view: PolicyView) -> np.ndarray:
-        tput = np.where(view.feasible, view.throughput, 0.0)
-        # normalizer: throughput under a share of each type proportional to its size (Gavel's
-        # code; GAVEL.md's 1/n share differs by the same factor for every job: same optimum)
+        if self.lp is None:
+            return max_min_fractions(self._coefficients(view, slice(None)), view.workers, view.capacity)
+        ids = view.job_id
+        fresh = np.flatnonzero(self.job_class[ids] == _UNKNOWN)
+        if len(fresh):
+            self._classify(view, fresh)
+        cls = self.job_class[ids]
+        run = cls >= 0
+        y = self.lp.solve(np.bincount(cls[run], minlength=self.lp.num_classes))
+        x = np.zeros((view.num_jobs, view.num_types))
+        x[run] = y[cls[run]]
+        return x
+
+    def _coefficients(self, view: PolicyView, rows) -> np.ndarray:
+        """Normalized throughput per unit of time on each type. Normalizer: the job's throughput
+        under a share of each type proportional to its size (Gavel's code; GAVEL.md's 1/n share
+        differs by one factor for every job: same optimum), so a job's row never changes."""
+        tput = np.where(view.feasible[rows], view.throughput[rows], 0.0)
         equal_share = tput @ (view.capacity / view.capacity.sum())
-        coef = tput * (view.workers / (view.weight * np.maximum(equal_share, 1e-300)))[:, None]
-        return max_min_fractions(coef, view.workers, view.capacity, self.lp)
+        scale = view.workers[rows] / (view.weight[rows] * np.maximum(equal_share, 1e-300))
+        return tput * np.asarray(scale)[..., None]
+
+    def _classify(self, view: PolicyView, rows: np.ndarray) -> None:
+        coef = self._coefficients(view, rows)
+        for r, a_row in zip(rows.tolist(), coef):
+            if not (a_row > 0).any():
+                self.job_class[view.job_id[r]] = _NOWHERE
+                continue
+            gang = int(view.workers[r])
+            key = a_row.tobytes() + gang.to_bytes(4, "little")
+            c = self.class_of.get(key)
+            if c is None:
+                c = self.class_of[key] = self.lp.add_class(a_row, gang)
+            self.job_class[view.job_id[r]] = c
 
 
-def max_min_fractions(coef: np.ndarray, workers: np.ndarray, capacity: np.ndarray,
-                      lp: WarmMaxMin | None = None) -> np.ndarray:
-    """X maximizing min_j sum_k coef[j, k] X[j, k] under Gavel's base constraints, solved over
-    classes of identical jobs. Rows of coef that are all zero (jobs that can run nowhere) get
-    X = 0 and are ignored."""
+_UNKNOWN, _NOWHERE = -1, -2  # job_class markers: not classified yet / can run on no type
+
+
+def max_min_fractions(coef: np.ndarray, workers: np.ndarray, capacity: np.ndarray) -> np.ndarray:
+    """X maximizing min_j sum_k coef[j, k] X[j, k] under Gavel's base constraints, solved cold
+    over classes of identical jobs. Rows of coef that are all zero (jobs that can run nowhere)
+    get X = 0 and are ignored."""
     n, t = coef.shape
     x = np.zeros((n, t))
     runnable = (coef > 0).any(axis=1)
@@ -66,13 +99,8 @@ def max_min_fractions(coef: np.ndarray, workers: np.ndarray, capacity: np.ndarra
     keys = np.ascontiguousarray(np.column_stack([coef[runnable], workers[runnable]]), dtype=np.float64)
     rows = keys.view(np.dtype((np.void, keys.itemsize * keys.shape[1]))).ravel()  # one bytes key per job
     first, member = np.unique(rows, return_index=True, return_inverse=True)[1:]
-    member = member.ravel()
-    count = np.bincount(member, minlength=len(first)).astype(np.float64)
+    count = np.bincount(member.ravel(), minlength=len(first)).astype(np.float64)
     classes = keys[first]
-    a, g = classes[:, :t], classes[:, t] * count
-    if lp is None:
-        y = solve_max_min(a, g, capacity.astype(np.float64))
-    else:
-        y = lp.solve([rows[i].tobytes() for i in first], a, g)
-    x[runnable] = y[member]
+    y = solve_max_min(classes[:, :t], classes[:, t] * count, capacity.astype(np.float64))
+    x[runnable] = y[member.ravel()]
     return x

@@ -25,11 +25,6 @@ Received time: a job's time in a round is how long it held its GPUs (the engine'
 grows by it), which with ``round_end: latest_finish`` is shorter than the round when the job
 finishes early or runs whole steps only -- as Gavel counts ``finish - round start`` per job.
 
-``stable`` (and the ``stable_round_pct`` stat) says whether the last assignment provably repeats
-until a job arrives or finishes or X is recomputed: no job with a positive priority was left
-out of a type (priorities of left-out zero-priority jobs never change between resets, and a
-placed set that fits keeps fitting in any order). An engine could skip such rounds in bulk.
-
 State lives in arrays indexed by the engine's stable job index (``view.job_id``).
 """
 
@@ -72,6 +67,7 @@ class GavelMechanism:
     def reset(self, cluster: ClusterSpec, num_jobs: int) -> None:
         t = cluster.num_types
         self.order = self._type_order(cluster)
+        self.order_list = self.order.tolist()
         self.job_time = np.zeros((num_jobs, t))  # time received on each type since the last reset
         self.deficit = np.zeros((num_jobs, t))
         self.target = np.zeros((num_jobs, t))  # X rows of the last recompute
@@ -84,15 +80,13 @@ class GavelMechanism:
         self.prev = None  # what ran in the previous round (ids, types, run_s, est. busy time, now)
         self.kept = None  # (ids, types) of last round's jobs still active: lease-extension candidates
         self.counters = {"recomputes": 0, "solver_s": 0.0, "lease_ext": 0, "lease_opp": 0,
-                         "reserved_gpu_rounds": 0, "rounds": 0, "stable_rounds": 0}
-        self.stable = False  # the last assignment repeats until an arrival, finish or recompute
+                         "reserved_gpu_rounds": 0, "rounds": 0}
 
     def stats(self) -> dict[str, float]:
         c = self.counters
         share = 100.0 * c["lease_ext"] / c["lease_opp"] if c["lease_opp"] else 0.0
         return {"allocation_recomputes": c["recomputes"], "solver_s": c["solver_s"],
-                "lease_extension_pct": share, "reserved_idle_gpu_rounds": c["reserved_gpu_rounds"],
-                "stable_round_pct": 100.0 * c["stable_rounds"] / max(c["rounds"], 1)}
+                "lease_extension_pct": share, "reserved_idle_gpu_rounds": c["reserved_gpu_rounds"]}
 
     # ---- one round -----------------------------------------------------------------------------
     def assign(self, view: PolicyView, fractions: FractionsFn) -> np.ndarray:
@@ -187,10 +181,10 @@ class GavelMechanism:
         return np.array([cluster.gpu_types.index(n) for n in names], dtype=np.int64)
 
     # ---- placement -------------------------------------------------------------------------------
-    def priorities(self, view: PolicyView) -> np.ndarray:
+    def priorities(self, view: PolicyView, x: np.ndarray | None = None) -> np.ndarray:
         """Gavel's priority X / (share of type k's time received), [n, T]; 0 where X is 0."""
         ids = view.job_id
-        x = self.target[ids]  # zero rows for jobs not in X yet, zero where the job cannot run
+        x = self.target[ids] if x is None else x  # zero rows for jobs not in X yet
         job_time = self.job_time[ids]
         if self.initial_time_rounds > 0 and self.worker_time.min() > 0:
             return x / (job_time / self.worker_time)  # every share positive (Gavel's float ops)
@@ -199,56 +193,44 @@ class GavelMechanism:
             return np.where(frac > 0, x / frac, x * _NO_FRACTION_BOOST)
 
     def _place(self, view: PolicyView) -> np.ndarray:
-        n, t = view.num_jobs, view.num_types
-        self.stable = True
-        if n == 0:
+        if view.num_jobs == 0:
             return view.empty_assignment()
         ids = view.job_id
-        prio = self.priorities(view)
+        x = self.target[ids]
+        prio = self.priorities(view, x)
         # each type's queue: (priority, deficit, X) descending; lexsort is stable, so ties keep
         # arrival order; axis=0 sorts every type's column at once (last key is primary)
-        queues = np.lexsort(-np.stack((self.target[ids], self.deficit[ids], prio)), axis=0)
-        blocks = queues.T[self.order].tolist()  # block r: rows in queue order of type order[r]
+        queues = np.lexsort(-np.stack((x, self.deficit[ids], prio)), axis=0)
         allocated = self.in_x[ids]
         eligible = view.feasible & allocated[:, None] if self.unallocated == "skip" else view.feasible
         # the greedy pass itself is sequential: plain Python over lists beats numpy calls here
-        assignment, reserved = self._greedy_pass(blocks, eligible.T.tolist(), (prio > 0).T.tolist(),
-                                                 view.workers.tolist(), allocated.tolist(),
-                                                 view.capacity.tolist())
+        assignment, reserved = self._greedy_pass(queues.T.tolist(), eligible.T.tolist(), view.workers.tolist(),
+                                                 allocated.tolist(), view.capacity.tolist())
         self.counters["reserved_gpu_rounds"] += reserved
-        self.counters["stable_rounds"] += int(self.stable)
         return np.array(assignment, dtype=np.int64)
 
-    def _greedy_pass(self, blocks, eligible, positive, workers, allocated, capacity):
+    def _greedy_pass(self, queues, eligible, workers, allocated, capacity):
         """Gavel's pass: types in order, each type's queue in priority order; a job is placed at
         most once, on one type, if its whole gang fits in the GPUs left. Jobs without X take
-        their GPUs but do not run ("reserve"). Sets ``self.stable`` to False when a job with a
-        positive priority was left out of a type: it may overtake a placed job in later rounds."""
+        their GPUs but do not run ("reserve")."""
         n = len(workers)
         assignment = [-1] * n
         placed = [False] * n
         reserved = 0
-        stable = True
-        for r, k in enumerate(self.order.tolist()):
+        for k in self.order_list:
             free = capacity[k]
-            elig_k, pos_k = eligible[k], positive[k]
-            for j in blocks[r]:
-                if placed[j] or not elig_k[j]:
+            elig_k = eligible[k]
+            for j in queues[k]:
+                if free == 0:
+                    break
+                if placed[j] or not elig_k[j] or workers[j] > free:
                     continue
-                w = workers[j]
-                if w > free:
-                    if pos_k[j]:
-                        stable = False
-                    if free == 0 and not stable:
-                        break
-                    continue
-                free -= w
+                free -= workers[j]
                 placed[j] = True
                 if allocated[j]:
                     assignment[j] = k
                 else:
-                    reserved += w
-        self.stable = stable
+                    reserved += workers[j]
         return assignment, reserved
 
 
