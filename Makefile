@@ -4,8 +4,9 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 ARGS ?=
+SCALE ?= small
 
-.PHONY: setup run test smoke bench ui clean
+.PHONY: setup run test smoke reproduce bench ui clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -23,6 +24,9 @@ test: $(STAMP)  ## the test suite (what CI runs)
 
 smoke: $(STAMP)  ## CI smoke sweep: 3 policies x 2 loads, Hydra -> joblib -> results.parquet + MLflow
 	$(PY) run.py -m +experiment=smoke
+
+reproduce: $(STAMP)  ## every paper figure + paper_figs/REPORT.md (SCALE=full for the paper's sizes)
+	$(PY) -m fairsim.experiment.reproduce --scale $(SCALE)
 
 ui: $(STAMP)  ## MLflow UI on http://127.0.0.1:5000 over results/mlflow.db
 	$(VENV)/bin/mlflow ui --host 127.0.0.1 --port 5000 --workers 1 --backend-store-uri sqlite:///results/mlflow.db
