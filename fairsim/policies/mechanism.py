@@ -55,6 +55,8 @@ class GavelMechanism:
                 f"{unallocated!r} is not one of {', '.join(UNALLOCATED)}")
         require(_is_number(initial_time_rounds) and initial_time_rounds >= 0, "policy", "mechanism.initial_time_rounds",
                 f"must be a number >= 0, got {initial_time_rounds!r}")
+        require(isinstance(recompute_when_idle, bool), "policy", "mechanism.recompute_when_idle",
+                f"must be true or false, got {recompute_when_idle!r}")
         require(type_order is None or (isinstance(type_order, Sequence) and not isinstance(type_order, str)),
                 "policy", "mechanism.type_order", f"must be a list of GPU type names or null, got {type_order!r}")
         self.recompute_min_interval_s = float(recompute_min_interval_s)
@@ -77,10 +79,10 @@ class GavelMechanism:
         self.worker_time = np.zeros(t)
         self.last_reset = 0.0
         self.pending = True
-        self.prev = None  # what ran in the previous round (ids, types, run_s, est. busy time, now)
+        self.prev = None  # the previous round: (its view, the rows that ran, their types)
         self.kept = None  # (ids, types) of last round's jobs still active: lease-extension candidates
         self.counters = {"recomputes": 0, "solver_s": 0.0, "lease_ext": 0, "lease_opp": 0,
-                         "reserved_gpu_rounds": 0, "rounds": 0}
+                         "reserved_gpu_rounds": 0}
 
     def stats(self) -> dict[str, float]:
         c = self.counters
@@ -170,7 +172,6 @@ class GavelMechanism:
             self.counters["lease_ext"] += int((assignment[self.row_of[kept_ids]] == kept_types).sum())
             self.kept = None
         self.prev = (view, rows, assignment[rows])  # views are read-only snapshots: safe to keep
-        self.counters["rounds"] += 1
 
     def _type_order(self, cluster: ClusterSpec) -> np.ndarray:
         if self.type_order_names is None:
