@@ -70,6 +70,8 @@ class Engine:
         self.placer = HostPlacer(cluster, n, int(jobs.workers.max()), config.consolidate) if config.placement else None
         self.capacity = cluster.counts.astype(np.int64)
         self.checker = RoundChecker() if config.check else None
+        self._static_for: np.ndarray | None = None  # the active array the cached view fields belong to
+        self._static: dict = {}
         # what policies believe each job's total work is (profiling error); the engine runs the truth
         err = config.profile_error
         noise = np.random.default_rng([seed, 0xF1]).uniform(1 - err, 1 + err, n) if err > 0 else 1.0
@@ -189,25 +191,27 @@ class Engine:
 
     def _charge_overheads(self, run, new_type, was_type, host_moved) -> None:
         s, jobs = self.s, self.jobs
-        running_before = was_type >= 0
-        type_switch = running_before & (was_type != new_type)
-        resumed = ~running_before & (s.prev_type[run] >= 0)
-        resumed_elsewhere = resumed & (s.prev_type[run] != new_type)
+        prev = s.prev_type[run]
+        type_switch = (was_type >= 0) & (was_type != new_type)
+        resumed = (was_type < 0) & (prev >= 0)
         first_run = np.isnan(s.first_start[run])
-        cost = np.zeros(len(run))
         moved = type_switch | host_moved
+        if not (moved.any() or resumed.any() or first_run.any()):
+            return  # every job continues where it was: nothing to charge or count
+        cost = np.zeros(len(run))
         cost[moved] = self.migration_cost[run[moved]]
         cost[resumed] = self.restart_cost[run[resumed]]
         cost[first_run] = self.profiling_cost
         charged = moved | resumed | (first_run & (self.profiling_cost > 0))
         s.penalty_left[run[charged]] = cost[charged]
-        switched = type_switch | resumed_elsewhere
-        from_type = np.where(type_switch, was_type, s.prev_type[run])
+        switched = type_switch | (resumed & (prev != new_type))
         s.migrations[run[switched | host_moved]] += 1
-        s.type_switches[run[switched]] += 1
         rows = np.flatnonzero(switched)
-        faster = jobs.tput_packed[run[rows], new_type[rows]] > jobs.tput_packed[run[rows], from_type[rows]]
-        s.switches_to_faster[run[rows[faster]]] += 1
+        if len(rows):
+            from_type = np.where(type_switch[rows], was_type[rows], prev[rows])
+            s.type_switches[run[rows]] += 1
+            faster = jobs.tput_packed[run[rows], new_type[rows]] > jobs.tput_packed[run[rows], from_type]
+            s.switches_to_faster[run[rows[faster]]] += 1
 
     # ---- fast-forward -----------------------------------------------------------------------
     def _can_fast_forward(self, active, assignment) -> bool:
@@ -245,27 +249,32 @@ class Engine:
     # ---- views, checks, records ----------------------------------------------------------------
     def _view(self, t: float, active: np.ndarray, changed: bool) -> PolicyView:
         s, jobs = self.s, self.jobs
+        if self._static_for is not active:  # the active set changed: gather its fixed attributes once
+            self._static = _frozen(dict(
+                job_id=active, arrival=jobs.arrival[active], workers=jobs.workers[active],
+                weight=jobs.weight[active], throughput=jobs.tput_packed[active], feasible=jobs.feasible[active],
+                state_bytes=jobs.state_bytes[active], work_seen=self.work_seen[active],
+                migration_cost=self.migration_cost[active], restart_cost=self.restart_cost[active]))
+            self._static_for = active
+        st = self._static
         cur = s.cur_type[active]
-        switch = np.where(cur >= 0, self.migration_cost[active], 0.0)
-        resumed = (cur < 0) & (s.prev_type[active] >= 0)
-        switch = np.where(resumed, self.restart_cost[active], switch)
-        never = np.isnan(s.first_start[active])
-        switch = np.where(never, self.profiling_cost, switch)
+        prev = s.prev_type[active]
+        done = s.done[active]
+        first_start = s.first_start[active]
+        switch = np.where(cur >= 0, st["migration_cost"], 0.0)
+        switch = np.where((cur < 0) & (prev >= 0), st["restart_cost"], switch)
+        switch = np.where(np.isnan(first_start), self.profiling_cost, switch)
         switch_cost = np.repeat(switch[:, None], self.cluster.num_types, axis=1)
         rows = np.flatnonzero(cur >= 0)
         switch_cost[rows, cur[rows]] = 0.0
-        fields = dict(
-            job_id=active, arrival=jobs.arrival[active], workers=jobs.workers[active],
-            work=np.maximum(self.work_seen[active], s.done[active]),  # an estimate never below what is done
-            done=s.done[active], weight=jobs.weight[active], throughput=jobs.tput_packed[active],
-            feasible=jobs.feasible[active], last_type=cur, prev_type=s.prev_type[active],
-            switch_cost_s=switch_cost, state_bytes=jobs.state_bytes[active],
-            attained_gpu_s=s.attained_gpu_s[active], run_s=s.run_s[active], first_start=s.first_start[active],
-        )
-        for a in fields.values():
-            a.setflags(write=False)
+        dynamic = _frozen(dict(
+            work=np.maximum(st["work_seen"], done),  # an estimate never below what is done
+            done=done, last_type=cur, prev_type=prev, switch_cost_s=switch_cost,
+            attained_gpu_s=s.attained_gpu_s[active], run_s=s.run_s[active], first_start=first_start))
         return PolicyView(now=t, round_len=self.cfg.round_len_s, cluster=self.cluster, capacity=self.capacity,
-                          changed=changed, **fields)
+                          changed=changed, job_id=st["job_id"], arrival=st["arrival"], workers=st["workers"],
+                          weight=st["weight"], throughput=st["throughput"], feasible=st["feasible"],
+                          state_bytes=st["state_bytes"], **dynamic)
 
     def _check_assignment(self, active: np.ndarray, a: np.ndarray) -> None:
         name = type(self.policy).__name__
@@ -302,6 +311,12 @@ class Engine:
         for k, name in enumerate(self.cluster.gpu_types):
             table[f"gpu_s_{name}"] = s.gpu_s_by_type[:, k]
         return table
+
+
+def _frozen(arrays: dict) -> dict:
+    for a in arrays.values():
+        a.setflags(write=False)
+    return arrays
 
 
 _ROUND_COLUMNS = ["t_s", "duration_s", "rounds", "active_jobs", "running_jobs", "busy_gpus", "policy_s"]
