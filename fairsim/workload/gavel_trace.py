@@ -43,8 +43,12 @@ def read_gavel_trace(path: str | Path) -> pd.DataFrame:
     path = Path(path)
     src = str(path)
     require(path.is_file(), src, "path", f"no such file (give a Gavel .trace file, or one of the shipped traces: {', '.join(shipped_trace_names())})")
+    try:
+        text = path.read_text()
+    except UnicodeDecodeError:
+        raise InputError(src, "file", "is not a text file (a Gavel .trace has one tab-separated job per line)") from None
     rows = []
-    for lineno, line in enumerate(path.read_text().splitlines(), start=1):
+    for lineno, line in enumerate(text.splitlines(), start=1):
         if not line.strip():
             continue
         rows.append(_parse_line(line, f"{src}:{lineno}"))

@@ -71,6 +71,8 @@ def load_constants(path: str | Path | None = None) -> PerfConstants:
         raw = yaml.safe_load(path.read_text())
     except yaml.YAMLError as exc:
         raise InputError(src, "file", f"is not valid YAML ({str(exc).splitlines()[0]})") from exc
+    except UnicodeDecodeError:
+        raise InputError(src, "file", "is not a text file (give a performance-model YAML like fairsim/data/paper_catalog.yaml)") from None
     require(isinstance(raw, Mapping), src, "file", "must be a mapping with keys name, work_unit, gpus, models, ...")
     return parse_constants(raw, src)
 
