@@ -58,6 +58,13 @@ class SimConfig:
         ov_known = {f.name for f in fields(Overheads)}
         for key in ov:
             require(key in ov_known, source, f"overheads.{key}", f"unknown setting (allowed: {', '.join(sorted(ov_known))})")
+        # a switch given as a string ("maybe", "yes") would be truthy and silently change the run
+        for f in fields(cls):
+            if f.type == "bool" and f.name in cfg:
+                require(isinstance(cfg[f.name], bool), source, f.name, f"must be true or false, got {cfg[f.name]!r}")
+        for f in fields(Overheads):
+            if f.type == "bool" and f.name in ov:
+                require(isinstance(ov[f.name], bool), source, f"overheads.{f.name}", f"must be true or false, got {ov[f.name]!r}")
         for key in ("restart_s", "profiling_s_per_type"):
             if key in ov:
                 require(_num(ov[key]) and ov[key] >= 0, source, f"overheads.{key}", f"must be a number of seconds >= 0, got {ov[key]!r}")
