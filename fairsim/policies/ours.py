@@ -22,13 +22,15 @@ active jobs whenever the set of active jobs changes (``fairsim.policies.fair_sha
 
 from __future__ import annotations
 
+import time
+
 import numpy as np
 
 from fairsim.cluster import ClusterSpec
 from fairsim.errors import require
 from fairsim.policies.base import NOT_RUN, Policy, PolicyView
 from fairsim.policies.fair_share import TAU_MODES, fair_finish, fair_rate
-from fairsim.policies.solvers import SOLVERS, AssignmentProblem, Solution, max_packing
+from fairsim.policies.solvers import SOLVERS, AssignmentProblem, Solution, max_packing, solve_greedy
 
 WORK_TERMS = ("total", "remaining")
 WORK_UNITS = ("best_rounds", "native")
@@ -95,9 +97,22 @@ class FFTPolicy(Policy):
             self._remember(view)
             return view.empty_assignment()
         problem = self.build_problem(view)
-        sol = SOLVERS[self.solver](problem, self.time_limit_s, self.mip_gap, **self._solver_options)
+        sol = self._solve(problem)
         self._count(sol, problem)
         return sol.assignment
+
+    def _solve(self, problem: AssignmentProblem) -> Solution:
+        """The configured solver; if it raises (a HiGHS error, a numerical failure), the greedy
+        fallback answers instead and is counted, so one bad round never ends the run."""
+        tick = time.perf_counter()
+        try:
+            return SOLVERS[self.solver](problem, self.time_limit_s, self.mip_gap, **self._solver_options)
+        except Exception as exc:  # noqa: BLE001 - any solver crash falls back
+            sol = solve_greedy(problem)
+            sol.fallback = True
+            sol.time_s = time.perf_counter() - tick
+            sol.info = {"failed": self.solver, "reason": f"{type(exc).__name__}: {exc}"}
+            return sol
 
     def build_problem(self, view: PolicyView) -> AssignmentProblem:
         """Advance rho and tau to this round and return the round's program (costs, K)."""

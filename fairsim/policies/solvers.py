@@ -338,7 +338,11 @@ def max_packing(workers: np.ndarray, feasible: np.ndarray, capacity: np.ndarray,
     greedy = _greedy_packing(width, mask, counts, capacity)
     if greedy >= upper:
         return upper
-    return max(greedy, _packing_ilp(width, mask, counts, capacity, time_limit_s))
+    try:
+        exact = _packing_ilp(width, mask, counts, capacity, time_limit_s)
+    except Exception:  # noqa: BLE001 - a solver crash: keep the greedy packing, as when the ILP fails
+        exact = 0
+    return max(greedy, exact)
 
 
 def _greedy_packing(width, mask, counts, capacity) -> int:
