@@ -91,6 +91,12 @@ def auction_candidates(value: np.ndarray, widths: np.ndarray, free: np.ndarray) 
 def max_value_assignment(value: np.ndarray, widths: np.ndarray, free: np.ndarray) -> np.ndarray:
     """Exact max sum of value[j, k] x[j, k] with one type per job and sum_j widths_j x[j, k] <= free_k,
     over positive values only (HiGHS MILP). Returns a type per row or -1."""
+    exact = milp_value_assignment(value, widths, free)
+    return greedy_value_assignment(value, widths, free) if exact is None else exact
+
+
+def milp_value_assignment(value: np.ndarray, widths: np.ndarray, free: np.ndarray) -> np.ndarray | None:
+    """The MILP of ``max_value_assignment``; None when HiGHS fails or raises (the caller falls back)."""
     n, t = value.shape
     pairs = np.argwhere((value > 0) & (widths[:, None] <= free[None, :]))
     out = np.full(n, NOT_RUN, dtype=np.int64)
@@ -101,10 +107,13 @@ def max_value_assignment(value: np.ndarray, widths: np.ndarray, free: np.ndarray
     cols = np.arange(m)
     one_type = csr_matrix((np.ones(m), (j, cols)), shape=(n, m))
     capacity = csr_matrix((widths[j].astype(np.float64), (k, cols)), shape=(t, m))
-    res = milp(-value[j, k], integrality=np.ones(m), bounds=Bounds(0, 1),
-               constraints=[LinearConstraint(one_type, 0, 1), LinearConstraint(capacity, 0, free.astype(np.float64))])
+    try:
+        res = milp(-value[j, k], integrality=np.ones(m), bounds=Bounds(0, 1),
+                   constraints=[LinearConstraint(one_type, 0, 1), LinearConstraint(capacity, 0, free.astype(np.float64))])
+    except Exception:  # noqa: BLE001 - a solver crash is a failure like any other
+        return None
     if res.x is None:
-        return greedy_value_assignment(value, widths, free)
+        return None
     chosen = res.x > 0.5
     out[j[chosen]] = k[chosen]
     return out
@@ -141,6 +150,7 @@ class ThemisPolicy(Policy):
         self.lease_end = np.full(num_jobs, -np.inf)
         self.auctions = 0
         self.greedy_auctions = 0
+        self.solver_fallbacks = 0  # auctions whose MILP failed and the greedy answered
 
     def lease_len(self, view: PolicyView) -> float:
         return math.ceil(self.lease_s / view.round_len - 1e-9) * view.round_len
@@ -204,7 +214,11 @@ class ThemisPolicy(Policy):
             self.greedy_auctions += 1
             out[rows] = greedy_value_assignment(value[rows], widths[rows], free)
         else:
-            out[rows] = max_value_assignment(value[rows], widths[rows], free)
+            exact = milp_value_assignment(value[rows], widths[rows], free)
+            if exact is None:
+                self.solver_fallbacks += 1
+                exact = greedy_value_assignment(value[rows], widths[rows], free)
+            out[rows] = exact
         return out
 
     @staticmethod
@@ -229,4 +243,5 @@ class ThemisPolicy(Policy):
         free[:] = room
 
     def stats(self) -> dict[str, float]:
-        return {"themis_auctions": float(self.auctions), "themis_greedy_auctions": float(self.greedy_auctions)}
+        return {"themis_auctions": float(self.auctions), "themis_greedy_auctions": float(self.greedy_auctions),
+                "solver_fallbacks": float(self.solver_fallbacks)}
