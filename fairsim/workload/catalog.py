@@ -87,6 +87,7 @@ class Catalog:
         cols = []
         for name in cluster.gpu_types:
             if name not in self.gpu_types:
-                raise InputError("cluster", "counts", f"GPU type {name} has no throughputs in catalog {self.name} (has: {', '.join(self.gpu_types)})")
+                raise InputError(self.source, "gpu", f"no throughputs for GPU type {name}, which the cluster has (catalog {self.name} has: "
+                                 f"{', '.join(self.gpu_types)}; add rows for {name} or drop it from cluster.counts)")
             cols.append(self.gpu_types.index(name))
         return np.asarray(cols, dtype=np.int64)
