@@ -28,6 +28,7 @@ import pandas as pd
 from fairsim.cluster import canonical_gpu_name
 from fairsim.errors import InputError, require
 from fairsim.workload.catalog import Catalog
+from fairsim.workload.trace import shown
 
 PLACEMENTS = ("packed", "spread")
 TPUT_COLUMNS = ("model", "gpu", "workers", "placement", "throughput")
@@ -121,7 +122,7 @@ def _numbers(df: pd.DataFrame, col: str, src: str, ok, rule: str) -> np.ndarray:
     good[good] = ok(values[good])
     if not good.all():
         row = int(np.flatnonzero(~good)[0])
-        raise InputError(src, col, f"must be {rule} (row {row} has {df[col].iloc[row]!r})")
+        raise InputError(src, col, f"must be {rule} (row {row} has {shown(df[col].iloc[row])!r})")
     return values
 
 

@@ -45,12 +45,12 @@ def validate_trace(df: pd.DataFrame, source: str = "trace") -> pd.DataFrame:
         bad = ~np.isfinite(numeric)
         if bad.any():
             row = int(np.flatnonzero(bad)[0])
-            raise InputError(source, col, f"must be a finite number (row {row} has {values[row]!r})")
+            raise InputError(source, col, f"must be a finite number (row {row} has {shown(values[row])!r})")
         if dtype == "int64":
             frac = numeric != np.round(numeric)
             if frac.any():
                 row = int(np.flatnonzero(frac)[0])
-                raise InputError(source, col, f"must be an integer (row {row} has {values[row]!r})")
+                raise InputError(source, col, f"must be an integer (row {row} has {shown(values[row])!r})")
             out[col] = numeric.astype(np.int64)
         else:
             out[col] = numeric
@@ -67,7 +67,12 @@ def validate_trace(df: pd.DataFrame, source: str = "trace") -> pd.DataFrame:
 def _check_range(df: pd.DataFrame, col: str, ok: pd.Series, rule: str, source: str) -> None:
     if not ok.all():
         row = int(np.flatnonzero(~ok.to_numpy())[0])
-        raise InputError(source, col, f"must be {rule} (row {row} has {df[col].iloc[row]!r})")
+        raise InputError(source, col, f"must be {rule} (row {row} has {shown(df[col].iloc[row])!r})")
+
+
+def shown(value):
+    """A cell value as the user wrote it: 3.0, not np.float64(3.0), in error messages."""
+    return value.item() if isinstance(value, np.generic) else value
 
 
 def read_trace(path: str | Path) -> pd.DataFrame:
