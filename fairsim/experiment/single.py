@@ -60,7 +60,12 @@ def build_policy(cfg: Mapping[str, Any]) -> Policy:
     for key, value in cfg.items():
         require(key in params, source, key, f"unknown option (allowed: {', '.join(allowed) or 'none'})")
         _check_type(value, params[key].annotation, source, key)
-    return cls(**cfg)
+    try:
+        return cls(**cfg)
+    except InputError as exc:
+        if exc.source != "policy":
+            raise
+        raise InputError(source, exc.field, exc.problem) from None  # name the preset, as for the checks above
 
 
 _SIMPLE = {"bool": (bool,), "int": (int,), "float": (int, float), "str": (str,)}
