@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Mapping
 
+import numpy as np
 import pandas as pd
 from omegaconf import DictConfig, OmegaConf
 
@@ -93,12 +94,27 @@ def validate_top(cfg: DictConfig) -> None:
                 "config", "load", f"must be a number in (0, 10], got {load!r}")
 
 
+def check_integer_steps(jobs: JobSet, cluster: ClusterSpec, sim_cfg: SimConfig) -> None:
+    """With whole steps per round, a job slower than one work unit per round on a type would
+    never progress there (the run would spin until max_rounds): refuse such a setup up front."""
+    if not sim_cfg.integer_steps:
+        return
+    per_round = np.minimum(jobs.tput_packed, jobs.tput_spread) * sim_cfg.round_len_s
+    slow = jobs.feasible & (per_round < 1)
+    if slow.any():
+        j, k = (int(a[0]) for a in np.nonzero(slow))
+        raise InputError("sim", "integer_steps", f"job {int(jobs.job_id[j])} makes {per_round[j, k]:.3g} whole {jobs.work_unit} per "
+                         f"{sim_cfg.round_len_s:g} s round on {cluster.gpu_types[k]}; integer steps need >= 1 per round "
+                         "(use a catalog counted in steps, e.g. gavel, longer rounds, or sim.integer_steps=false)")
+
+
 def run_config(cfg: DictConfig) -> RunOutput:
     validate_top(cfg)
     cluster = ClusterSpec.from_config(OmegaConf.to_container(cfg.cluster, resolve=True), source=f"cluster {cfg.cluster.get('name', '')}".strip())
     sim_cfg = SimConfig.from_config(OmegaConf.to_container(cfg.sim, resolve=True))
     workload = load_workload(OmegaConf.to_container(cfg.workload, resolve=True), cluster, int(cfg.seed))
     jobs = JobSet.build(workload.trace, workload.catalog, cluster, source=workload.source)
+    check_integer_steps(jobs, cluster, sim_cfg)
     policy = build_policy(cfg.policy)
     tick = time.perf_counter()
     result = simulate(jobs, cluster, policy, sim_cfg, seed=int(cfg.seed))
