@@ -13,7 +13,9 @@ from __future__ import annotations
 import inspect
 import json
 import math
+import os
 import time
+import uuid
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Mapping
@@ -160,9 +162,17 @@ def format_summary(summary: dict) -> str:
 
 
 def atomic_write(path: Path, write) -> None:
-    tmp = path.with_name(f".{path.name}.tmp")
-    write(tmp)
-    tmp.replace(path)
+    """``write(tmp)`` to a fresh temporary file beside ``path``, then rename it over ``path``: a
+    reader sees the old file or the new one, never a torn one. The temporary name is unique, so
+    two processes writing the same cell (an orphaned worker and a rerun) cannot clobber each
+    other's half-written file; a failed write removes its temporary file."""
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.{uuid.uuid4().hex[:8]}.tmp")  # created by write(): usual permissions
+    try:
+        write(tmp)
+        tmp.replace(path)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
 
 
 def _jsonable(d: dict) -> dict:
