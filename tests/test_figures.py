@@ -155,4 +155,4 @@ def test_report_lists_rows_gaps_and_sweeps(tmp_path):
     assert "| pool | 1.4x | 1.7" in text and "| yes |" in text
     assert "1 yes, 0 weak, 0 no, of 1 numbers" in text
     assert "- profile_error: not reproduced: needs option x" in text
-    assert "| testbed | tb | 12 | FFT, Gavel, Tiresias | trace1, trace2 | paper | 0, 1 | 3-3 |" in text
+    assert "| testbed | tb | 12 | FFT, Gavel, Tiresias | trace1, trace2 | paper | 0, 1 | 3 |" in text

@@ -32,7 +32,9 @@ RUN = ROOT / "run.py"
 
 
 def load_plan(path: Path = PLAN) -> dict:
+    require(Path(path).is_file(), str(path), "file", "not found (the experiment list, e.g. experiments/paper.yaml)")
     plan = yaml.safe_load(Path(path).read_text())
+    require(isinstance(plan, dict), str(path), "file", "must be a YAML mapping")
     for key in ("scales", "sweeps", "figures", "headlines"):
         require(isinstance(plan.get(key), dict if key != "headlines" else list), str(path), key, "missing or malformed")
     roles = set(plan["sweeps"])

@@ -11,7 +11,7 @@ import pandas as pd
 
 from fairsim.figures import style
 from fairsim.figures.data import Inputs
-from fairsim.figures.plots import ci_bars, ratio_table, value_table, workload_colors
+from fairsim.figures.plots import ci_bars, ci_points, ratio_table, value_table, workload_colors
 from fairsim.figures.stats import REFERENCE
 
 POLICIES = ["ours", "ours_noswitch", "ours_nofair", "ours_constmu", "srtf_agnostic", "srtf", "gavel"]
@@ -37,7 +37,7 @@ def draw(inputs: Inputs, out_dir: Path) -> list[Path]:
             ax.set_ylabel(ylabel)
         ax = panels[len(VALUES)]
         present = [p for p in policies if p in set(ratios["policy"])]
-        ci_bars(ax, ratios, "policy", "workload", present, workloads, colors, style.label, trace_label, 1.0)
+        ci_points(ax, ratios, "policy", "workload", present, workloads, colors, style.label, trace_label)
         ax.set_ylabel("avg JCT / FFT")
         axes[0][0].legend(loc="upper left")
         fig.suptitle("Fig. 10: migration ablation, traces 1-2", fontsize=9)

@@ -14,4 +14,4 @@ BARS = {"rho_mean": "mean rho", "rho_max": "max rho", "rho_lt1_share": "share of
 
 def draw(inputs: Inputs, out_dir: Path) -> list[Path]:
     return distribution_figure(inputs.sweep("testbed"), "rho", "rho (log scale)", BARS, out_dir, "fig8",
-                               "Fig. 8: finish-time fairness, traces 1-2", log_x=True)
+                               "Fig. 8: finish-time fairness, traces 1-2", xscale="log")

@@ -8,7 +8,7 @@ from typing import Callable, Sequence
 import numpy as np
 import pandas as pd
 import seaborn as sns
-from matplotlib.ticker import NullFormatter
+from matplotlib.ticker import FuncFormatter, LogLocator, MaxNLocator, NullFormatter
 
 from fairsim.figures import style
 from fairsim.figures.stats import mean_ci, paired_ratios, summarize_groups
@@ -40,23 +40,57 @@ def value_table(cells: pd.DataFrame, metrics: Sequence[str], scale: float = 1.0)
     return pd.concat(parts, ignore_index=True)[cols] if parts else pd.DataFrame(columns=cols)
 
 
-def ci_bars(ax, table: pd.DataFrame, x: str, hue: str, x_order: Sequence[str], hue_order: Sequence[str],
-            colors: Callable[[str], object], x_label: Callable[[str], str], hue_label: Callable[[str], str],
-            reference: float | None = None) -> None:
-    """Grouped bars of ``mean`` with asymmetric ``lo``/``hi`` error bars (none where undefined)."""
+def _groups(table: pd.DataFrame, x: str, hue: str, x_order: Sequence[str], hue_order: Sequence[str]):
+    """(hue value, x offsets, mean, [lower, upper] error lengths) per hue, NaN errors as 0."""
     width = 0.8 / max(len(hue_order), 1)
     positions = np.arange(len(x_order))
     for j, h in enumerate(hue_order):
         part = table[table[hue] == h].set_index(x).reindex(list(x_order))
         mean = part["mean"].to_numpy(float)
         err = np.vstack([mean - part["lo"].to_numpy(float), part["hi"].to_numpy(float) - mean])
-        err = np.where(np.isfinite(err), err, 0.0)
-        offset = positions - 0.4 + width * (j + 0.5)
+        yield h, positions - 0.4 + width * (j + 0.5), mean, np.where(np.isfinite(err), err, 0.0), width
+
+
+def ci_bars(ax, table: pd.DataFrame, x: str, hue: str, x_order: Sequence[str], hue_order: Sequence[str],
+            colors: Callable[[str], object], x_label: Callable[[str], str], hue_label: Callable[[str], str],
+            reference: float | None = None) -> None:
+    """Grouped bars of ``mean`` with asymmetric ``lo``/``hi`` error bars (none where undefined)."""
+    for h, offset, mean, err, width in _groups(table, x, hue, x_order, hue_order):
         ax.bar(offset, np.nan_to_num(mean), width, color=colors(h), label=hue_label(h),
                yerr=err, capsize=2, error_kw={"elinewidth": 0.8})
     if reference is not None:
         ax.axhline(reference, color="black", linewidth=0.8, linestyle="--")
-    ax.set_xticks(positions, [x_label(v) for v in x_order], rotation=30, ha="right")
+    ax.set_xticks(np.arange(len(x_order)), [x_label(v) for v in x_order], rotation=30, ha="right")
+
+
+def ci_points(ax, table: pd.DataFrame, x: str, hue: str, x_order: Sequence[str], hue_order: Sequence[str],
+              colors: Callable[[str], object], x_label: Callable[[str], str], hue_label: Callable[[str], str]) -> None:
+    """Ratios as grouped points with CI whiskers on a log axis (2x and 1/2 equally far from 1).
+    A lower bound <= 0 (wide t-interval) is drawn down to the axis edge; the CSV keeps its value."""
+    means = []
+    for h, offset, mean, err, _ in _groups(table, x, hue, x_order, hue_order):
+        ok = np.isfinite(mean) & (mean > 0)
+        low = np.minimum(err[0], mean * (1 - 1e-3))  # keep the whisker's end positive for the log axis
+        ax.errorbar(offset[ok], mean[ok], yerr=np.vstack([low, err[1]])[:, ok], fmt="o", markersize=4, capsize=2,
+                    elinewidth=0.8, color=colors(h), label=hue_label(h))
+        means.extend(mean[ok])
+    ax.axhline(1.0, color="black", linewidth=0.8, linestyle="--")
+    log_ratio_axis(ax, means)
+    ax.set_xticks(np.arange(len(x_order)), [x_label(v) for v in x_order], rotation=30, ha="right")
+
+
+def log_ratio_axis(ax, means: Sequence[float]) -> None:
+    """Log y axis from a quarter of the smallest mean (whiskers reaching lower are cut at the
+    edge) to the data's top, with plain-number ticks: 1-2-5 per decade over wide ranges,
+    about five evenly spaced ticks over narrow ones."""
+    ax.set_yscale("log")
+    top = ax.get_ylim()[1]
+    bottom = min([*means, 1.0]) / 4 if len(means) else 0.25
+    ax.set_ylim(bottom, max(top, 1.5))
+    wide = ax.get_ylim()[1] / bottom > 20
+    ax.yaxis.set_major_locator(LogLocator(base=10, subs=(1.0, 2.0, 5.0)) if wide else MaxNLocator(nbins=6))
+    ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
+    ax.yaxis.set_minor_formatter(NullFormatter())
 
 
 def workload_colors(workloads: Sequence[str]) -> Callable[[str], object]:
@@ -83,8 +117,8 @@ def ecdf(ax, jobs: pd.DataFrame, value: str, policies: Sequence[str], scale: flo
 
 def ratio_figure(cells: pd.DataFrame, metrics: dict[str, str], out_dir, stem: str, title: str,
                  by_trace: bool = False, baselines: Sequence[str] | None = None) -> list:
-    """One panel per metric of baseline / FFT ratios with CIs. Grouped by baseline with one bar
-    per trace, or (``by_trace``) grouped by trace with one bar per baseline."""
+    """One panel per metric of baseline / FFT ratios with CIs (log axis). Grouped by baseline with
+    one point per trace, or (``by_trace``) grouped by trace with one point per baseline."""
     from fairsim.figures.stats import REFERENCE
 
     if baselines is None:
@@ -98,10 +132,10 @@ def ratio_figure(cells: pd.DataFrame, metrics: dict[str, str], out_dir, stem: st
             part = table[table["metric"] == metric]
             present = [b for b in baselines if b in set(part["policy"])]
             if by_trace:
-                ci_bars(ax, part, "workload", "policy", workloads, present, style.color, trace_label, style.label, 1.0)
+                ci_points(ax, part, "workload", "policy", workloads, present, style.color, trace_label, style.label)
             else:
-                ci_bars(ax, part, "policy", "workload", present, workloads, workload_colors(workloads),
-                        style.label, trace_label, 1.0)
+                ci_points(ax, part, "policy", "workload", present, workloads, workload_colors(workloads),
+                          style.label, trace_label)
             ax.set_ylabel(ylabel)
         axes[0][0].legend(loc="upper left", ncols=2 if by_trace else 1)
         fig.suptitle(title, fontsize=9)
@@ -109,7 +143,7 @@ def ratio_figure(cells: pd.DataFrame, metrics: dict[str, str], out_dir, stem: st
 
 
 def distribution_figure(sweep, job_value: str, xlabel: str, bar_metrics: dict[str, str], out_dir, stem: str,
-                        title: str, scale: float = 1.0, log_x: bool = False) -> list:
+                        title: str, scale: float = 1.0, xscale: str = "linear") -> list:
     """Per-job ECDF of ``job_value`` for each trace (policies as lines), then one panel per
     run-level metric: mean over seeds with 95% CI, one bar per trace. Figs. 8 and 9."""
     cells = sweep.cells
@@ -125,9 +159,12 @@ def distribution_figure(sweep, job_value: str, xlabel: str, bar_metrics: dict[st
             tables.append(quantiles.assign(panel="cdf", workload=workload))
             ax.set_xlabel(xlabel)
             ax.set_title(f"CDF, {trace_label(workload)}")
-            if log_x:
-                ax.set_xscale("log")
-                ax.xaxis.set_minor_formatter(NullFormatter())
+            if xscale == "symlog":  # most jobs wait 0 h: linear near zero, logarithmic in the tail
+                ax.set_xscale("symlog", linthresh=0.1)
+                ax.set_xlim(left=0)
+            elif xscale != "linear":
+                ax.set_xscale(xscale)
+            ax.xaxis.set_minor_formatter(NullFormatter())
         axes[0][0].legend(loc="lower right")
         values = value_table(cells, list(bar_metrics), scale)
         for ax, (metric, ylabel) in zip(axes[1], bar_metrics.items()):

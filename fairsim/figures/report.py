@@ -20,10 +20,11 @@ def sweep_lines(inputs: Inputs) -> list[str]:
     for role, sweep in inputs.sweeps.items():
         c = sweep.cells
         jobs = c["finished_jobs"] if "finished_jobs" in c else c["num_jobs"]
+        lo, hi = int(jobs.min()), int(jobs.max())
         lines.append(" | ".join([
             f"| {role}", sweep.name, str(len(c)), ", ".join(style.label(p) for p in style.policy_order(c["policy"])),
             ", ".join(style.workload_order(c["workload"])), ", ".join(sorted(map(str, c["cluster"].unique()))),
-            ", ".join(map(str, sorted(c["seed"].unique()))), f"{int(jobs.min())}-{int(jobs.max())} |"]))
+            ", ".join(map(str, sorted(c["seed"].unique()))), (f"{lo}" if lo == hi else f"{lo}-{hi}") + " |"]))
     return lines
 
 
@@ -47,9 +48,9 @@ def write_report(path: Path, scale: str, rows: Sequence[Row], inputs: Inputs, fi
         "|---|---|---|---|",
         *[f"| {_cell(r.claim)} | {_cell(r.paper)} | {_cell(r.ours)} | {_cell(r.verdict)} |" for r in rows],
         "",
-        "## Not reproduced",
+        "## Sweeps that could not run",
         "",
-        *([f"- {role}: not reproduced: {why}" for role, why in gaps.items()] or ["- nothing skipped"]),
+        *([f"- {role}: not reproduced: {why}" for role, why in gaps.items()] or ["- none"]),
         "",
         "## Caveats",
         "",
