@@ -1,8 +1,8 @@
 """Fig. 13: (a) time of one FFT decision against the number of active jobs: the solver benchmark
 (``python -m fairsim.bench solver``, random 1,000-GPU instances) and the decisions FFT actually
 took inside the sweeps' simulations (median per bin of active jobs), with the paper's two cvxpy
-numbers for scale; (b) average JCT against the error of the profiled epoch counts, drawn only
-when the profile-error sweep ran (the harness needs an option for it, see REPORT.md)."""
+numbers for scale; (b) average JCT against the error of the profiled epoch counts
+(``sim.profile_error``) relative to no error, drawn when the profile-error sweep has results."""
 
 from __future__ import annotations
 
@@ -69,7 +69,7 @@ def profile_error_panel(ax, inputs: Inputs) -> pd.DataFrame:
     try:
         sweep = inputs.sweep("profile_error")
     except MissingInput:
-        ax.text(0.5, 0.5, f"not reproduced:\nneeds option {ERROR_KEY}\n(see REPORT.md)", ha="center", va="center",
+        ax.text(0.5, 0.5, f"not reproduced:\nno results of the sweep\nover {ERROR_KEY}", ha="center", va="center",
                 transform=ax.transAxes)
         ax.set_title("(b) JCT vs profile error")
         ax.set_xticks([])
