@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 import sys
 import time
+import traceback
 from pathlib import Path
 
 import hydra
@@ -23,7 +24,7 @@ from fairsim.errors import InputError
 @hydra.main(version_base="1.3", config_path="conf", config_name="config")
 def main(cfg: DictConfig) -> None:
     from fairsim.experiment.single import format_summary, run_config, write_results
-    from fairsim.experiment.sweep import cell_is_complete, report_progress
+    from fairsim.experiment.sweep import cell_is_complete, record_failure, report_progress
 
     hydra_cfg = HydraConfig.get()
     folder = Path(hydra_cfg.runtime.output_dir)
@@ -38,8 +39,16 @@ def main(cfg: DictConfig) -> None:
     except InputError as exc:
         if os.environ.get("FAIRSIM_DEBUG"):
             raise
+        if in_sweep:  # one bad cell must not take the finished ones down with it
+            record_failure(folder, cell, f"error: {exc}")
+            return
         print(f"error: {exc}", file=sys.stderr)
         sys.exit(2)
+    except Exception:
+        if not in_sweep or os.environ.get("FAIRSIM_DEBUG"):
+            raise
+        record_failure(folder, cell, traceback.format_exc())
+        return
     write_results(out, folder, cfg)
     if in_sweep:
         print(report_progress(folder.parent, cell, time.perf_counter() - tick, skipped=False))

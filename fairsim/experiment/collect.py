@@ -37,8 +37,9 @@ def cell_row(cell: Path) -> dict:
     row = {"cell": cell.name}
     for col, (group, key) in LABELS.items():
         row[col] = (cfg.get(group) or {}).get(key)
-    for key in ("seed", "load", "num_jobs"):
+    for key in ("seed", "load"):
         row[key] = cfg.get(key)
+    row["num_jobs"] = summary.get("num_jobs")  # the jobs the metrics cover (a trace file has its own count)
     row.update({k: v for k, v in summary.items() if k not in row and not isinstance(v, str)})
     return row
 

@@ -9,6 +9,7 @@ anything else runs again from scratch.
 from __future__ import annotations
 
 import os
+import sys
 import time
 from pathlib import Path
 
@@ -19,6 +20,7 @@ from fairsim.experiment.single import SUMMARY
 
 PROGRESS = ".progress"
 TOTAL = ".progress_total"
+FAILED = "error.txt"
 
 
 def config_text(cfg: DictConfig) -> str:
@@ -49,6 +51,18 @@ def report_progress(sweep_dir: Path, cell: str, seconds: float, skipped: bool) -
     status = "skipped (complete)" if skipped else f"{seconds:.1f} s"
     return (f"[sweep {sweep_dir.name}] {cell}: {status} | {done}/{total or '?'} cells done, {left} left, "
             f"{mean:.1f} s/cell" + (f", ~{left * mean / max(os.cpu_count() or 1, 1):.0f} s to go" if left and ran else ""))
+
+
+def record_failure(folder: Path, cell: str, text: str) -> None:
+    """Keep a failed cell's error beside it (it has no summary, so it is not complete) and say so."""
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / FAILED).write_text(text if text.endswith("\n") else text + "\n")
+    last = text.strip().splitlines()[-1] if text.strip() else "failed"
+    print(f"[sweep {folder.parent.name}] {cell}: FAILED: {last} (details: {folder / FAILED})", file=sys.stderr)
+
+
+def failed_cells(sweep_dir: Path) -> list[str]:
+    return sorted(p.parent.name for p in Path(sweep_dir).glob(f"*/{FAILED}") if not (p.parent / SUMMARY).exists())
 
 
 def count_cells(config: DictConfig) -> int:
@@ -82,6 +96,8 @@ class SweepCallback(Callback):
         sweep_dir = Path(config.hydra.sweep.dir)
         sweep_dir.mkdir(parents=True, exist_ok=True)
         (sweep_dir / PROGRESS).unlink(missing_ok=True)
+        for stale in sweep_dir.glob(f"*/{FAILED}"):
+            stale.unlink()  # this run retries those cells
         (sweep_dir / TOTAL).write_text(str(count_cells(config)))
         ensure_store(self.results_dir)
 
@@ -100,6 +116,11 @@ class SweepCallback(Callback):
             print(f"[sweep {sweep_dir.name}] results: {sweep_dir / 'results.parquet'}")
         progress = sweep_dir / PROGRESS
         finished = len({r.split("\t")[0] for r in progress.read_text().splitlines() if r}) if progress.exists() else 0
+        failed = failed_cells(sweep_dir)
+        if failed:
+            print(f"[sweep {sweep_dir.name}] {len(failed)} cells FAILED: {', '.join(failed)}; the others are kept. "
+                  "Fix the cause and rerun the same command to run only the missing cells.", file=sys.stderr)
+            sys.exit(1)
         if finished < expected:
             print(f"[sweep {sweep_dir.name}] warning: {expected - finished} of {expected} cells did not finish; "
                   "rerun the same command to run only those")
