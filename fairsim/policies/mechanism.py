@@ -82,13 +82,14 @@ class GavelMechanism:
         self.prev = None  # the previous round: (its view, the rows that ran, their types)
         self.kept = None  # (ids, types) of last round's jobs still active: lease-extension candidates
         self.counters = {"recomputes": 0, "solver_s": 0.0, "lease_ext": 0, "lease_opp": 0,
-                         "reserved_gpu_rounds": 0}
+                         "reserved_gpu_rounds": 0, "fallbacks": 0}
 
     def stats(self) -> dict[str, float]:
         c = self.counters
         share = 100.0 * c["lease_ext"] / c["lease_opp"] if c["lease_opp"] else 0.0
         return {"allocation_recomputes": c["recomputes"], "solver_s": c["solver_s"],
-                "lease_extension_pct": share, "reserved_idle_gpu_rounds": c["reserved_gpu_rounds"]}
+                "lease_extension_pct": share, "reserved_idle_gpu_rounds": c["reserved_gpu_rounds"],
+                "solver_fallbacks": c["fallbacks"]}
 
     # ---- one round -----------------------------------------------------------------------------
     def assign(self, view: PolicyView, fractions: FractionsFn) -> np.ndarray:
@@ -155,7 +156,11 @@ class GavelMechanism:
         self.job_time[ids] = init
         self.worker_time[:] = init * len(ids)
         tick = time.perf_counter()
-        x = np.asarray(fractions(view), dtype=np.float64)
+        try:
+            x = np.asarray(fractions(view), dtype=np.float64)
+        except (RuntimeError, ValueError, ArithmeticError):  # an LP failure must not end the run
+            x = equal_share(view)
+            self.counters["fallbacks"] += 1
         self.counters["solver_s"] += time.perf_counter() - tick
         self.counters["recomputes"] += 1
         require(x.shape == (len(ids), view.num_types), "policy", "fractions",
@@ -253,3 +258,11 @@ def as_mechanism(value: Any) -> GavelMechanism:
 
 def _is_number(x: Any) -> bool:
     return isinstance(x, (int, float)) and not isinstance(x, bool) and np.isfinite(x)
+
+
+def equal_share(view: PolicyView) -> np.ndarray:
+    """The fallback allocation: every job an equal 1/n share of every type it can run on, split
+    evenly across types (rows sum to <= 1 and sum_j d_j X[j, k] <= Y_k by construction)."""
+    n, t = view.num_jobs, view.num_types
+    share = view.capacity[None, :] / (max(n, 1) * view.workers[:, None] * t)
+    return np.where(view.feasible, np.minimum(share, 1.0 / t), 0.0)
