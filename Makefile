@@ -26,7 +26,7 @@ smoke: $(STAMP)  ## CI smoke sweep: 3 policies x 2 loads, Hydra -> joblib -> res
 	$(PY) run.py -m +experiment=smoke
 
 reproduce: $(STAMP)  ## every paper figure + paper_figs/REPORT.md (SCALE=full for the paper's sizes)
-	$(PY) -m fairsim.experiment.reproduce --scale $(SCALE)
+	$(PY) -m fairsim.experiment.reproduce --scale $(SCALE) $(ARGS)
 
 ui: $(STAMP)  ## MLflow UI on http://127.0.0.1:5000 over results/mlflow.db
 	$(VENV)/bin/mlflow ui --host 127.0.0.1 --port 5000 --workers 1 --backend-store-uri sqlite:///results/mlflow.db
