@@ -210,6 +210,23 @@ def test_parent_killed_mid_sweep_then_rerun_while_orphans_finish(results):
     assert_every_cell_once(results, name)
 
 
+def test_a_refused_cell_leaves_the_others_to_finish(results):
+    """Bad input in one cell: its one-line error is printed and kept beside it, the other cells
+    finish and are collected and logged, and the sweep exits non-zero (commit 98d81a7)."""
+    cmd = [sys.executable, str(ROOT / "run.py"), "-m", f"results_dir={results}", "sweep_name=bad_cell",
+           "policy=fifo", "num_jobs=10", "load=0,0.5"]
+    proc = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 1
+    assert "Traceback" not in proc.stderr
+    bad, good = "load=0,num_jobs=10,policy=fifo", "load=0.5,num_jobs=10,policy=fifo"
+    assert f"{bad}: FAILED: error: config: load: must be a number in (0, 10], got 0" in proc.stderr
+    sweep_dir = results / "sweeps" / "bad_cell"
+    assert (sweep_dir / bad / "error.txt").exists() and not (sweep_dir / bad / "summary.json").exists()
+    assert [c.name for c in complete_cells(sweep_dir)] == [good]
+    assert pd.read_parquet(sweep_dir / "results.parquet")["cell"].tolist() == [good]
+    assert logged_cells(results, "bad_cell") == [good]
+
+
 # ---- solver failures inside a policy --------------------------------------------------------------
 
 def small_run(*overrides: str) -> dict:
