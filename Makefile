@@ -22,8 +22,9 @@ run: $(STAMP)  ## one simulation on the defaults (conf/config.yaml); extra overr
 test: $(STAMP)  ## the test suite (what CI runs)
 	$(PY) -m pytest
 
-smoke: $(STAMP)  ## CI smoke sweep: 3 policies x 2 loads, Hydra -> joblib -> results.parquet + MLflow
+smoke: $(STAMP)  ## CI smoke sweep: 3 policies x 2 loads, Hydra -> joblib -> results.parquet + MLflow -> a figure
 	$(PY) run.py -m +experiment=smoke
+	$(PY) -m fairsim.figures.sweep_summary results/sweeps/smoke
 
 reproduce: $(STAMP)  ## every paper figure + paper_figs/REPORT.md (SCALE=full for the paper's sizes)
 	$(PY) -m fairsim.experiment.reproduce --scale $(SCALE) $(ARGS)

@@ -14,6 +14,7 @@ from fairsim.cluster import ClusterSpec
 from fairsim.experiment.compose import CONF_DIR, compose_config
 from fairsim.experiment.single import build_policy
 from fairsim.experiment.tracking import logged_cells
+from fairsim.figures.sweep_summary import draw
 from fairsim.sim.config import SimConfig
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -82,3 +83,8 @@ def test_smoke_sweep_then_resume_runs_only_missing_cells(tmp_path):
     assert after["avg_jct_s"] == before["avg_jct_s"]
     assert logged_cells(tmp_path, "smoke") == cells  # still exactly once each
     assert sorted(pd.read_parquet(sweep_dir / "results.parquet")["cell"]) == cells
+    # ... and ends in a figure, byte-identical when redrawn
+    pdf, png, csv = draw(sweep_dir)
+    first = [p.read_bytes() for p in (pdf, png, csv)]
+    assert [p.read_bytes() for p in draw(sweep_dir)] == first
+    assert set(pd.read_csv(csv)["policy"]) == {"fifo", "srtf", "ours"}

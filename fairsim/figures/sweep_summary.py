@@ -1,0 +1,52 @@
+"""A quick look at any sweep: mean JCT and mean rho per policy against load (95% intervals over
+seeds), drawn from the sweep's results.parquet into <sweep>/figures/summary.{pdf,png}.
+
+    python -m fairsim.figures.sweep_summary results/sweeps/smoke
+
+The CI smoke sweep ends with it, so CI exercises the whole path from Hydra to a figure.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pandas as pd
+
+from fairsim.figures.plots import ci_bars
+from fairsim.figures.stats import summarize_groups
+from fairsim.figures.style import color, label, new_figure, paper_style, policy_order, save
+
+PANELS = {"avg_jct_s": ("mean JCT (h)", 1 / 3600), "rho_mean": ("mean finish-time fairness rho", 1.0)}
+
+
+def draw(sweep_dir: Path) -> list[Path]:
+    sweep_dir = Path(sweep_dir)
+    cells = pd.read_parquet(sweep_dir / "results.parquet")
+    loads = [str(v) for v in sorted(cells["load"].unique())]
+    policies = policy_order(cells["policy"])
+    cells = cells.assign(load=cells["load"].astype(str))
+    tables = []
+    with paper_style():
+        fig, axes = new_figure(len(PANELS))
+        for ax, (metric, (ylabel, scale)) in zip(axes[0], PANELS.items()):
+            table = summarize_groups(cells.assign(value=cells[metric].astype(float) * scale), "value", ["policy", "load"])
+            ci_bars(ax, table, "load", "policy", loads, policies, color, lambda v: f"load {v}", label)
+            ax.set_ylabel(ylabel)
+            tables.append(table.assign(metric=metric))
+        axes[0][0].legend(frameon=False)
+        fig.suptitle(f"sweep {sweep_dir.name}")
+        return save(fig, sweep_dir / "figures", "summary", pd.concat(tables, ignore_index=True))
+
+
+def main(argv: list[str]) -> int:
+    if len(argv) != 1 or not (Path(argv[0]) / "results.parquet").is_file():
+        print("usage: python -m fairsim.figures.sweep_summary <sweep folder with results.parquet>", file=sys.stderr)
+        return 2
+    for path in draw(Path(argv[0])):
+        print(path)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
