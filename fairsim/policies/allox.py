@@ -36,8 +36,7 @@ from scipy.optimize import linear_sum_assignment
 
 from fairsim.cluster import ClusterSpec
 from fairsim.errors import require
-from fairsim.policies.base import NOT_RUN, Policy, PolicyView
-from fairsim.policies.tiresias import fill_queue
+from fairsim.policies.base import NOT_RUN, Policy, PolicyView, fill_queue
 
 INFEASIBLE_COST = 1e30  # larger than any real total completion time
 

@@ -159,3 +159,25 @@ def fastest_first(view: PolicyView) -> np.ndarray:
     tput = np.where(view.feasible, view.throughput, -np.inf)
     pref = np.argsort(-tput, axis=1, kind="stable")
     return np.where(np.take_along_axis(view.feasible, pref, axis=1), pref, -1)
+
+
+def fill_queue(widths: np.ndarray, free: int) -> np.ndarray:
+    """Which jobs of one queue (already in priority order) start on ``free`` GPUs: the longest
+    prefix that fits, then backfill of later jobs that still fit. Costs O(started jobs) numpy
+    steps, so a full type is cheap however long its queue."""
+    take = np.zeros(len(widths), dtype=bool)
+    if len(widths) == 0 or free <= 0:
+        return take
+    prefix = int(np.searchsorted(np.cumsum(widths), free, side="right"))
+    take[:prefix] = True
+    free -= int(widths[:prefix].sum())
+    pos = prefix
+    while free > 0 and pos < len(widths):
+        fits = np.flatnonzero(widths[pos:] <= free)
+        if len(fits) == 0:
+            break
+        i = pos + int(fits[0])
+        take[i] = True
+        free -= int(widths[i])
+        pos = i + 1
+    return take

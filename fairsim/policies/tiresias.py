@@ -39,29 +39,7 @@ import numpy as np
 
 from fairsim.cluster import ClusterSpec
 from fairsim.errors import require
-from fairsim.policies.base import NOT_RUN, Policy, PolicyView
-
-
-def fill_queue(widths: np.ndarray, free: int) -> np.ndarray:
-    """Which jobs of one queue (already in priority order) start on ``free`` GPUs: the longest
-    prefix that fits, then backfill of later jobs that still fit. Costs O(started jobs) numpy
-    steps, so a full type is cheap however long its queue."""
-    take = np.zeros(len(widths), dtype=bool)
-    if len(widths) == 0 or free <= 0:
-        return take
-    prefix = int(np.searchsorted(np.cumsum(widths), free, side="right"))
-    take[:prefix] = True
-    free -= int(widths[:prefix].sum())
-    pos = prefix
-    while free > 0 and pos < len(widths):
-        fits = np.flatnonzero(widths[pos:] <= free)
-        if len(fits) == 0:
-            break
-        i = pos + int(fits[0])
-        take[i] = True
-        free -= int(widths[i])
-        pos = i + 1
-    return take
+from fairsim.policies.base import NOT_RUN, Policy, PolicyView, fill_queue
 
 
 def fill_bound_queues(view: PolicyView, bound: np.ndarray, key: np.ndarray, free: np.ndarray | None = None) -> np.ndarray:
