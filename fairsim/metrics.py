@@ -73,7 +73,7 @@ def summarize(table: pd.DataFrame, rounds: pd.DataFrame, cluster: ClusterSpec, s
     makespan = float(table["finish_s"].max() - table["arrival_s"].min())
     busy_gpu_s = float((rounds["busy_gpus"] * rounds["duration_s"]).sum())
     span = float(rounds["t_s"].iloc[-1] + rounds["duration_s"].iloc[-1] - rounds["t_s"].iloc[0]) if len(rounds) else 0.0
-    policy_rounds = rounds[rounds["rounds"] == 1]["policy_s"]
+    policy_rounds = rounds.loc[rounds["decided"], "policy_s"]  # time per decision, not per round
     switches = int(jobs["type_switches"].sum())
     summary = {
         "num_jobs": int(len(jobs)),

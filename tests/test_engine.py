@@ -34,6 +34,9 @@ def test_two_jobs_fifo_known_jcts():
     # job 0 takes the fast A10: 16 / 8 = 2 min; job 1 gets the T4: 16 min
     assert res.jobs["jct_s"].tolist() == pytest.approx([120.0, 960.0])
     assert res.jobs["migrations"].sum() == 0
+    # FIFO decides only on arrivals and completions; the rounds table says which rounds decided
+    assert int(res.rounds["decided"].sum()) == res.stats["policy_calls"] == 2
+    assert (res.rounds.loc[~res.rounds["decided"], "policy_s"] == 0).all()
 
 
 def test_migration_overhead_accounting():

@@ -36,7 +36,7 @@ def child(num_jobs: int, load: float, seed: int, policy: str, cluster: str, work
     total = time.perf_counter() - tick
     rounds = out.rounds
     active_mean = float((rounds["active_jobs"] * rounds["duration_s"]).sum() / rounds["duration_s"].sum())
-    decided = rounds[rounds["policy_s"] > 0]
+    decided = rounds[rounds["decided"]]
     return {
         "jobs": num_jobs,
         "sim_s": out.summary["sim_wall_s"],

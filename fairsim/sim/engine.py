@@ -104,7 +104,7 @@ class Engine:
             if not changed and self._can_fast_forward(active, assignment):
                 skipped = self._fast_forward(t, active, assignment, next_arrival)
                 if skipped:
-                    rows.append(self._record(t, skipped * cfg.round_len_s, skipped, active, assignment, 0.0))
+                    rows.append(self._record(t, skipped * cfg.round_len_s, skipped, active, assignment, False, 0.0))
                     t += skipped * cfg.round_len_s
                     rounds += skipped
                     continue
@@ -113,12 +113,13 @@ class Engine:
                 tick = time.perf_counter()
                 assignment = np.asarray(self.policy.decide(view), dtype=np.int64)
                 policy_s = time.perf_counter() - tick
+                decided = True
                 policy_calls += 1
                 self._check_assignment(active, assignment)
             else:
-                policy_s = 0.0
+                decided, policy_s = False, 0.0  # an event-driven policy's decision reused
             duration, finished = self._step(t, active, assignment)
-            rows.append(self._record(t, duration, 1, active, assignment, policy_s))
+            rows.append(self._record(t, duration, 1, active, assignment, decided, policy_s))
             if self.checker is not None:
                 self.checker(self, active, assignment, finished)
             t += duration
@@ -293,10 +294,10 @@ class Engine:
             k = int(np.argmax(used - self.capacity))
             raise PolicyContractError(f"{name} oversubscribed {self.cluster.gpu_types[k]}: {int(used[k])} GPUs of {int(self.capacity[k])}")
 
-    def _record(self, t, duration, count, active, assignment, policy_s) -> tuple:
+    def _record(self, t, duration, count, active, assignment, decided, policy_s) -> tuple:
         busy = np.bincount(assignment[assignment >= 0], weights=self.jobs.workers[active[assignment >= 0]],
                            minlength=self.cluster.num_types)
-        return (t, duration, count, len(active), int((assignment >= 0).sum()), float(busy.sum()), policy_s)
+        return (t, duration, count, len(active), int((assignment >= 0).sum()), float(busy.sum()), decided, policy_s)
 
     def _job_table(self) -> pd.DataFrame:
         s, jobs = self.s, self.jobs
@@ -319,7 +320,7 @@ def _frozen(arrays: dict) -> dict:
     return arrays
 
 
-_ROUND_COLUMNS = ["t_s", "duration_s", "rounds", "active_jobs", "running_jobs", "busy_gpus", "policy_s"]
+_ROUND_COLUMNS = ["t_s", "duration_s", "rounds", "active_jobs", "running_jobs", "busy_gpus", "decided", "policy_s"]
 
 
 def simulate(jobs: JobSet, cluster: ClusterSpec, policy: Policy, config: SimConfig | None = None, seed: int = 0) -> SimResult:
