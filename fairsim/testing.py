@@ -3,6 +3,8 @@ from a few numbers, with no catalog or trace file involved."""
 
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 
 from fairsim.cluster import ClusterSpec
@@ -67,3 +69,8 @@ def toy_view(throughput, capacity, workers=None, work=None, done=None, arrival=N
         attained_gpu_s=arr(attained_gpu_s, np.zeros(n)), run_s=np.zeros(n), first_start=np.full(n, np.nan),
         changed=changed,
     )
+
+
+def with_job_ids(view: PolicyView, ids) -> PolicyView:
+    """The same view with other engine job ids (a job seen again in a later round keeps its id)."""
+    return dataclasses.replace(view, job_id=np.asarray(ids, dtype=np.int64))

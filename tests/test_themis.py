@@ -1,22 +1,17 @@
 """Themis on hand-made instances (answers worked out in the comments)."""
 
-import dataclasses
 
 import numpy as np
 import pytest
 
 from fairsim.policies.themis import (ThemisPolicy, greedy_value_assignment, ideal_throughput,
                                      max_value_assignment)
-from fairsim.testing import toy_view
+from fairsim.testing import toy_view, with_job_ids
 
 
 def fresh(policy, num_jobs=4):
     policy.reset(None, num_jobs, 0)
     return policy
-
-
-def with_ids(view, ids):
-    return dataclasses.replace(view, job_id=np.asarray(ids, dtype=np.int64))
 
 
 def test_ideal_throughput_fills_fastest_types_first():
@@ -58,16 +53,16 @@ def test_lease_holder_keeps_its_gpu_until_expiry():
     # one GPU, 1 unit/s, 10000 units each, 300 s rounds, 600 s lease (= 2 rounds), f = 0.5.
     policy = fresh(ThemisPolicy(fairness_knob=0.5, lease_s=600))
     v0 = toy_view([[1.0]], capacity=[1], work=[10000], now=0)
-    assert policy.decide(with_ids(v0, [0])).tolist() == [0]  # alone: lease until t = 600
+    assert policy.decide(with_job_ids(v0, [0])).tolist() == [0]  # alone: lease until t = 600
     # t = 300: job 1 arrives; job 0 still holds its lease
     v1 = toy_view([[1.0], [1.0]], capacity=[1], work=[10000, 10000], done=[300, 0], arrival=[0, 300],
                   now=300, last_type=[0, -1], prev_type=[0, -1])
-    assert policy.decide(with_ids(v1, [0, 1])).tolist() == [0, -1]
+    assert policy.decide(with_job_ids(v1, [0, 1])).tolist() == [0, -1]
     # t = 600: lease over, both bid-eligible. Waiting estimates: job 0: 600 + 600 + 9400 = 10600,
     # job 1: 300 + 600 + 10000 = 10900; same T_ideal -> job 1 has the worse rho and is offered the GPU
     v2 = toy_view([[1.0], [1.0]], capacity=[1], work=[10000, 10000], done=[600, 0], arrival=[0, 300],
                   now=600, last_type=[0, -1], prev_type=[0, -1])
-    assert policy.decide(with_ids(v2, [0, 1])).tolist() == [-1, 0]
+    assert policy.decide(with_job_ids(v2, [0, 1])).tolist() == [-1, 0]
 
 
 def test_lease_rounds_up_to_whole_rounds():

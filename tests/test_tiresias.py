@@ -5,16 +5,12 @@ import dataclasses
 import numpy as np
 
 from fairsim.policies.tiresias import TiresiasLasPolicy, TiresiasPolicy, fill_queue
-from fairsim.testing import toy_view
+from fairsim.testing import toy_view, with_job_ids
 
 
 def fresh(policy, num_jobs=8):
     policy.reset(None, num_jobs, 0)
     return policy
-
-
-def with_ids(view, ids):
-    return dataclasses.replace(view, job_id=np.asarray(ids, dtype=np.int64))
 
 
 def test_fill_queue_prefix_then_backfill():
@@ -64,7 +60,7 @@ def test_a_job_never_leaves_its_queue():
     policy.bound[:2] = [0, 1]
     assert policy.decide(v).tolist() == [0, 1]
     for t in (300, 600, 900):
-        v = with_ids(toy_view([[1, 10]], capacity=[1, 1], work=[1000], done=[t], now=t,
+        v = with_job_ids(toy_view([[1, 10]], capacity=[1, 1], work=[1000], done=[t], now=t,
                               last_type=[0], prev_type=[0]), [0])
         assert policy.decide(v).tolist() == [0]
 
