@@ -75,7 +75,10 @@ class GavelMechanism:
         self.target = np.zeros((num_jobs, t))  # X rows of the last recompute
         self.in_x = np.zeros(num_jobs, dtype=bool)
         self.seen = np.zeros(num_jobs, dtype=bool)
-        self.row_of = np.full(num_jobs, -1, dtype=np.int64)  # scratch: job id -> view row
+        self.row_of = np.full(num_jobs, -1, dtype=np.int64)  # job id -> row of the current view, -1 if absent
+        self.ids = np.empty(0, dtype=np.int64)  # the job ids row_of maps
+        self.epoch = 0  # counts recomputes: X, deficits and the queue tie order only change then
+        self.fixed_key = None  # (ids, epoch) the cached per-epoch arrays below belong to
         self.worker_time = np.zeros(t)
         self.last_reset = 0.0
         self.pending = True
@@ -94,23 +97,25 @@ class GavelMechanism:
     # ---- one round -----------------------------------------------------------------------------
     def assign(self, view: PolicyView, fractions: FractionsFn) -> np.ndarray:
         ids = view.job_id
-        self.row_of[ids] = np.arange(len(ids))
+        if not _same_frozen(ids, self.ids):  # the active set changed (the engine reuses a frozen array otherwise)
+            self.row_of[self.ids] = -1
+            self.row_of[ids] = np.arange(len(ids))
+            self.ids = ids
+            fresh = ~self.seen[ids]
+            if fresh.any():
+                new = ids[fresh]
+                self.seen[new] = True
+                self.job_time[new] = self._initial_time(view)
+                self.deficit[new] = 0.0
+                self.target[new] = 0.0
+                self.pending = True
         nothing_ran = self._account_previous_round(view)
-        fresh = ~self.seen[ids]
-        if fresh.any():
-            new = ids[fresh]
-            self.seen[new] = True
-            self.job_time[new] = self._initial_time(view)
-            self.deficit[new] = 0.0
-            self.target[new] = 0.0
-            self.pending = True
         if view.changed:
             self.pending = True
         if self.pending and len(ids) and self._may_recompute(view.now, nothing_ran):
             self._recompute(view, fractions)
         assignment = self._place(view)
         self._remember(view, assignment)
-        self.row_of[ids] = -1
         return assignment
 
     # ---- bookkeeping ---------------------------------------------------------------------------
@@ -125,6 +130,13 @@ class GavelMechanism:
         if not len(rows0):
             return True
         ids = before.job_id[rows0]
+        if _same_frozen(view.job_id, before.job_id):  # same active set: rows did not move
+            busy = view.run_s[rows0] - before.run_s[rows0]
+            self.job_time[ids, types] += busy  # (job, type) pairs are unique
+            self.worker_time += np.bincount(types, weights=busy, minlength=len(self.worker_time))
+            self.counters["lease_opp"] += len(rows0)
+            self.kept = (rows0, types)
+            return False
         rows = self.row_of[ids]
         present = rows >= 0
         if present.all():
@@ -139,7 +151,7 @@ class GavelMechanism:
         self.job_time[ids, types] += busy  # (job, type) pairs are unique
         self.worker_time += np.bincount(types, weights=busy, minlength=len(self.worker_time))
         self.counters["lease_opp"] += int(present.sum())
-        self.kept = (ids[present], types[present])
+        self.kept = (rows[present], types[present])
         return False
 
     def _may_recompute(self, now: float, nothing_ran: bool) -> bool:
@@ -169,12 +181,13 @@ class GavelMechanism:
         self.in_x[ids] = True
         self.last_reset = view.now
         self.pending = False
+        self.epoch += 1
 
     def _remember(self, view: PolicyView, assignment: np.ndarray) -> None:
-        rows = np.flatnonzero(assignment >= 0)
-        if self.kept is not None:
-            kept_ids, kept_types = self.kept
-            self.counters["lease_ext"] += int((assignment[self.row_of[kept_ids]] == kept_types).sum())
+        rows = (assignment >= 0).nonzero()[0]
+        if self.kept is not None:  # last round's jobs still here (rows of this view) and their types
+            kept_rows, kept_types = self.kept
+            self.counters["lease_ext"] += int((assignment[kept_rows] == kept_types).sum())
             self.kept = None
         self.prev = (view, rows, assignment[rows])  # views are read-only snapshots: safe to keep
 
@@ -191,34 +204,51 @@ class GavelMechanism:
         """Gavel's priority X / (share of type k's time received), [n, T]; 0 where X is 0."""
         ids = view.job_id
         x = self.target[ids] if x is None else x  # zero rows for jobs not in X yet
-        job_time = self.job_time[ids]
-        if self.initial_time_rounds > 0 and self.worker_time.min() > 0:
-            return x / (job_time / self.worker_time)  # every share positive (Gavel's float ops)
+        return self._priority_formula(x, self.job_time[ids], self.worker_time)
+
+    def _priority_formula(self, x: np.ndarray, job_time: np.ndarray, worker_time: np.ndarray) -> np.ndarray:
+        if self.initial_time_rounds > 0 and min(worker_time.ravel().tolist()) > 0:
+            return x / (job_time / worker_time)  # every share positive (Gavel's float ops)
         with np.errstate(divide="ignore", invalid="ignore"):
-            frac = np.where(self.worker_time > 0, job_time / self.worker_time, 0.0)
+            frac = np.where(worker_time > 0, job_time / worker_time, 0.0)
             return np.where(frac > 0, x / frac, x * _NO_FRACTION_BOOST)
+
+    def _fixed(self, view: PolicyView) -> tuple:
+        """Per-round inputs that only change at a recompute or when the active set changes, laid
+        out per type [T, n] in each type's tie order -- (deficit, X) descending, then arrival:
+        job ids, X, the rows themselves; plus as lists for the greedy pass: who has an X yet,
+        where each job may go, gang sizes, capacities."""
+        key = (view.job_id, self.epoch)
+        if self.fixed_key is None or not (_same_frozen(key[0], self.fixed_key[0]) and key[1] == self.fixed_key[1]):
+            ids = view.job_id
+            x = self.target[ids]
+            tie_rows = np.lexsort((-x, -self.deficit[ids]), axis=0).T  # stable: equal keys keep arrival order
+            type_col = np.arange(view.num_types)[:, None]
+            allocated = self.in_x[ids]
+            eligible = view.feasible & allocated[:, None] if self.unallocated == "skip" else view.feasible
+            self.fixed = (ids[tie_rows], x[tie_rows, type_col], tie_rows, type_col, allocated.tolist(),
+                          eligible.T.tolist(), view.workers.tolist(), view.capacity.tolist())
+            self.fixed_key = key
+        return self.fixed
 
     def _place(self, view: PolicyView) -> np.ndarray:
         if view.num_jobs == 0:
             return view.empty_assignment()
-        ids = view.job_id
-        x = self.target[ids]
-        prio = self.priorities(view, x)
-        # each type's queue: (priority, deficit, X) descending; lexsort is stable, so ties keep
-        # arrival order; axis=0 sorts every type's column at once (last key is primary)
-        queues = np.lexsort(-np.stack((x, self.deficit[ids], prio)), axis=0)
-        allocated = self.in_x[ids]
-        eligible = view.feasible & allocated[:, None] if self.unallocated == "skip" else view.feasible
-        # the greedy pass itself is sequential: plain Python over lists beats numpy calls here
-        assignment, reserved = self._greedy_pass(queues.T.tolist(), eligible.T.tolist(), view.workers.tolist(),
-                                                 allocated.tolist(), view.capacity.tolist())
+        tie_ids, tie_x, tie_rows, type_col, allocated, eligible, workers, capacity = self._fixed(view)
+        prio = self._priority_formula(tie_x, self.job_time[tie_ids, type_col], self.worker_time[:, None])
+        # each type's queue: priority descending, ties in the fixed tie order; one stable sort of
+        # priorities laid out in tie order equals Gavel's sort on (priority, deficit, X)
+        by_prio = np.argsort(-prio, axis=1, kind="stable")
+        queues = tie_rows[type_col, by_prio].tolist()
+        assignment, reserved = self._greedy_pass(queues, eligible, workers, allocated, capacity)
         self.counters["reserved_gpu_rounds"] += reserved
         return np.array(assignment, dtype=np.int64)
 
     def _greedy_pass(self, queues, eligible, workers, allocated, capacity):
         """Gavel's pass: types in order, each type's queue in priority order; a job is placed at
         most once, on one type, if its whole gang fits in the GPUs left. Jobs without X take
-        their GPUs but do not run ("reserve")."""
+        their GPUs but do not run ("reserve"). Plain Python over lists: for a sequential pass
+        over ~100 jobs this beats numpy calls several times over."""
         n = len(workers)
         assignment = [-1] * n
         placed = [False] * n
@@ -238,6 +268,11 @@ class GavelMechanism:
                 else:
                     reserved += workers[j]
         return assignment, reserved
+
+
+def _same_frozen(a: np.ndarray, b: np.ndarray) -> bool:
+    """The same read-only array object: its contents cannot have changed since it was seen."""
+    return a is b and not a.flags.writeable
 
 
 def as_mechanism(value: Any) -> GavelMechanism:

@@ -67,11 +67,14 @@ class Engine:
         self.migration_cost = (ov.restart_s + transfer) if ov.migration else np.zeros(n)
         self.restart_cost = (ov.restart_s + transfer) if ov.preemption else np.zeros(n)
         self.profiling_cost = ov.profiling_s_per_type * cluster.num_types if ov.profiling else 0.0
+        # nothing to charge (e.g. sim=gavel_compat): rounds skip the penalty bookkeeping
+        self.costless = not (np.any(self.migration_cost) or np.any(self.restart_cost) or self.profiling_cost)
         self.placer = HostPlacer(cluster, n, int(jobs.workers.max()), config.consolidate) if config.placement else None
         self.capacity = cluster.counts.astype(np.int64)
         self.checker = RoundChecker() if config.check else None
         self._static_for: np.ndarray | None = None  # the active array the cached view fields belong to
         self._static: dict = {}
+        self._row_index = np.arange(0)
         # what policies believe each job's total work is (profiling error); the engine runs the truth
         err = config.profile_error
         noise = np.random.default_rng([seed, 0xF1]).uniform(1 - err, 1 + err, n) if err > 0 else 1.0
@@ -90,16 +93,19 @@ class Engine:
         rows: list[tuple] = []
         policy_calls = 0
         rounds = 0
+        arrivals = jobs.arrival.tolist()
+        next_arrival_s = arrivals[0] if n else np.inf  # Python floats: most rounds admit nobody
         wall0 = time.perf_counter()
         while next_arrival < n or len(active):
             if rounds >= cfg.max_rounds:
                 raise RuntimeError(f"simulation stopped after sim.max_rounds={cfg.max_rounds} rounds at t={t:.0f} s with {len(active)} active jobs")
             if not len(active) and next_arrival < n:
-                t = max(t, float(jobs.arrival[next_arrival]))  # idle cluster: jump to the next arrival
-            k = int(np.searchsorted(jobs.arrival, t, side="right"))
-            if k > next_arrival:
+                t = max(t, next_arrival_s)  # idle cluster: jump to the next arrival
+            if next_arrival_s <= t:
+                k = int(np.searchsorted(jobs.arrival, t, side="right"))
                 active = np.concatenate([active, np.arange(next_arrival, k)])
                 next_arrival = k
+                next_arrival_s = arrivals[k] if k < n else np.inf
                 changed = True
             if not changed and self._can_fast_forward(active, assignment):
                 skipped = self._fast_forward(t, active, assignment, next_arrival)
@@ -115,16 +121,16 @@ class Engine:
                 policy_s = time.perf_counter() - tick
                 decided = True
                 policy_calls += 1
-                self._check_assignment(active, assignment)
+                self._check_assignment(active, assignment, view)
             else:
                 decided, policy_s = False, 0.0  # an event-driven policy's decision reused
             duration, finished = self._step(t, active, assignment)
-            rows.append(self._record(t, duration, 1, active, assignment, decided, policy_s))
+            rows.append((t, duration, 1, len(active), self._last_running, self._last_busy_gpus, decided, policy_s))
             if self.checker is not None:
-                self.checker(self, active, assignment, finished)
+                self.checker(self, active, assignment, np.zeros(len(active), dtype=bool) if finished is None else finished)
             t += duration
             rounds += 1
-            changed = bool(finished.any())
+            changed = finished is not None
             if changed:
                 keep = ~finished
                 if self.placer is not None:
@@ -135,84 +141,107 @@ class Engine:
         return SimResult(self._job_table(), pd.DataFrame(rows, columns=_ROUND_COLUMNS), stats)
 
     # ---- one round ------------------------------------------------------------------------
-    def _step(self, t: float, active: np.ndarray, assignment: np.ndarray) -> tuple[float, np.ndarray]:
+    def _step(self, t: float, active: np.ndarray, assignment: np.ndarray) -> tuple[float, np.ndarray | None]:
+        """Run one round; returns its duration and the mask of active jobs that finished (None if none)."""
         cfg, s, jobs = self.cfg, self.s, self.jobs
         run_mask = assignment >= 0
         run = active[run_mask]
         new_type = assignment[run_mask]
-        was_type = s.cur_type[run]
+        cur = s.cur_type[active]
+        was_type = cur[run_mask]
 
         # jobs stopped this round lose any unpaid overhead; the next start pays a restart
-        stopped = active[(~run_mask) & (s.cur_type[active] >= 0)]
-        s.preemptions[stopped] += 1
-        s.penalty_left[stopped] = 0.0
-        s.cur_type[stopped] = NOT_RUN
+        stopped = active[(cur >= 0) > run_mask]  # ran last round (True) and not now (False)
+        if len(stopped):
+            s.preemptions[stopped] += 1
+            s.penalty_left[stopped] = 0.0
+            s.cur_type[stopped] = NOT_RUN
 
-        kept = was_type == new_type
         if self.placer is not None and len(run):
-            spread, host_moved = self.placer.place(run, new_type, kept, jobs.workers, jobs.state_bytes)
+            spread, host_moved = self.placer.place(run, new_type, was_type == new_type, jobs.workers, jobs.state_bytes)
+            tput = np.where(spread, jobs.tput_spread[run, new_type], jobs.tput_packed[run, new_type])
+            s.spread_rounds[run] += spread
         else:
-            spread = host_moved = np.zeros(len(run), dtype=bool)
-        self._charge_overheads(run, new_type, was_type, host_moved)
+            host_moved = None
+            tput = jobs.tput_packed[run, new_type]
+        first_run = np.isnan(s.first_start[run])
+        self._count_moves(run, new_type, host_moved)
+        if not self.costless:
+            self._charge_overheads(run, new_type, was_type, host_moved, first_run)
 
-        tput = np.where(spread, jobs.tput_spread[run, new_type], jobs.tput_packed[run, new_type])
         round_len = cfg.round_len_s
-        pay = np.minimum(s.penalty_left[run], round_len)
-        usable = round_len - pay
         remaining = jobs.work[run] - s.done[run]
-        progress = tput * usable
+        if self.costless:
+            pay, progress = 0.0, tput * round_len
+        else:
+            pay = np.minimum(s.penalty_left[run], round_len)
+            progress = tput * (round_len - pay)
+            s.penalty_left[run] -= pay
+            s.overhead_s[run] += pay
         if cfg.integer_steps:
-            progress = np.floor(progress)
+            progress = np.floor(progress, out=progress)
         finishing = progress >= remaining
-        progress = np.minimum(progress, remaining)
-        busy = pay + progress / tput  # seconds the job holds its GPUs this round
+        any_finishing = finishing.any()
+        if any_finishing:
+            progress = np.minimum(progress, remaining)
+        busy = progress / tput if self.costless else pay + progress / tput  # seconds the job holds its GPUs
         if cfg.round_end == "latest_finish" and len(run):
-            duration = float(busy.max()) if busy.max() > 0 else round_len
+            longest = float(busy.max())
+            duration = longest if longest > 0 else round_len
         else:
             duration = round_len
 
-        s.penalty_left[run] -= pay
-        s.overhead_s[run] += pay
         s.done[run] += progress
-        s.done[run[finishing]] = jobs.work[run[finishing]]  # exact, no float residue
-        s.finish[run[finishing]] = t + busy[finishing]
         s.run_s[run] += busy
-        gpu_s = busy * jobs.workers[run]
+        workers = jobs.workers[run]
+        gpu_s = busy * workers
         s.attained_gpu_s[run] += gpu_s
-        np.add.at(s.gpu_s_by_type, (run, new_type), gpu_s)
-        s.spread_rounds[run] += spread
-        fresh = np.isnan(s.first_start[run])
-        s.first_start[run[fresh]] = t
+        s.gpu_s_by_type[run, new_type] += gpu_s  # each job appears once in run: plain += is exact
+        if first_run.any():
+            s.first_start[run[first_run]] = t
         s.cur_type[run] = new_type
         s.prev_type[run] = new_type
-        s.cur_type[run[finishing]] = NOT_RUN
+        self._last_running, self._last_busy_gpus = len(run), float(workers.sum())
+        if not any_finishing:
+            return duration, None
+        done_now = run[finishing]
+        s.done[done_now] = jobs.work[done_now]  # exact, no float residue
+        s.finish[done_now] = t + busy[finishing]
+        s.cur_type[done_now] = NOT_RUN
         finished = np.zeros(len(active), dtype=bool)
         finished[np.flatnonzero(run_mask)[finishing]] = True
         return duration, finished
 
-    def _charge_overheads(self, run, new_type, was_type, host_moved) -> None:
+    def _count_moves(self, run, new_type, host_moved) -> None:
+        """Count migrations: type switches (also across a pause) and host moves."""
         s, jobs = self.s, self.jobs
-        prev = s.prev_type[run]
+        prev = s.prev_type[run]  # equals the running type for a job that ran last round
+        switched = (prev != new_type) & (prev >= 0)
+        if host_moved is not None:
+            s.migrations[run[switched | host_moved]] += 1
+        if not switched.any():
+            return
+        moved, to_type, from_type = run[switched], new_type[switched], prev[switched]
+        if host_moved is None:
+            s.migrations[moved] += 1
+        s.type_switches[moved] += 1
+        faster = jobs.tput_packed[moved, to_type] > jobs.tput_packed[moved, from_type]
+        s.switches_to_faster[moved[faster]] += 1
+
+    def _charge_overheads(self, run, new_type, was_type, host_moved, first_run) -> None:
+        """Set the overhead seconds each starting, resuming or moved job pays before progress."""
+        s = self.s
         type_switch = (was_type >= 0) & (was_type != new_type)
-        resumed = (was_type < 0) & (prev >= 0)
-        first_run = np.isnan(s.first_start[run])
-        moved = type_switch | host_moved
+        moved = type_switch if host_moved is None else type_switch | host_moved
+        resumed = (was_type < 0) & (s.prev_type[run] >= 0)
         if not (moved.any() or resumed.any() or first_run.any()):
-            return  # every job continues where it was: nothing to charge or count
+            return  # every job continues where it was: nothing to charge
         cost = np.zeros(len(run))
         cost[moved] = self.migration_cost[run[moved]]
         cost[resumed] = self.restart_cost[run[resumed]]
         cost[first_run] = self.profiling_cost
         charged = moved | resumed | (first_run & (self.profiling_cost > 0))
         s.penalty_left[run[charged]] = cost[charged]
-        switched = type_switch | (resumed & (prev != new_type))
-        s.migrations[run[switched | host_moved]] += 1
-        rows = np.flatnonzero(switched)
-        if len(rows):
-            from_type = np.where(type_switch[rows], was_type[rows], prev[rows])
-            s.type_switches[run[rows]] += 1
-            faster = jobs.tput_packed[run[rows], new_type[rows]] > jobs.tput_packed[run[rows], from_type]
-            s.switches_to_faster[run[rows[faster]]] += 1
 
     # ---- fast-forward -----------------------------------------------------------------------
     def _can_fast_forward(self, active, assignment) -> bool:
@@ -255,44 +284,59 @@ class Engine:
                 job_id=active, arrival=jobs.arrival[active], workers=jobs.workers[active],
                 weight=jobs.weight[active], throughput=jobs.tput_packed[active], feasible=jobs.feasible[active],
                 state_bytes=jobs.state_bytes[active], work_seen=self.work_seen[active],
-                migration_cost=self.migration_cost[active], restart_cost=self.restart_cost[active]))
+                migration_cost=self.migration_cost[active], restart_cost=self.restart_cost[active],
+                no_switch_cost=np.zeros((len(active), self.cluster.num_types))))
             self._static_for = active
         st = self._static
         cur = s.cur_type[active]
         prev = s.prev_type[active]
         done = s.done[active]
         first_start = s.first_start[active]
-        switch = np.where(cur >= 0, st["migration_cost"], 0.0)
-        switch = np.where((cur < 0) & (prev >= 0), st["restart_cost"], switch)
-        switch = np.where(np.isnan(first_start), self.profiling_cost, switch)
-        switch_cost = np.repeat(switch[:, None], self.cluster.num_types, axis=1)
-        rows = np.flatnonzero(cur >= 0)
-        switch_cost[rows, cur[rows]] = 0.0
+        if self.costless:
+            switch_cost = st["no_switch_cost"]
+        else:
+            switch = np.where(cur >= 0, st["migration_cost"], 0.0)
+            switch = np.where((cur < 0) & (prev >= 0), st["restart_cost"], switch)
+            switch = np.where(np.isnan(first_start), self.profiling_cost, switch)
+            switch_cost = np.repeat(switch[:, None], self.cluster.num_types, axis=1)
+            rows = np.flatnonzero(cur >= 0)
+            switch_cost[rows, cur[rows]] = 0.0
         dynamic = _frozen(dict(
             work=np.maximum(st["work_seen"], done),  # an estimate never below what is done
-            done=done, last_type=cur, prev_type=prev, switch_cost_s=switch_cost,
+            done=done, last_type=cur, prev_type=prev,
             attained_gpu_s=s.attained_gpu_s[active], run_s=s.run_s[active], first_start=first_start))
+        dynamic["switch_cost_s"] = switch_cost
+        switch_cost.setflags(write=False)
         return PolicyView(now=t, round_len=self.cfg.round_len_s, cluster=self.cluster, capacity=self.capacity,
                           changed=changed, job_id=st["job_id"], arrival=st["arrival"], workers=st["workers"],
                           weight=st["weight"], throughput=st["throughput"], feasible=st["feasible"],
                           state_bytes=st["state_bytes"], **dynamic)
 
-    def _check_assignment(self, active: np.ndarray, a: np.ndarray) -> None:
-        name = type(self.policy).__name__
+    def _check_assignment(self, active: np.ndarray, a: np.ndarray, view: PolicyView) -> None:
+        name, num_types = type(self.policy).__name__, self.cluster.num_types
         if a.shape != active.shape:
             raise PolicyContractError(f"{name} returned {a.shape[0] if a.ndim else 'a scalar'} entries for {len(active)} jobs")
-        if len(a) == 0:
+        if not len(a):
             return
-        if a.min() < NOT_RUN or a.max() >= self.cluster.num_types:
-            raise PolicyContractError(f"{name} returned a type index outside -1..{self.cluster.num_types - 1}")
-        run = a >= 0
-        if not self.jobs.feasible[active[run], a[run]].all():
-            j = active[run][~self.jobs.feasible[active[run], a[run]]][0]
-            raise PolicyContractError(f"{name} put job {j} on a type it cannot run on (memory or gang size)")
-        used = np.bincount(a[run], weights=self.jobs.workers[active[run]], minlength=self.cluster.num_types)
-        if (used > self.capacity).any():
-            k = int(np.argmax(used - self.capacity))
-            raise PolicyContractError(f"{name} oversubscribed {self.cluster.gpu_types[k]}: {int(used[k])} GPUs of {int(self.capacity[k])}")
+        try:  # GPUs used per type, index 0 for "not run"; a type below -1 makes bincount raise
+            used = np.bincount(a + 1, weights=view.workers)
+        except ValueError:
+            used = None
+        if used is None or len(used) > num_types + 1:
+            raise PolicyContractError(f"{name} returned a type index outside -1..{num_types - 1}")
+        # every running job on a type it can run on (a job not run reads column -1: any value is fine)
+        ok = view.feasible[self._rows(len(a)), a] | (a < 0)
+        if not ok.all():
+            raise PolicyContractError(f"{name} put job {active[~ok][0]} on a type it cannot run on (memory or gang size)")
+        over = used[1:] > self.capacity[:len(used) - 1]
+        if over.any():
+            k = int(np.argmax(over))
+            raise PolicyContractError(f"{name} oversubscribed {self.cluster.gpu_types[k]}: {int(used[k + 1])} GPUs of {int(self.capacity[k])}")
+
+    def _rows(self, n: int) -> np.ndarray:
+        if len(self._row_index) < n:
+            self._row_index = np.arange(2 * n)
+        return self._row_index[:n]
 
     def _record(self, t, duration, count, active, assignment, decided, policy_s) -> tuple:
         busy = np.bincount(assignment[assignment >= 0], weights=self.jobs.workers[active[assignment >= 0]],
