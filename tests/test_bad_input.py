@@ -130,6 +130,7 @@ CASES = [
     case("round_zero", ["sim.round_len_s=0"], "sim", "round_len_s", "> 0"),
     case("round_negative", ["sim.round_len_s=-300"], "sim", "round_len_s", "> 0"),
     case("round_end_unknown", ["sim.round_end=bogus"], "sim", "round_end", "fixed, latest_finish"),
+    case("until_unknown", ["sim.until=forever"], "sim", "until", "all, window"),
     case("restart_negative", ["sim.overheads.restart_s=-1"], "sim", "overheads.restart_s", ">= 0"),
     case("profile_error_1_5", ["sim.profile_error=1.5"], "sim", "profile_error", "[0, 1)"),
     case("sim_bool_text", ["sim.integer_steps=maybe"], "sim", "integer_steps", "true or false"),

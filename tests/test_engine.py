@@ -217,3 +217,17 @@ def test_profile_error_changes_what_policies_see_not_the_truth():
     assert ((seen >= 70.0) & (seen <= 130.0)).all() and len(set(seen)) == 3
     # the engine still runs the true work: same finish times as without error
     assert a.jobs["finish_s"].tolist() == b.jobs["finish_s"].tolist()
+
+
+def test_run_ends_when_the_awaited_jobs_finish():
+    # one GPU, FIFO, three 60 s jobs arriving at 0, 10, 500 s; awaiting only job 0 ends the run
+    # after its round (Gavel's generated-jobs mode stops once the measured window is done)
+    cluster = toy_cluster({"T4": 1})
+    jobs = toy_jobs([[1.0]] * 3, work=[60.0, 60.0, 60.0], arrival=[0.0, 10.0, 500.0])
+    res = simulate(jobs, cluster, FifoPolicy(), SimConfig(round_len_s=60), until=np.array([0]))
+    assert res.jobs["finish_s"].iloc[0] == pytest.approx(60.0)
+    assert res.jobs["finish_s"].iloc[1:].isna().all()  # job 1 was waiting, job 2 never arrived
+    assert res.stats["unarrived_jobs_at_end"] == 1
+    everything = simulate(jobs, cluster, FifoPolicy(), SimConfig(round_len_s=60))
+    assert everything.jobs["finish_s"].tolist() == pytest.approx([60.0, 120.0, 560.0])
+    assert everything.stats["unarrived_jobs_at_end"] == 0

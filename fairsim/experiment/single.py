@@ -119,12 +119,19 @@ def run_config(cfg: DictConfig) -> RunOutput:
     check_integer_steps(jobs, cluster, sim_cfg)
     policy = build_policy(cfg.policy)
     tick = time.perf_counter()
-    result = simulate(jobs, cluster, policy, sim_cfg, seed=int(cfg.seed))
+    window = workload.window if sim_cfg.until == "window" else None
+    awaited = None if window is None else np.flatnonzero((jobs.job_id >= window[0]) & (jobs.job_id < window[1]))
+    result = simulate(jobs, cluster, policy, sim_cfg, seed=int(cfg.seed), until=awaited)
     table = add_job_metrics(result.jobs, jobs, cluster, result.rounds)
     stats = {**result.stats, "wall_s": time.perf_counter() - tick}
     summary = summarize(table, result.rounds, cluster, stats, window=workload.window)
     summary = {"policy": str(cfg.policy.get("name", "")), "cluster": cluster.name, "workload": str(cfg.workload.get("name", "")),
                "seed": int(cfg.seed), "work_unit": jobs.work_unit, **summary}
+    if window is not None and result.stats["unarrived_jobs_at_end"] == 0:
+        # Gavel keeps generating jobs until the window's jobs finish: a trace that ran out first
+        # left the end of the window under a lighter load than Gavel's
+        summary["warning"] = (f"every job of the workload arrived before the window's jobs finished: the tail ran "
+                              f"under a lighter load than a steady state; raise workload.num_jobs (now {len(jobs)})")
     return RunOutput(table, result.rounds, summary)
 
 
@@ -158,7 +165,7 @@ def format_summary(summary: dict) -> str:
         f"  migrations      {summary['migrations']} ({f('switches_to_faster_share', '.0%')} of type switches to a faster type), {h('overhead_s_total')} lost to overheads",
         f"  GPU utilization {f('gpu_utilization', '.1%')}",
         f"  policy time     {f('policy_s_mean', '.4f')} s/decision, {summary['policy_calls']} decisions, {summary['rounds']} rounds, {f('wall_s', '.2f')} s wall",
-    ])
+    ] + ([f"  WARNING         {summary['warning']}"] if summary.get("warning") else []))
 
 
 def atomic_write(path: Path, write) -> None:

@@ -9,6 +9,7 @@ from typing import Any, Mapping
 from fairsim.errors import InputError, require
 
 ROUND_ENDS = ("fixed", "latest_finish")
+UNTIL = ("all", "window")
 
 
 @dataclass(frozen=True)
@@ -45,6 +46,9 @@ class SimConfig:
     check: bool = False  # validate invariants every round
     max_rounds: int = 10_000_000  # safety stop; hitting it is an error, never a silent truncation
     profile_error: float = 0.0  # policies see each job's work off by a seeded factor in [1 - e, 1 + e] (paper Fig. 13b)
+    # when the run ends: "all" jobs finished, or the workload's measurement "window" (Gavel's
+    # generated-jobs mode: the rest of the trace only keeps the cluster loaded; no window = all)
+    until: str = "all"
     overheads: Overheads = field(default_factory=Overheads)
 
     @classmethod
@@ -72,6 +76,8 @@ class SimConfig:
             require(_num(cfg["round_len_s"]) and cfg["round_len_s"] > 0, source, "round_len_s", f"must be a number of seconds > 0, got {cfg['round_len_s']!r}")
         if "round_end" in cfg:
             require(cfg["round_end"] in ROUND_ENDS, source, "round_end", f"{cfg['round_end']!r} is not one of {', '.join(ROUND_ENDS)}")
+        if "until" in cfg:
+            require(cfg["until"] in UNTIL, source, "until", f"{cfg['until']!r} is not one of {', '.join(UNTIL)}")
         if "profile_error" in cfg:
             require(_num(cfg["profile_error"]) and 0 <= cfg["profile_error"] < 1, source, "profile_error",
                     f"must be a relative error in [0, 1), got {cfg['profile_error']!r}")

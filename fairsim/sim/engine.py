@@ -58,9 +58,17 @@ class _State:
 
 
 class Engine:
-    def __init__(self, jobs: JobSet, cluster: ClusterSpec, policy: Policy, config: SimConfig, seed: int = 0):
+    """``until``: engine job indices whose completion ends the run (None: every job's); jobs
+    still active then keep a NaN finish time."""
+
+    def __init__(self, jobs: JobSet, cluster: ClusterSpec, policy: Policy, config: SimConfig, seed: int = 0,
+                 until: np.ndarray | None = None):
         self.jobs, self.cluster, self.policy, self.cfg, self.seed = jobs, cluster, policy, config, seed
         n = len(jobs)
+        self.awaited = np.ones(n, dtype=bool)  # the jobs whose completion ends the run
+        if until is not None:
+            self.awaited[:] = False
+            self.awaited[until] = True
         self.s = _State(n, cluster.num_types)
         ov = config.overheads
         transfer = jobs.state_bytes / cluster.inter_host_bytes_per_s
@@ -94,9 +102,10 @@ class Engine:
         policy_calls = 0
         rounds = 0
         arrivals = jobs.arrival.tolist()
+        awaited_left = int(self.awaited.sum())
         next_arrival_s = arrivals[0] if n else np.inf  # Python floats: most rounds admit nobody
         wall0 = time.perf_counter()
-        while next_arrival < n or len(active):
+        while awaited_left and (next_arrival < n or len(active)):
             if rounds >= cfg.max_rounds:
                 raise RuntimeError(f"simulation stopped after sim.max_rounds={cfg.max_rounds} rounds at t={t:.0f} s with {len(active)} active jobs")
             if not len(active) and next_arrival < n:
@@ -132,12 +141,14 @@ class Engine:
             rounds += 1
             changed = finished is not None
             if changed:
+                awaited_left -= int(self.awaited[active[finished]].sum())
                 keep = ~finished
                 if self.placer is not None:
                     self.placer.release(active[finished])
                 active, assignment = active[keep], assignment[keep]
         wall = time.perf_counter() - wall0
-        stats = {"rounds": rounds, "policy_calls": policy_calls, "sim_wall_s": wall, **self.policy.stats()}
+        stats = {"rounds": rounds, "policy_calls": policy_calls, "sim_wall_s": wall,
+                 "unarrived_jobs_at_end": n - int(np.searchsorted(jobs.arrival, t, side="right")), **self.policy.stats()}
         return SimResult(self._job_table(), pd.DataFrame(rows, columns=_ROUND_COLUMNS), stats)
 
     # ---- one round ------------------------------------------------------------------------
@@ -367,5 +378,6 @@ def _frozen(arrays: dict) -> dict:
 _ROUND_COLUMNS = ["t_s", "duration_s", "rounds", "active_jobs", "running_jobs", "busy_gpus", "decided", "policy_s"]
 
 
-def simulate(jobs: JobSet, cluster: ClusterSpec, policy: Policy, config: SimConfig | None = None, seed: int = 0) -> SimResult:
-    return Engine(jobs, cluster, policy, config or SimConfig(), seed).run()
+def simulate(jobs: JobSet, cluster: ClusterSpec, policy: Policy, config: SimConfig | None = None, seed: int = 0,
+             until: np.ndarray | None = None) -> SimResult:
+    return Engine(jobs, cluster, policy, config or SimConfig(), seed, until).run()
