@@ -49,3 +49,13 @@ def test_round_ends_at_the_latest_finish_and_runs_whole_steps():
     result = simulate(jobs, toy_cluster({"V100": 2}), GavelMaxMinFairness(), gavel_compat())
     assert result.jobs["finish_s"].tolist() == pytest.approx([400.0, 100.0])
     assert result.rounds["duration_s"].tolist() == pytest.approx([360.0, 40.0])
+
+
+def test_bench_gavel_trace_point_runs_and_reports_the_documented_replay(capsys):
+    from fairsim.bench.gavel import main
+
+    assert main(["--points", "trace"]) == 0
+    row = capsys.readouterr().out.splitlines()[1].split()
+    # point, wall, cpu, sim, rounds, LPs, LP s, avg JCT h, makespan h, Gavel s, speed-up
+    assert row[0] == "trace" and int(row[4]) == 457 and int(row[5]) == 65
+    assert (row[7], row[8], row[9]) == ("17.99", "45.69", "2.3")  # docs/gavel_compat.md's table
