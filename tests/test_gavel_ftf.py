@@ -81,3 +81,35 @@ def test_warm_requirement_lp_matches_cold_solves():
         warm = ((tput * lp.solve(need)).sum(axis=1) / need).min()
         cold = ((tput * solve_max_min(tput / need[:, None], g, cap)).sum(axis=1) / need).min()
         assert warm == pytest.approx(cold, rel=1e-7)
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_min_max_rho_equals_a_plain_bisection_of_cold_lps(seed):
+    # the solver's rho against 60 halvings on cold linprog feasibility LPs: the bounds that
+    # prune its bisection (each LP's achieved rho above, its max-min value below) must not
+    # cut the optimum off
+    from fairsim.policies.gavel_ftf import min_max_rho_fractions
+    from fairsim.policies.gavel_lp import solve_max_min
+
+    rng = np.random.default_rng(seed)
+    n = int(rng.integers(3, 14))
+    tput = rng.uniform(0.2, 3.0, (n, 3)) * (rng.random((n, 3)) > 0.3)
+    tput[:, 0] = np.maximum(tput[:, 0], 0.1)
+    workers = rng.choice([1, 2, 4], n)
+    cap = np.array([4, 4, 4])
+    remaining, age = rng.uniform(100, 5000, n), rng.uniform(0, 3000, n)
+    denom = rng.uniform(500, 8000, n)
+    x, rho = min_max_rho_fractions(tput, remaining, age, denom, workers, cap, rel_tol=1e-7)
+
+    def feasible(r):
+        need = remaining / (r * denom - age)
+        y = solve_max_min(tput / need[:, None], workers.astype(float), cap.astype(float))
+        return ((tput * y).sum(axis=1) / need).min() >= 1 - 1e-9
+
+    lo, hi = float(np.max(age / denom)) * (1 + 1e-12) + 1e-12, 1e6
+    for _ in range(60):
+        mid = 0.5 * (lo + hi)
+        lo, hi = (lo, mid) if feasible(mid) else (mid, hi)
+    assert rho == pytest.approx(hi, rel=1e-5)
+    achieved = (age + remaining / (tput * x).sum(axis=1)) / denom
+    assert achieved.max() == pytest.approx(rho, rel=1e-6)

@@ -13,10 +13,11 @@ throughput it had then (Gavel keeps the same running sum). Priority weights are 
 Gavel.
 
 rho_j <= rho is linear in X for a fixed rho (throughput_j(X) >= remaining_j / (rho * D_j - age_j)),
-so the smallest feasible rho is found by bisection, each step one max-min LP (feasible when every
+so the smallest feasible rho is found by a bracketing search, each step one max-min LP (feasible when every
 job reaches its required throughput, one warm-started HiGHS model per solve); the rho each LP's
-X actually achieves also caps the upper end, which cuts the number of LPs several-fold. The
-returned X is the best one found.
+X actually achieves caps the upper end, and the LP's max-min value z caps the lower end (some job
+needs a ratio of at least z to meet a smaller rho), which together cut the number of LPs
+several-fold. The returned X is the best one found.
 """
 
 from __future__ import annotations
@@ -66,6 +67,12 @@ def isolated_throughput(tput: np.ndarray, workers: np.ndarray, capacity: np.ndar
     return (tput * share).sum(axis=1)
 
 
+# where in [lo, hi] each LP probes: the lower bound from the LP's max-min value is usually close
+# to the optimum, so probing near it settles in fewer LPs than halving (a 1,500-job paper point,
+# 867 recomputes: 3.4 LPs each vs 6.7 at the midpoint; 0.05 took fewer LPs but more time)
+_PROBE = 0.15
+
+
 def min_max_rho_fractions(tput, remaining, age, denom, workers, capacity, rel_tol=1e-4, max_bisections=40):
     """(X, rho*) minimizing max_j (age_j + remaining_j / tput_j.X_j) / denom_j."""
     n, t = tput.shape
@@ -84,16 +91,22 @@ def min_max_rho_fractions(tput, remaining, age, denom, workers, capacity, rel_to
     for _ in range(max_bisections):
         if hi - lo <= rel_tol * hi:
             break
-        mid = 0.5 * (lo + hi)
-        y, ok = _reaches(lp, tp, rem / (mid * d - ag))
+        mid = lo + _PROBE * (hi - lo)
+        slack = mid * d - ag  # > 0: mid > lo >= age_j / denom_j
+        y, z = _max_min_ratio(lp, tp, rem / slack)
         # any X is feasible: its own max rho bounds the optimum from above (tightens hi fast)
         rho_y = _max_rho(tp, y, rem, ag, d)
         if rho_y < hi:
             hi, best = rho_y, y
-        if not ok:
+        if z >= 1.0 - 1e-9:
+            if mid < hi:
+                hi, best = mid, y
+        else:
             lo = mid
-        elif mid < hi:
-            hi, best = mid, y
+        if z > 0:
+            # z is the best min_j throughput_j / need_j(mid): reaching need_j(rho) needs a ratio of
+            # slack_j / (rho * d_j - age_j), so some job caps rho* from below (bisects far less)
+            lo = max(lo, float(np.min((slack / (z * (1 + 1e-9)) + ag) / d)))
     if best is None:  # the isolated shares are optimal (or within rel_tol of it)
         share = cap[None, :] / (len(rows) * g[:, None])
         best = share / np.maximum(share.sum(axis=1, keepdims=True), 1.0)
@@ -107,8 +120,7 @@ def _max_rho(tp, y, rem, age, denom) -> float:
         return float(np.max((age + rem / thr) / denom))
 
 
-def _reaches(lp: RequirementMaxMin, tp: np.ndarray, need: np.ndarray) -> tuple[np.ndarray, bool]:
-    """Max-min of throughput_j / need_j; feasible when every job reaches its need."""
+def _max_min_ratio(lp: RequirementMaxMin, tp: np.ndarray, need: np.ndarray) -> tuple[np.ndarray, float]:
+    """X maximizing min_j throughput_j / need_j, and that min (>= 1: every job reaches its need)."""
     y = lp.solve(need)
-    reached = ((tp * y).sum(axis=1) / need).min()
-    return y, bool(reached >= 1.0 - 1e-9)
+    return y, float(((tp * y).sum(axis=1) / need).min())
