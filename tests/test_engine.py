@@ -231,3 +231,27 @@ def test_run_ends_when_the_awaited_jobs_finish():
     everything = simulate(jobs, cluster, FifoPolicy(), SimConfig(round_len_s=60))
     assert everything.jobs["finish_s"].tolist() == pytest.approx([60.0, 120.0, 560.0])
     assert everything.stats["unarrived_jobs_at_end"] == 0
+
+
+def test_engine_views_carry_every_field_read_only():
+    # the engine assembles views without the dataclass __init__: check nothing is missing or extra
+    import dataclasses
+
+    from fairsim.policies.base import PolicyView
+
+    seen = []
+
+    class Recorder(FifoPolicy):
+        def decide(self, view):
+            seen.append(view)
+            return super().decide(view)
+
+    cluster = toy_cluster({"T4": 1, "A10": 1})
+    simulate(toy_jobs([[1.0, 2.0], [1.0, 2.0]], work=[100.0, 300.0]), cluster, Recorder(), SimConfig(round_len_s=60))
+    names = {f.name for f in dataclasses.fields(PolicyView)}
+    for view in seen:
+        assert set(vars(view)) == names
+        with pytest.raises(dataclasses.FrozenInstanceError):
+            view.now = 0.0
+        arrays = [v for v in vars(view).values() if isinstance(v, np.ndarray)]
+        assert arrays and not any(a.flags.writeable for a in arrays)

@@ -79,9 +79,11 @@ class Engine:
         self.costless = not (np.any(self.migration_cost) or np.any(self.restart_cost) or self.profiling_cost)
         self.placer = HostPlacer(cluster, n, int(jobs.workers.max()), config.consolidate) if config.placement else None
         self.capacity = cluster.counts.astype(np.int64)
+        self.capacity.setflags(write=False)  # handed to every view
         self.checker = RoundChecker() if config.check else None
         self._static_for: np.ndarray | None = None  # the active array the cached view fields belong to
-        self._static: dict = {}
+        self._static: dict = {}  # view fields fixed while the active set is
+        self._costs: dict = {}  # per-job inputs of the switch costs, same lifetime
         self._row_index = np.arange(0)
         # what policies believe each job's total work is (profiling error); the engine runs the truth
         err = config.profile_error
@@ -294,34 +296,31 @@ class Engine:
             self._static = _frozen(dict(
                 job_id=active, arrival=jobs.arrival[active], workers=jobs.workers[active],
                 weight=jobs.weight[active], throughput=jobs.tput_packed[active], feasible=jobs.feasible[active],
-                state_bytes=jobs.state_bytes[active], work_seen=self.work_seen[active],
-                migration_cost=self.migration_cost[active], restart_cost=self.restart_cost[active],
-                no_switch_cost=np.zeros((len(active), self.cluster.num_types))))
+                state_bytes=jobs.state_bytes[active]))
+            self._costs = _frozen(dict(
+                work_seen=self.work_seen[active], migration=self.migration_cost[active], restart=self.restart_cost[active],
+                none=np.zeros((len(active), self.cluster.num_types))))
             self._static_for = active
-        st = self._static
+        costs = self._costs
         cur = s.cur_type[active]
         prev = s.prev_type[active]
         done = s.done[active]
         first_start = s.first_start[active]
         if self.costless:
-            switch_cost = st["no_switch_cost"]
+            switch_cost = costs["none"]
         else:
-            switch = np.where(cur >= 0, st["migration_cost"], 0.0)
-            switch = np.where((cur < 0) & (prev >= 0), st["restart_cost"], switch)
+            switch = np.where(cur >= 0, costs["migration"], 0.0)
+            switch = np.where((cur < 0) & (prev >= 0), costs["restart"], switch)
             switch = np.where(np.isnan(first_start), self.profiling_cost, switch)
             switch_cost = np.repeat(switch[:, None], self.cluster.num_types, axis=1)
             rows = np.flatnonzero(cur >= 0)
             switch_cost[rows, cur[rows]] = 0.0
         dynamic = _frozen(dict(
-            work=np.maximum(st["work_seen"], done),  # an estimate never below what is done
-            done=done, last_type=cur, prev_type=prev,
+            work=np.maximum(costs["work_seen"], done),  # an estimate never below what is done
+            done=done, last_type=cur, prev_type=prev, switch_cost_s=switch_cost,
             attained_gpu_s=s.attained_gpu_s[active], run_s=s.run_s[active], first_start=first_start))
-        dynamic["switch_cost_s"] = switch_cost
-        switch_cost.setflags(write=False)
-        return PolicyView(now=t, round_len=self.cfg.round_len_s, cluster=self.cluster, capacity=self.capacity,
-                          changed=changed, job_id=st["job_id"], arrival=st["arrival"], workers=st["workers"],
-                          weight=st["weight"], throughput=st["throughput"], feasible=st["feasible"],
-                          state_bytes=st["state_bytes"], **dynamic)
+        return PolicyView.assemble({"now": t, "round_len": self.cfg.round_len_s, "cluster": self.cluster,
+                                    "capacity": self.capacity, "changed": changed, **self._static, **dynamic})
 
     def _check_assignment(self, active: np.ndarray, a: np.ndarray, view: PolicyView) -> None:
         name, num_types = type(self.policy).__name__, self.cluster.num_types
