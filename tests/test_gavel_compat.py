@@ -59,3 +59,24 @@ def test_bench_gavel_trace_point_runs_and_reports_the_documented_replay(capsys):
     # point, wall, cpu, sim, rounds, LPs, LP s, avg JCT h, makespan h, Gavel s, speed-up
     assert row[0] == "trace" and int(row[4]) == 457 and int(row[5]) == 65
     assert (row[7], row[8], row[9]) == ("17.99", "45.69", "2.3")  # docs/gavel_compat.md's table
+
+
+def test_stopping_at_the_window_end_keeps_the_window_results():
+    # sim=gavel_compat ends when jobs 40-59 are done; every window statistic equals the one of
+    # the same run carried on to the last job (stopping early only drops later rounds), and a
+    # trace that ran out before the window finished is flagged
+    from fairsim.experiment.compose import compose_config
+    from fairsim.experiment.single import run_config
+
+    base = ["policy=gavel_mmf", "workload=gavel_generated", "workload.num_jobs=80", "workload.window=[40,60]",
+            "workload.rate_per_hour=40", "cluster=gavel", "cluster.counts.v100=2", "cluster.counts.p100=2",
+            "cluster.counts.k80=2", "sim=gavel_compat", "seed=3"]
+    window = run_config(compose_config(base))
+    everything = run_config(compose_config(base + ["sim.until=all"]))
+    w, e = window.summary, everything.summary
+    assert w["finished_jobs"] == e["finished_jobs"] == 20
+    assert (w["avg_jct_s"], w["p95_jct_s"], w["rho_max"]) == (e["avg_jct_s"], e["p95_jct_s"], e["rho_max"])
+    assert w["rounds"] < e["rounds"]
+    assert window.jobs["finish_s"].isna().any() and not everything.jobs["finish_s"].isna().any()
+    assert w["unarrived_jobs_at_end"] == 0 and "raise workload.num_jobs" in w["warning"]
+    assert "warning" not in e  # a run to the last job has no window end to outlive
