@@ -187,7 +187,7 @@ class GavelMechanism:
         rows = (assignment >= 0).nonzero()[0]
         if self.kept is not None:  # last round's jobs still here (rows of this view) and their types
             kept_rows, kept_types = self.kept
-            self.counters["lease_ext"] += int((assignment[kept_rows] == kept_types).sum())
+            self.counters["lease_ext"] += int(np.count_nonzero(assignment[kept_rows] == kept_types))
             self.kept = None
         self.prev = (view, rows, assignment[rows])  # views are read-only snapshots: safe to keep
 
@@ -238,7 +238,7 @@ class GavelMechanism:
         prio = self._priority_formula(tie_x, self.job_time[tie_ids, type_col], self.worker_time[:, None])
         # each type's queue: priority descending, ties in the fixed tie order; one stable sort of
         # priorities laid out in tie order equals Gavel's sort on (priority, deficit, X)
-        by_prio = np.argsort(-prio, axis=1, kind="stable")
+        by_prio = (-prio).argsort(axis=1, kind="stable")
         queues = tie_rows[type_col, by_prio].tolist()
         assignment, reserved = self._greedy_pass(queues, eligible, workers, allocated, capacity)
         self.counters["reserved_gpu_rounds"] += reserved
