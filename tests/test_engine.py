@@ -131,6 +131,9 @@ def test_policy_oversubscribing_is_refused():
         simulate(jobs, cluster, Scripted([{0: 0, 1: 0}]), SimConfig(round_len_s=60))
     with pytest.raises(PolicyContractError, match="cannot run on"):
         simulate(toy_jobs([[1.0, 0.0]], work=[10.0]), cluster, Scripted([{0: 1}]), SimConfig(round_len_s=60))
+    for bad in (2, -2):  # past the last type, or below "not run"
+        with pytest.raises(PolicyContractError, match="outside -1..1"):
+            simulate(toy_jobs([[1.0, 1.0]], work=[10.0]), cluster, Scripted([{0: bad}]), SimConfig(round_len_s=60))
 
 
 def test_rho_on_one_gpu_two_jobs():

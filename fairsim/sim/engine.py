@@ -80,6 +80,7 @@ class Engine:
         self.placer = HostPlacer(cluster, n, int(jobs.workers.max()), config.consolidate) if config.placement else None
         self.capacity = cluster.counts.astype(np.int64)
         self.capacity.setflags(write=False)  # handed to every view
+        self._capacity_or_idle = np.r_[np.inf, self.capacity]  # GPUs per bincount(type + 1) slot
         self.checker = RoundChecker() if config.check else None
         self._static_for: np.ndarray | None = None  # the active array the cached view fields belong to
         self._static: dict = {}  # view fields fixed while the active set is
@@ -161,15 +162,16 @@ class Engine:
         run = active[run_mask]
         new_type = assignment[run_mask]
         cur = s.cur_type[active]
-        was_type = cur[run_mask]
 
         # jobs stopped this round lose any unpaid overhead; the next start pays a restart
         stopped = active[(cur >= 0) > run_mask]  # ran last round (True) and not now (False)
         if len(stopped):
             s.preemptions[stopped] += 1
-            s.penalty_left[stopped] = 0.0
+            if not self.costless:
+                s.penalty_left[stopped] = 0.0
             s.cur_type[stopped] = NOT_RUN
 
+        was_type = cur[run_mask] if self.placer is not None or not self.costless else None
         if self.placer is not None and len(run):
             spread, host_moved = self.placer.place(run, new_type, was_type == new_type, jobs.workers, jobs.state_bytes)
             tput = np.where(spread, jobs.tput_spread[run, new_type], jobs.tput_packed[run, new_type])
@@ -299,7 +301,8 @@ class Engine:
                 state_bytes=jobs.state_bytes[active]))
             self._costs = _frozen(dict(
                 work_seen=self.work_seen[active], migration=self.migration_cost[active], restart=self.restart_cost[active],
-                none=np.zeros((len(active), self.cluster.num_types))))
+                none=np.zeros((len(active), self.cluster.num_types)),
+                feasible_or_idle=np.concatenate([jobs.feasible[active], np.ones((len(active), 1), dtype=bool)], axis=1)))
             self._static_for = active
         costs = self._costs
         cur = s.cur_type[active]
@@ -329,18 +332,18 @@ class Engine:
         if not len(a):
             return
         try:  # GPUs used per type, index 0 for "not run"; a type below -1 makes bincount raise
-            used = np.bincount(a + 1, weights=view.workers)
+            used = np.bincount(a + 1, weights=view.workers, minlength=num_types + 1)
         except ValueError:
             used = None
         if used is None or len(used) > num_types + 1:
             raise PolicyContractError(f"{name} returned a type index outside -1..{num_types - 1}")
-        # every running job on a type it can run on (a job not run reads column -1: any value is fine)
-        ok = view.feasible[self._rows(len(a)), a] | (a < 0)
+        # every running job on a type it can run on; "not run" (-1) reads the all-True last column
+        ok = self._costs["feasible_or_idle"][self._rows(len(a)), a]
         if np.count_nonzero(ok) < len(ok):
             raise PolicyContractError(f"{name} put job {active[~ok][0]} on a type it cannot run on (memory or gang size)")
-        over = used[1:] > self.capacity[:len(used) - 1]
+        over = used > self._capacity_or_idle
         if np.count_nonzero(over):
-            k = int(np.argmax(over))
+            k = int(np.argmax(over)) - 1
             raise PolicyContractError(f"{name} oversubscribed {self.cluster.gpu_types[k]}: {int(used[k + 1])} GPUs of {int(self.capacity[k])}")
 
     def _rows(self, n: int) -> np.ndarray:
