@@ -126,7 +126,7 @@ def test_nearest_slot_and_uniform_pick():
 
 
 def test_gavel_generator_distributions(gavel_cat):
-    o = GavelGenOptions(num_jobs=20000, rate_per_hour=3.2)
+    o = GavelGenOptions(num_jobs=20000, rate_per_hour=3.2, multi_gpu=True)
     trace, stats = generate_gavel(gavel_cat, GAVEL, 0, o)
     share = trace["workers"].value_counts(normalize=True)
     for w, p in ((1, 0.70), (2, 0.10), (4, 0.15), (8, 0.05)):
@@ -145,10 +145,10 @@ def test_gavel_generator_distributions(gavel_cat):
 
 
 def test_gavel_generator_options(gavel_cat):
-    single, _ = generate_gavel(gavel_cat, GAVEL, 0, GavelGenOptions(num_jobs=200, multi_gpu=False))
-    assert (single["workers"] == 1).all()
+    single, _ = generate_gavel(gavel_cat, GAVEL, 0, GavelGenOptions(num_jobs=200))
+    assert (single["workers"] == 1).all()  # Gavel's default: single-GPU jobs
     small = ClusterSpec.from_config({"counts": {"v100": 4, "p100": 4, "k80": 4}})
-    mapped, _ = generate_gavel(gavel_cat, small, 0, GavelGenOptions(num_jobs=2000))
+    mapped, _ = generate_gavel(gavel_cat, small, 0, GavelGenOptions(num_jobs=2000, multi_gpu=True))
     assert mapped["workers"].max() == 4  # 8-worker jobs cannot run on 4 GPUs a type: mapped to 4
     with pytest.raises(InputError) as err:
         generate_gavel(gavel_cat, GAVEL, 0, GavelGenOptions(num_jobs=10, reference_gpu="A10"))
