@@ -131,7 +131,7 @@ class GavelMechanism:
             return True
         ids = before.job_id[rows0]
         if _same_frozen(view.job_id, before.job_id):  # same active set: rows did not move
-            busy = view.run_s[rows0] - before.run_s[rows0]
+            busy = (view.run_s - before.run_s)[rows0]
             self.job_time[ids, types] += busy  # (job, type) pairs are unique
             self.worker_time += np.bincount(types, weights=busy, minlength=len(self.worker_time))
             self.counters["lease_opp"] += len(rows0)
