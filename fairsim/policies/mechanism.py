@@ -80,6 +80,7 @@ class GavelMechanism:
         self.epoch = 0  # counts recomputes: X, deficits and the queue tie order only change then
         self.fixed_key = None  # (ids, epoch) the cached per-epoch arrays below belong to
         self.worker_time = np.zeros(t)
+        self.shares_positive = False  # every worker_time > 0: true from the first reset on when it starts > 0
         self.last_reset = 0.0
         self.pending = True
         self.prev = None  # the previous round: (its view, the rows that ran, their types)
@@ -167,6 +168,7 @@ class GavelMechanism:
         self.deficit[ids] += self.target[ids] * elapsed - (self.job_time[ids] - init)
         self.job_time[ids] = init
         self.worker_time[:] = init * len(ids)
+        self.shares_positive = init > 0  # and it only grows until the next reset
         tick = time.perf_counter()
         try:
             x = np.asarray(fractions(view), dtype=np.float64)
@@ -207,7 +209,7 @@ class GavelMechanism:
         return self._priority_formula(x, self.job_time[ids], self.worker_time)
 
     def _priority_formula(self, x: np.ndarray, job_time: np.ndarray, worker_time: np.ndarray) -> np.ndarray:
-        if self.initial_time_rounds > 0 and min(worker_time.ravel().tolist()) > 0:
+        if self.shares_positive:
             return x / (job_time / worker_time)  # every share positive (Gavel's float ops)
         with np.errstate(divide="ignore", invalid="ignore"):
             frac = np.where(worker_time > 0, job_time / worker_time, 0.0)
