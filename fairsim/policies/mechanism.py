@@ -103,7 +103,7 @@ class GavelMechanism:
             self.row_of[ids] = np.arange(len(ids))
             self.ids = ids
             fresh = ~self.seen[ids]
-            if fresh.any():
+            if np.count_nonzero(fresh):
                 new = ids[fresh]
                 self.seen[new] = True
                 self.job_time[new] = self._initial_time(view)
@@ -140,7 +140,7 @@ class GavelMechanism:
             return False
         rows = self.row_of[ids]
         present = rows >= 0
-        if present.all():
+        if np.count_nonzero(present) == len(present):
             busy = view.run_s[rows] - before.run_s[rows0]
         else:  # finished jobs leave the view: their busy time follows from the work they had left
             self.pending = True
@@ -151,7 +151,7 @@ class GavelMechanism:
             busy[~present] = np.minimum(est, max(view.now - before.now, 0.0))
         self.job_time[ids, types] += busy  # (job, type) pairs are unique
         self.worker_time += np.bincount(types, weights=busy, minlength=len(self.worker_time))
-        self.counters["lease_opp"] += int(present.sum())
+        self.counters["lease_opp"] += int(np.count_nonzero(present))
         self.kept = (rows[present], types[present])
         return False
 

@@ -313,10 +313,12 @@ class Engine:
                 job_id=active, arrival=jobs.arrival[active], workers=jobs.workers[active],
                 weight=jobs.weight[active], throughput=jobs.tput_packed[active], feasible=jobs.feasible[active],
                 state_bytes=jobs.state_bytes[active]))
-            self._costs = _frozen(dict(
-                work_seen=self.work_seen[active], migration=self.migration_cost[active], restart=self.restart_cost[active],
-                none=np.zeros((len(active), self.cluster.num_types)),
-                feasible_or_idle=np.concatenate([jobs.feasible[active], np.ones((len(active), 1), dtype=bool)], axis=1)))
+            # engine-side inputs (never shown to a policy, so not frozen); per-job costs only when charged
+            self._costs = dict(
+                work_seen=self.work_seen[active], none=_frozen_array(np.zeros((len(active), self.cluster.num_types))),
+                feasible_or_idle=np.concatenate([self._static["feasible"], np.ones((len(active), 1), dtype=bool)], axis=1))
+            if not self.costless:
+                self._costs.update(migration=self.migration_cost[active], restart=self.restart_cost[active])
             self._static_for = active
         costs = self._costs
         cur = s.cur_type[active]
@@ -384,6 +386,11 @@ class Engine:
         for k, name in enumerate(self.cluster.gpu_types):
             table[f"gpu_s_{name}"] = s.gpu_s_by_type[:, k]
         return table
+
+
+def _frozen_array(a: np.ndarray) -> np.ndarray:
+    a.setflags(write=False)
+    return a
 
 
 def _frozen(arrays: dict) -> dict:
