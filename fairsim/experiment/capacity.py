@@ -52,15 +52,12 @@ def sustainable_scale(jobs: JobSet, cluster: ClusterSpec) -> float:
 
 
 def main(argv: list[str]) -> int:
-    from omegaconf import OmegaConf
-
     from fairsim.experiment.compose import compose_config
-    from fairsim.workload.loader import load_workload
+    from fairsim.experiment.single import build_cluster, build_jobs
 
     cfg = compose_config(argv)
-    cluster = ClusterSpec.from_config(OmegaConf.to_container(cfg.cluster, resolve=True))
-    workload = load_workload(OmegaConf.to_container(cfg.workload, resolve=True), cluster, int(cfg.seed))
-    jobs = JobSet.build(workload.trace, workload.catalog, cluster, source=workload.source)
+    cluster = build_cluster(cfg)
+    _, jobs = build_jobs(cfg, cluster)
     s = sustainable_scale(jobs, cluster)
     verdict = "headroom" if s >= 1 else "overloaded under any allocation"
     print(f"workload={cfg.workload.name} cluster={cluster.name} seed={cfg.seed}: sustainable scale {s:.3f} ({verdict})")

@@ -31,7 +31,7 @@ from fairsim.policies.base import Policy
 from fairsim.sim.config import SimConfig
 from fairsim.sim.engine import simulate
 from fairsim.workload.jobs import JobSet
-from fairsim.workload.loader import load_workload
+from fairsim.workload.loader import Workload, load_workload
 
 SUMMARY = "summary.json"
 
@@ -110,12 +110,21 @@ def check_integer_steps(jobs: JobSet, cluster: ClusterSpec, sim_cfg: SimConfig) 
                          "(use a catalog counted in steps, e.g. gavel, longer rounds, or sim.integer_steps=false)")
 
 
+def build_cluster(cfg: DictConfig) -> ClusterSpec:
+    return ClusterSpec.from_config(OmegaConf.to_container(cfg.cluster, resolve=True), source=f"cluster {cfg.cluster.get('name', '')}".strip())
+
+
+def build_jobs(cfg: DictConfig, cluster: ClusterSpec) -> tuple[Workload, JobSet]:
+    """The configured workload and its jobs bound to the cluster."""
+    workload = load_workload(OmegaConf.to_container(cfg.workload, resolve=True), cluster, int(cfg.seed))
+    return workload, JobSet.build(workload.trace, workload.catalog, cluster, source=workload.source)
+
+
 def run_config(cfg: DictConfig) -> RunOutput:
     validate_top(cfg)
-    cluster = ClusterSpec.from_config(OmegaConf.to_container(cfg.cluster, resolve=True), source=f"cluster {cfg.cluster.get('name', '')}".strip())
+    cluster = build_cluster(cfg)
     sim_cfg = SimConfig.from_config(OmegaConf.to_container(cfg.sim, resolve=True))
-    workload = load_workload(OmegaConf.to_container(cfg.workload, resolve=True), cluster, int(cfg.seed))
-    jobs = JobSet.build(workload.trace, workload.catalog, cluster, source=workload.source)
+    workload, jobs = build_jobs(cfg, cluster)
     check_integer_steps(jobs, cluster, sim_cfg)
     policy = build_policy(cfg.policy)
     tick = time.perf_counter()
