@@ -74,3 +74,9 @@ def toy_view(throughput, capacity, workers=None, work=None, done=None, arrival=N
 def with_job_ids(view: PolicyView, ids) -> PolicyView:
     """The same view with other engine job ids (a job seen again in a later round keeps its id)."""
     return dataclasses.replace(view, job_id=np.asarray(ids, dtype=np.int64))
+
+
+def fractions_on(policy, view: PolicyView) -> np.ndarray:
+    """A fraction policy's X for one view, the policy freshly reset for the view's jobs."""
+    policy.reset(view.cluster, view.num_jobs, 0)
+    return policy.fractions(view)

@@ -7,17 +7,14 @@ from fairsim.policies.gavel import GavelSjf, max_weighted_throughput
 from fairsim.policies.mechanism import GavelMechanism
 from fairsim.sim.config import Overheads, SimConfig
 from fairsim.sim.engine import simulate
-from fairsim.testing import toy_cluster, toy_jobs, toy_view
+from fairsim.testing import fractions_on, toy_cluster, toy_jobs, toy_view
 
 PER_MIN = 1 / 60  # throughputs below are epochs per minute, the engine wants per second
 TABLE1 = [[8.0, 1.0], [8.0, 1.0]]  # two identical jobs; one GPU at 8 epochs/min, one at 1
 
 
 def fractions(tput, capacity, **kw):
-    view = toy_view(tput, capacity, **kw)
-    policy = GavelSjf()
-    policy.reset(view.cluster, view.num_jobs, 0)
-    return policy.fractions(view)
+    return fractions_on(GavelSjf(), toy_view(tput, capacity, **kw))
 
 
 def test_table1_split_is_fifty_fifty_and_costs_about_20_percent():

@@ -4,13 +4,12 @@ import numpy as np
 import pytest
 
 from fairsim.policies.gavel_ftf import GavelFinishTimeFairness, isolated_throughput
-from fairsim.testing import toy_view
+from fairsim.testing import fractions_on, toy_view
 
 
 def solve(view):
     policy = GavelFinishTimeFairness(rel_tol=1e-9)
-    policy.reset(view.cluster, view.num_jobs, 0)
-    return policy, policy.fractions(view)
+    return policy, fractions_on(policy, view)
 
 
 def test_new_jobs_on_one_gpu_split_it_and_rho_is_one():

@@ -5,14 +5,11 @@ import pytest
 
 from fairsim.policies.gavel_lp import solve_max_min
 from fairsim.policies.gavel_mmf import GavelMaxMinFairness
-from fairsim.testing import toy_view
+from fairsim.testing import fractions_on, toy_view
 
 
 def fractions(tput, capacity, **kw):
-    view = toy_view(tput, capacity, **kw)
-    policy = GavelMaxMinFairness()
-    policy.reset(view.cluster, view.num_jobs, 0)
-    return policy.fractions(view)
+    return fractions_on(GavelMaxMinFairness(), toy_view(tput, capacity, **kw))
 
 
 def test_table1_identical_jobs_split_both_gpus_in_half():
