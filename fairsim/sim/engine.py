@@ -113,7 +113,7 @@ class Engine:
 
     # ---- the loop -------------------------------------------------------------------------
     def run(self) -> SimResult:
-        cfg, s, jobs = self.cfg, self.s, self.jobs
+        cfg, jobs = self.cfg, self.jobs
         n = len(jobs)
         self.policy.reset(self.cluster, n, self.seed)
         t = float(jobs.arrival[0])
