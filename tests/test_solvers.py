@@ -33,7 +33,6 @@ def random_problem(rng, n, t, k_from_packing=True, signed=True):
     capacity = rng.integers(2, 7, size=t)
     feasible = (rng.random((n, t)) > 0.2) & (workers[:, None] <= capacity[None, :])
     cost = rng.normal(5, 4, (n, t)) if signed else rng.uniform(1, 10, (n, t))
-    p = AssignmentProblem(cost, feasible, workers, capacity, 0)
     k = max_packing(workers, feasible, capacity) if k_from_packing else 0
     return AssignmentProblem(cost, feasible, workers, capacity, k)
 

@@ -28,7 +28,7 @@ import numpy as np
 
 from fairsim.cluster import ClusterSpec
 from fairsim.errors import require
-from fairsim.policies.base import NOT_RUN, Policy, PolicyView
+from fairsim.policies.base import Policy, PolicyView
 from fairsim.policies.fair_share import TAU_MODES, fair_finish, fair_rate
 from fairsim.policies.solvers import SOLVERS, AssignmentProblem, Solution, max_packing, solve_greedy
 

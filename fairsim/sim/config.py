@@ -6,7 +6,7 @@ import math
 from dataclasses import dataclass, field, fields
 from typing import Any, Mapping
 
-from fairsim.errors import InputError, require
+from fairsim.errors import require
 
 ROUND_ENDS = ("fixed", "latest_finish")
 UNTIL = ("all", "window")
