@@ -156,3 +156,54 @@ def test_gavel_generator_options(gavel_cat):
     with pytest.raises(InputError) as err:
         GavelGenOptions.from_config({"num_jobs": 100, "window": [4000, 5000]}, "w")
     assert err.value.field == "window"
+
+
+# ---- real Philly arrivals and fixed spans (issue 10) ------------------------------------------
+from fairsim.workload.philly_window import philly_jobs, window  # noqa: E402
+
+
+def test_philly_window_is_deterministic_per_seed_with_the_asked_count_and_span(paper_cat):
+    o = PhillyOptions(num_jobs=800, load=1.5, arrivals="philly", span_h=48, min_duration_s=60, max_duration_s=172800)
+    a, sa = generate_philly(paper_cat, PAPER, 3, o)
+    b, sb = generate_philly(paper_cat, PAPER, 3, o)
+    pd.testing.assert_frame_equal(a, b, check_exact=True)
+    assert sa == sb
+    c, sc = generate_philly(paper_cat, PAPER, 4, o)
+    assert sc["philly_window_first_job"] != sa["philly_window_first_job"]
+    assert len(a) == 800 and a["job_id"].tolist() == list(range(800))
+    arr = a["arrival_s"].to_numpy()
+    assert arr[0] == 0.0 and arr[-1] == pytest.approx(48 * 3600, rel=1e-12) and np.all(np.diff(arr) >= 0)
+    # the offered load over the span is the asked one: n jobs, mean gap span / (n - 1)
+    gpu_s = (durations(a, paper_cat, PAPER) * a["workers"]).sum()
+    assert gpu_s / (PAPER.total_gpus * 48 * 3600 * 800 / 799) == pytest.approx(1.5, rel=1e-9)
+
+
+def test_philly_window_keeps_the_real_gaps_and_each_jobs_own_duration(paper_cat):
+    o = PhillyOptions(num_jobs=300, load=1.0, arrivals="philly", span_h=10, min_duration_s=1e-3)
+    trace, stats = generate_philly(paper_cat, PAPER, 11, o)
+    offsets, raw_dur, _ = window(stats["philly_window_first_job"], 300)
+    arr = trace["arrival_s"].to_numpy()
+    np.testing.assert_allclose(arr, offsets * (10 * 3600 / offsets[-1]), rtol=1e-12)
+    dur = durations(trace, paper_cat, PAPER)
+    np.testing.assert_allclose(dur / raw_dur, stats["duration_factor"], rtol=1e-9)  # one factor for every job
+    gaps = np.diff(offsets)
+    assert stats["interarrival_cv"] == pytest.approx(gaps.std() / gaps.mean(), rel=1e-9)  # a stretch keeps the CV
+
+
+def test_philly_window_in_load_mode_has_the_poisson_mean_gap(paper_cat):
+    o = PhillyOptions(num_jobs=500, load=0.8, arrivals="philly", duration_scale=0.05, max_duration_s=7200)
+    trace, stats = generate_philly(paper_cat, PAPER, 0, o)
+    assert trace["arrival_s"].iloc[-1] == pytest.approx(499 * 3600 / stats["rate_per_hour"], rel=1e-12)
+    submit, _, gpus = philly_jobs()
+    assert len(submit) == 82247 and np.all(np.diff(submit) >= 0) and submit[0] == 0.0
+    assert "duration_factor" not in stats
+
+
+def test_span_mode_clips_after_scaling_and_refuses_an_unreachable_load(paper_cat):
+    o = PhillyOptions(num_jobs=400, load=2.0, span_h=48, min_duration_s=120, max_duration_s=36000)
+    trace, stats = generate_philly(paper_cat, PAPER, 0, o)
+    dur = durations(trace, paper_cat, PAPER)
+    assert dur.min() >= 120 - 1e-6 and dur.max() <= 36000 + 1e-6
+    assert trace["arrival_s"].iloc[-1] == pytest.approx(48 * 3600, rel=1e-12)
+    with pytest.raises(InputError, match="load"):
+        generate_philly(paper_cat, PAPER, 0, PhillyOptions(num_jobs=400, load=50.0, span_h=48, max_duration_s=600))

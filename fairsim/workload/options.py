@@ -61,3 +61,9 @@ def window(value: Any, src: str, key: str = "window") -> tuple[int, int] | None:
         isinstance(v, int) and not isinstance(v, bool) and v >= 0 for v in value) and value[0] < value[1]
     require(ok, src, key, f"must be [first_job_id, end_job_id) with 0 <= first < end, got {value!r}")
     return int(value[0]), int(value[1])
+
+
+def choice(cfg: Mapping[str, Any], key: str, src: str, default: str, allowed: tuple[str, ...]) -> str:
+    value = cfg.get(key, default)
+    require(isinstance(value, str) and value in allowed, src, key, f"must be one of {', '.join(allowed)}, got {value!r}")
+    return value

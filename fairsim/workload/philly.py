@@ -19,11 +19,19 @@ not an option uses them, so switching an option leaves the other draws unchanged
 Arrivals are Poisson with rate lambda = load * load_scale * total_GPUs / mean(duration *
 workers) over the generated jobs, so the offered GPU-time per second of cluster time is
 ``load * load_scale`` times the cluster's GPU count. The first job arrives at t = 0.
+
+``arrivals: philly`` replaces steps 1 and the Poisson gaps by a window of consecutive real
+Philly submissions (fairsim/workload/philly_window.py): the seed picks the window's first job,
+each job keeps its own duration and GPU count, and the real gaps are stretched uniformly so the
+mean gap is 1 / lambda. ``span_h: S`` fixes the arrival span instead (last arrival at S hours,
+lambda = (n - 1) / S) and reaches ``load`` by multiplying every shaped duration by one factor,
+clipped to [min_duration_s, max_duration_s] after the multiplication; ``duration_scale`` then
+has no effect and is refused.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import lru_cache
 from importlib import resources
 from typing import Any, Mapping
@@ -35,10 +43,12 @@ from fairsim.cluster import ClusterSpec
 from fairsim.errors import InputError
 from fairsim.workload import options as opt
 from fairsim.workload.catalog import Catalog
+from fairsim.workload.philly_window import duration_factor, stretch_to, window, window_start
 from fairsim.workload.sampling import eligible, nearest_slot, pick_uniform, poisson_arrivals, reference_throughput
 
 OPTIONS = ("num_jobs", "load", "load_scale", "duration_scale", "min_duration_s", "max_duration_s", "workers",
-           "large_share", "spread_limit")
+           "large_share", "spread_limit", "arrivals", "span_h")
+ARRIVALS = ("poisson", "philly")
 
 
 @dataclass(frozen=True)
@@ -52,6 +62,8 @@ class PhillyOptions:
     workers: int | dict[int, float] | None = None
     large_share: float | None = None
     spread_limit: float | None = None
+    arrivals: str = "poisson"
+    span_h: float | None = None
 
     @classmethod
     def from_config(cls, cfg: Mapping[str, Any], src: str) -> "PhillyOptions":
@@ -65,7 +77,12 @@ class PhillyOptions:
             workers=opt.worker_spec(cfg.get("workers"), src),
             large_share=opt.number(cfg, "large_share", src, None, lo=0, hi=1, optional=True),
             spread_limit=opt.number(cfg, "spread_limit", src, None, lo=1, lo_open=True, optional=True),
+            arrivals=opt.choice(cfg, "arrivals", src, cls.arrivals, ARRIVALS),
+            span_h=opt.number(cfg, "span_h", src, None, lo=0, lo_open=True, optional=True),
         )
+        if o.span_h is not None and o.duration_scale != 1.0:
+            raise InputError(src, "duration_scale", "has no effect with span_h (durations are scaled to reach load "
+                             f"over the span); remove it or set span_h: null, got {o.duration_scale:g}")
         if o.max_duration_s is not None and o.max_duration_s < o.min_duration_s:
             raise InputError(src, "max_duration_s", f"must be >= min_duration_s ({o.min_duration_s:g}), got {o.max_duration_s:g}")
         return o
@@ -103,8 +120,15 @@ def generate_philly(catalog: Catalog, cluster: ClusterSpec, seed: int, o: Philly
     pair = rng.integers(0, len(pdur), n)
     u_workers, u_large, u_model = rng.random(n), rng.random(n), rng.random(n)
     gaps = rng.standard_exponential(n)
+    u_window = rng.random()  # drawn last, so poisson traces are unchanged by its existence
 
-    dur = shape_durations(pdur[pair], o)
+    first = None
+    if o.arrivals == "philly":
+        first = window_start(u_window, n, src)
+        offsets, raw_dur, raw_gpus = window(first, n)
+    else:
+        raw_dur, raw_gpus = pdur[pair], pgpus[pair]
+
     runs = eligible(catalog, cluster)  # [M, W]
     if o.large_share is None:
         group_of_job = np.zeros(n, dtype=np.int64)
@@ -119,25 +143,45 @@ def generate_philly(catalog: Catalog, cluster: ClusterSpec, seed: int, o: Philly
             raise InputError(src, "large_share" if o.large_share is not None else "catalog",
                              f"no {kind} model of catalog {catalog.name} fits any GPU type of cluster {cluster.name}")
     allowed = group_allowed[group_of_job]  # [N, W]
-    slot = _worker_slots(o.workers, pgpus[pair], u_workers, catalog, allowed, src)
+    slot = _worker_slots(o.workers, raw_gpus, u_workers, catalog, allowed, src)
 
     model_mask = runs[:, slot].T & group_models[group_of_job]  # [N, M]
     model = pick_uniform(u_model, model_mask)
     workers = np.asarray(catalog.worker_counts, dtype=np.int64)[slot]
     ref = reference_throughput(catalog, cluster)[model, slot]
-    gpu_time = dur * workers
-    rate = o.load * o.load_scale * cluster.total_gpus / gpu_time.mean()
+    intensity = o.load * o.load_scale * cluster.total_gpus  # offered GPU-seconds per second
+    factor = None
+    if o.span_h is None:
+        dur = shape_durations(raw_dur, o)
+        rate = intensity / (dur * workers).mean()
+        last = (n - 1) / rate
+    else:
+        last = o.span_h * 3600.0
+        rate = (n - 1) / last if n > 1 else 1.0 / last
+        base = shape_durations(raw_dur, replace(o, duration_scale=1.0, min_duration_s=0.0, max_duration_s=None))
+        factor = duration_factor(base, workers, n * intensity / rate, o.min_duration_s, o.max_duration_s, src)
+        dur = np.clip(base * factor, o.min_duration_s, np.inf if o.max_duration_s is None else o.max_duration_s)
+    if o.arrivals == "philly":
+        arrival = stretch_to(offsets, last)
+    elif o.span_h is None:
+        arrival = poisson_arrivals(gaps, rate)
+    else:
+        arrival = stretch_to(poisson_arrivals(gaps, 1.0), last)
     trace = pd.DataFrame({
         "job_id": np.arange(n, dtype=np.int64),
-        "arrival_s": poisson_arrivals(gaps, rate),
+        "arrival_s": arrival,
         "model": np.asarray(catalog.models, dtype=object)[model],
         "workers": workers,
         "work": dur * ref,
     })
+    between = np.diff(arrival)
     stats = {
+        "arrivals": o.arrivals,
         "rate_per_hour": float(rate * 3600.0),
         "offered_load": o.load * o.load_scale,
         "expected_span_h": float(n / rate / 3600.0),
+        "arrival_span_h": float(arrival[-1] / 3600.0),
+        "interarrival_cv": float(between.std() / between.mean()) if len(between) > 1 and between.mean() > 0 else float("nan"),
         "mean_duration_s": float(dur.mean()),
         "median_duration_s": float(np.median(dur)),
         "min_duration_s": float(dur.min()),
@@ -145,6 +189,10 @@ def generate_philly(catalog: Catalog, cluster: ClusterSpec, seed: int, o: Philly
         "mean_workers": float(workers.mean()),
         "large_fraction": float(catalog.large[model].mean()),
     }
+    if factor is not None:
+        stats["duration_factor"] = float(factor)
+    if first is not None:
+        stats["philly_window_first_job"] = int(first)
     return trace, stats
 
 
