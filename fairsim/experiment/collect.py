@@ -39,6 +39,8 @@ def cell_row(cell: Path) -> dict:
         row[col] = (cfg.get(group) or {}).get(key)
     for key in ("seed", "load"):
         row[key] = cfg.get(key)
+    workload = cfg.get("workload") or {}
+    row["arrivals"] = workload.get("arrivals") or ("poisson" if workload.get("kind") in ("philly", "gavel_generated") else "file")
     row["num_jobs"] = summary.get("num_jobs")  # the jobs the metrics cover (a trace file has its own count)
     row.update({k: v for k, v in summary.items() if k not in row and not isinstance(v, str)})
     return row

@@ -161,7 +161,9 @@ def main(argv: list[str] | None = None) -> int:
     try:
         plan = load_plan(Path(args.plan))
         require(args.scale in plan["scales"], "command line", "--scale", f"unknown scale {args.scale!r} (allowed: {', '.join(plan['scales'])})")
-        figures = args.only or list(plan["figures"])
+        # optional figures (their sweeps are long) run only when named; without --only they are
+        # still drawn when their sweeps' results are already on disk
+        figures = args.only or [f for f, spec in plan["figures"].items() if not spec.get("optional")]
         for f in figures:
             require(f in plan["figures"], "command line", "--only", f"unknown figure {f!r} (allowed: {', '.join(plan['figures'])})")
     except InputError as exc:
@@ -195,21 +197,27 @@ def main(argv: list[str] | None = None) -> int:
     from fairsim.figures.report import write_report
 
     inputs = load_inputs(plan, args.scale, args.results_dir, benches)
+    if not args.only:
+        figures += [f for f, spec in plan["figures"].items()
+                    if spec.get("optional") and all(r in inputs.sweeps for r in spec.get("sweeps", []))]
     out = Path(args.out)
-    drawn, notes = {}, []
+    drawn, notes, sections = {}, [], []
     for name in figures:
         spec = plan["figures"][name]
         try:
-            importlib.import_module(spec["module"]).draw(inputs, out)
+            module = importlib.import_module(spec["module"])
+            module.draw(inputs, out)
             drawn[name] = spec.get("what", "")
             print(f"[reproduce] {name}: {out / name}.pdf", flush=True)
+            if hasattr(module, "report_section"):  # a figure may add its own section to REPORT.md
+                sections += module.report_section(inputs, plan["headlines"])
         except MissingInput as exc:
             notes.append(f"{name} not drawn: {exc}")
             print(f"[reproduce] {name}: not drawn, {exc}", flush=True)
     rows = evaluate(plan["headlines"], inputs, gaps)
     command = " ".join(["python -m fairsim.experiment.reproduce --scale", args.scale, *(["--only", *args.only] if args.only else []),
                         *(f"--sweep-arg {a}" for a in args.sweep_arg)])
-    report = write_report(out / "REPORT.md", args.scale, rows, inputs, drawn, gaps, command, notes)
+    report = write_report(out / "REPORT.md", args.scale, rows, inputs, drawn, gaps, command, notes, sections)
     print(f"[reproduce] {report}: {sum(r.verdict == 'yes' for r in rows)} of {len(rows)} headline numbers reproduce in direction")
     print(f"[reproduce] done in {time.perf_counter() - tick:.0f} s")
     return 1 if failed else 0

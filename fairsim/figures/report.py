@@ -29,7 +29,7 @@ def sweep_lines(inputs: Inputs) -> list[str]:
 
 
 def write_report(path: Path, scale: str, rows: Sequence[Row], inputs: Inputs, figures: Mapping[str, str],
-                 gaps: Mapping[str, str], command: str, notes: Sequence[str] = ()) -> Path:
+                 gaps: Mapping[str, str], command: str, notes: Sequence[str] = (), sections: Sequence[str] = ()) -> Path:
     counts = {v: sum(r.verdict == v for r in rows) for v in ("yes", "weak", "no")}
     lines = [
         "# Reproducing FFT (ICS'25): headline numbers",
@@ -48,6 +48,7 @@ def write_report(path: Path, scale: str, rows: Sequence[Row], inputs: Inputs, fi
         "|---|---|---|---|",
         *[f"| {_cell(r.claim)} | {_cell(r.paper)} | {_cell(r.ours)} | {_cell(r.verdict)} |" for r in rows],
         "",
+        *sections,
         "## Sweeps that could not run",
         "",
         *([f"- {role}: not reproduced: {why}" for role, why in gaps.items()] or ["- none"]),

@@ -1,0 +1,187 @@
+"""Which of the paper's testbed claims hold where: every headline ratio against the offered load,
+under real Philly arrivals and under Poisson arrivals (the ``paper_load`` sweep, traces 1-2).
+
+Figure ``fig_load``: one panel per claim family, the value pooled over traces 1-2 and seeds
+(ratios: geometric mean; shares and hours: mean) against load, one colour per baseline, solid
+for Philly arrivals and dashed for Poisson, and the paper's value as a dotted line in the same
+colour. ``report_section`` gives REPORT.md's table of each claim's direction per (arrival
+model, load), judged exactly as the headline table judges the testbed (figures/headlines.py).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Mapping, Sequence
+
+import numpy as np
+import pandas as pd
+from matplotlib.ticker import FuncFormatter, NullFormatter
+
+from fairsim.figures import style
+from fairsim.figures.data import Inputs, SweepData
+from fairsim.figures.stats import REFERENCE, paired_ratios
+
+ROLE = "load"
+ARRIVAL_STYLE = {"philly": "-", "poisson": "--"}
+
+
+@dataclass(frozen=True)
+class Panel:
+    title: str
+    metric: str
+    kind: str  # "ratio" (baseline / FFT, pooled geometric mean) or "value" (per policy, mean)
+    policies: tuple[str, ...]
+    paper: Mapping[str, float]  # the paper's value per policy (PAPER.md sec. 4), where it gives one
+    scale: float = 1.0
+    log: bool = True
+
+
+PANELS = (
+    Panel("(a) avg JCT / FFT", "avg_jct_s", "ratio", ("gavel", "tiresias", "pal", "allox", "themis", "gavel_mmf"),
+          {"gavel": 1.415, "tiresias": 3.15, "pal": 2.1, "allox": 5.22}),
+    Panel("(b) makespan / FFT", "makespan_s", "ratio", ("gavel", "tiresias", "pal", "allox", "themis", "gavel_mmf"), {}),
+    Panel("(c) mean rho / FFT", "rho_mean", "ratio", ("gavel", "tiresias", "themis", "gavel_mmf"),
+          {"gavel": 1.64, "tiresias": 1.67}),
+    Panel("(d) max rho / FFT", "rho_max", "ratio", ("gavel", "tiresias", "themis", "gavel_mmf"),
+          {"gavel": 1.4, "tiresias": 2.18}),
+    Panel("(e) share of jobs with rho < 1 (%)", "rho_lt1_share", "value", ("ours", "gavel", "tiresias"),
+          {"ours": 70.0, "gavel": 38.0, "tiresias": 49.0}, scale=100.0, log=False),
+    Panel("(f) max starvation (h)", "starvation_max_s", "value", ("ours", "gavel", "tiresias"),
+          {"ours": 25.0, "gavel": 55.0, "tiresias": 70.0}, scale=1 / 3600, log=False),
+)
+
+
+def _slices(cells: pd.DataFrame):
+    for (arrivals, load), part in cells.groupby(["arrivals", "load"], sort=True):
+        yield str(arrivals), float(load), part
+
+
+def load_table(cells: pd.DataFrame) -> pd.DataFrame:
+    """One row per (panel, policy, arrivals, load): the pooled value and its n."""
+    rows = []
+    for panel in PANELS:
+        for arrivals, load, part in _slices(cells):
+            for policy in panel.policies:
+                if panel.kind == "ratio":
+                    values = paired_ratios(part, panel.metric, policy).to_numpy(float)
+                    values = values[np.isfinite(values) & (values > 0)]
+                    value = float(np.exp(np.log(values).mean())) if len(values) else np.nan
+                else:
+                    values = part.loc[part["policy"] == policy, panel.metric].to_numpy(float) * panel.scale
+                    values = values[np.isfinite(values)]
+                    value = float(values.mean()) if len(values) else np.nan
+                if len(values):
+                    rows.append({"panel": panel.title, "metric": panel.metric, "policy": policy, "arrivals": arrivals,
+                                 "load": load, "value": value, "n": len(values), "paper": panel.paper.get(policy, np.nan)})
+    return pd.DataFrame(rows, columns=["panel", "metric", "policy", "arrivals", "load", "value", "n", "paper"])
+
+
+def draw(inputs: Inputs, out_dir: Path) -> list[Path]:
+    cells = inputs.sweep(ROLE).cells
+    table = load_table(cells)
+    seeds = cells.groupby(["arrivals", "load", "workload", "policy"]).size()
+    n_text = f"n = {int(seeds.min())}-{int(seeds.max())} seeds per trace" if len(seeds) else ""
+    with style.paper_style():
+        fig, axes = style.new_figure(3, nrows=2, width=3.4, height=2.7)
+        for ax, panel in zip(axes.flat, PANELS):
+            part = table[table["panel"] == panel.title]
+            for policy in (p for p in panel.policies if p in set(part["policy"])):
+                mine = part[part["policy"] == policy]
+                for arrivals, dash in ARRIVAL_STYLE.items():
+                    line = mine[mine["arrivals"] == arrivals].sort_values("load")
+                    if len(line):
+                        ax.plot(line["load"], line["value"], dash, marker="o", markersize=3, linewidth=1.1,
+                                color=style.color(policy))
+                if policy in panel.paper:
+                    ax.axhline(panel.paper[policy], color=style.color(policy), linestyle=":", linewidth=1.0)
+            if panel.kind == "ratio":
+                ax.axhline(1.0, color="black", linewidth=0.8)
+            if panel.log:
+                ax.set_yscale("log")
+                ax.yaxis.set_major_formatter(_plain)
+                ax.yaxis.set_minor_formatter(_plain_minor)
+            else:
+                ax.set_ylim(bottom=0)
+            ax.set_xscale("log")
+            ax.set_xticks(sorted(set(cells["load"].astype(float))), [f"{v:g}" for v in sorted(set(cells["load"].astype(float)))])
+            ax.xaxis.set_minor_formatter(_none)
+            ax.set_xlabel("offered load")
+            ax.set_title(panel.title)
+        handles = _legend_handles(table)
+        fig.legend(handles=handles, loc="outside right center", fontsize=7)
+        fig.suptitle(f"Headline claims vs load, traces 1-2 pooled ({n_text}); ratios > 1: FFT better; "
+                     "dotted: the paper's value", fontsize=9)
+        return style.save(fig, out_dir, "fig_load", table)
+
+
+def _legend_handles(table: pd.DataFrame) -> list:
+    from matplotlib.lines import Line2D
+
+    policies = style.policy_order(table["policy"]) if len(table) else []
+    handles = [Line2D([], [], color=style.color(p), marker="o", markersize=3, label=style.label(p)) for p in policies]
+    handles += [Line2D([], [], color="black", linestyle=dash, label=f"{a} arrivals") for a, dash in ARRIVAL_STYLE.items()]
+    handles.append(Line2D([], [], color="grey", linestyle=":", label="paper"))
+    return handles
+
+
+def _fmt(value, _pos=None) -> str:
+    return f"{value:g}"
+
+
+def _fmt_minor(value, _pos=None) -> str:
+    lead = value / 10 ** np.floor(np.log10(value)) if value > 0 else 0
+    return f"{value:g}" if round(lead) in (2, 5) else ""
+
+
+_plain, _plain_minor, _none = FuncFormatter(_fmt), FuncFormatter(_fmt_minor), NullFormatter()
+
+
+# ---- REPORT.md: direction of each testbed claim per (arrivals, load) ----------------------------------
+
+MARK = {"yes": "Y", "weak": "w", "no": "N", "not measured": "-", "not reproduced": "-"}
+
+
+def claim_verdicts(sweep: SweepData, specs: Sequence[Mapping]) -> pd.DataFrame:
+    """claim x (arrivals, load) -> verdict, each slice judged as the testbed sweep is."""
+    from fairsim.figures.headlines import evaluate
+
+    testbed = [s for s in specs if s.get("sweep") == "testbed" and s.get("kind") in ("ratio", "compare")]
+    columns = {}
+    for arrivals, load, part in _slices(sweep.cells):
+        view = Inputs({"testbed": SweepData(sweep.name, sweep.folder, part.reset_index(drop=True))}, {})
+        columns[(arrivals, load)] = {r.claim: r.verdict for r in evaluate(testbed, view)}
+    return pd.DataFrame(columns)
+
+
+def _ranges(loads: Sequence[float]) -> str:
+    return ", ".join(f"{v:g}" for v in loads) if loads else "none"
+
+
+def report_section(inputs: Inputs, specs: Sequence[Mapping]) -> list[str]:
+    """Markdown lines: per claim, the loads at which its direction holds under each arrival model."""
+    sweep = inputs.sweep(ROLE)
+    verdicts = claim_verdicts(sweep, specs)
+    if verdicts.empty:
+        return []
+    arrivals = sorted({a for a, _ in verdicts.columns})
+    loads = sorted({v for _, v in verdicts.columns})
+    seeds = sorted(sweep.cells["seed"].unique())
+    head = "| claim | " + " | ".join(f"{a} {v:g}" for a in arrivals for v in loads) + " | holds (Y) at loads |"
+    lines = [
+        "## Which claims hold where (load x arrival model)",
+        "",
+        f"Sweep `{sweep.name}`: the testbed policies on traces 1-2 (800 jobs, 48 h of arrivals) at loads "
+        f"{', '.join(f'{v:g}' for v in loads)}, arrivals {' and '.join(arrivals)}, seeds {', '.join(map(str, seeds))}. "
+        "Each slice is judged as the headline table judges the testbed: Y = yes, w = weak, N = no, - = not measured. "
+        "Figure: `fig_load.pdf`.",
+        "",
+        head,
+        "|---|" + "---|" * (len(arrivals) * len(loads) + 1),
+    ]
+    for claim, row in verdicts.iterrows():
+        marks = [MARK.get(row.get((a, v), "not measured"), "?") for a in arrivals for v in loads]
+        holds = "; ".join(f"{a}: {_ranges([v for v in loads if row.get((a, v)) == 'yes'])}" for a in arrivals)
+        lines.append(f"| {str(claim).replace('|', '/')} | " + " | ".join(marks) + f" | {holds} |")
+    lines.append("")
+    return lines
