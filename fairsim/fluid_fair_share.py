@@ -142,9 +142,9 @@ def fair_gpus(gang: np.ndarray, usable: np.ndarray, order: np.ndarray, rank: np.
         faster = (in_order.cumsum(axis=1) - in_order).ravel()[rank_flat]
         room = np.maximum(gang_col - faster, 0.0) * usable
         new = _water_level(room, members, jobs_total, counts, cols, saturating_level)
-        if not (new > level).any():  # mathematically non-decreasing: no rise means converged
+        rise = (new - level).max()
+        if rise <= 0.0:  # mathematically non-decreasing: no rise means converged
             break
-        rise = float((new - level).max())
         level = np.maximum(new, level)
         if rise <= 1e-13 * saturating_level:
             in_order = level[order]
@@ -158,12 +158,13 @@ def _water_level(room: np.ndarray, members: np.ndarray, jobs_total: float, count
                  saturating_level: float) -> np.ndarray:
     """Per type, the level s with sum_c members_c * min(s, room_c) = capacity, or ``saturating_level``
     if every job's room fits. [A, T] in, [T] out."""
-    asked = members @ room
     sort = room.argsort(axis=0, kind="stable")
     caps = room[sort, cols]
     jobs = members[sort]
     held = jobs * caps
-    below = held.cumsum(axis=0) - held  # GPUs held by classes with less room (each capped at its room)
+    held_cum = held.cumsum(axis=0)
+    asked = held_cum[-1]
+    below = held_cum - held  # GPUs held by classes with less room (each capped at its room)
     rest = jobs_total - (jobs.cumsum(axis=0) - jobs)  # jobs with at least this much room
     full_at = (below + caps * rest >= counts).argmax(axis=0)  # first room the level does not exceed
     level = (counts - below[full_at, cols]) / rest[full_at, cols]

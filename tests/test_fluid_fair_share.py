@@ -111,6 +111,32 @@ def test_deterministic_and_independent_of_row_order():
     assert shuffled == pytest.approx(first[perm], rel=1e-9)
 
 
+def test_event_loop_matches_a_plain_job_by_job_replay():
+    """The class grouping and per-class progress bookkeeping against a direct replay: remaining work per job,
+    rates from ``fluid_gpus`` over the active jobs, next event = next arrival or first finish."""
+    rng = np.random.default_rng(11)
+    n = 40
+    arrival = np.sort(rng.choice([0.0, 30.0, 60.0, 500.0, 900.0, 1000.0], n))  # ties on purpose
+    work = rng.choice([100.0, 250.0, 1000.0], n)
+    workers = rng.choice([1, 2, 4], n)
+    tput = rng.choice([0.0, 1.0, 2.0], size=(n, 2))
+    tput[tput.max(axis=1) == 0, 1] = 1.0
+    counts = np.array([4, 6])
+    remaining, expected, t = work.copy(), np.full(n, np.nan), 0.0
+    while np.isnan(expected).any():
+        active = np.flatnonzero((arrival <= t) & np.isnan(expected))
+        upcoming = arrival[arrival > t]
+        if not active.size:
+            t = upcoming.min()
+            continue
+        rate = (fluid_gpus(workers[active], tput[active], counts) / workers[active, None] * tput[active]).sum(axis=1)
+        step = min((remaining[active] / rate).min(), (upcoming.min() - t) if upcoming.size else np.inf)
+        remaining[active] -= rate * step
+        t += step
+        expected[active[remaining[active] <= 1e-9 * work[active]]] = t
+    assert fluid_finish_times(arrival, work, workers, tput, counts) == pytest.approx(expected, rel=1e-9)
+
+
 def test_reference_is_the_same_for_two_policies():
     cluster = toy_cluster({"T4": 2, "V100": 2})
     jobs = toy_jobs([[1.0, 2.0], [1.0, 3.0], [0.5, 0.0], [1.0, 1.0], [2.0, 4.0]],
