@@ -97,6 +97,8 @@ def fluid_finish_times(arrival: np.ndarray, work: np.ndarray, workers: np.ndarra
                 members[c] -= 1
                 done += 1
             head[c] = heap[0][0] if heap else np.inf
+            if not heap:
+                progress[c] = 0.0  # restart the clock: targets stay small next to the work they hold
     return finish
 
 
