@@ -1,16 +1,30 @@
 """Per-job and per-run metrics.
 
-Finish-time fairness (Themis, NSDI'20): rho_j = T_shared / T_isolated, where T_shared is the
-job's JCT and T_isolated the time it would take alone on a 1/N share of the cluster. A 1/N share
-gives job j, of each type k, Y_k / N GPUs, i.e. the gang can run on type k for a fraction
-Y_k / (N d_j) of the time; since a job runs on one type at a time these fractions are capped at a
-total of 1, filled fastest type first. The isolated rate is sum_k f_k * theta_k and
-T_isolated = W_j / rate. Two choices of N:
+Finish-time fairness (Themis, NSDI'20): rho_j = T_shared / T_id, where T_shared is the job's JCT
+and T_id its ideal completion time. PAPER.md sec. 6 quotes the paper two ways: T_id is "the
+completion time in an exclusive cluster where each job has access to 1/N of the available
+resources", and FFT's own target is the completion time "under the max-min fair scheduler".
+Three readings, each a column of the per-job table and a group of summary keys:
 
-- ``rho``: N = the time-average number of active (arrived, unfinished) jobs over the job's own
-  life, the contention it actually met (Themis's dynamic definition);
-- ``rho_static``: N = the number of active jobs at the job's arrival, itself included (a
-  snapshot, as a scheduler would estimate it when the job is submitted).
+- ``rho``: T_id = W_j / isolated rate on a 1/N share, N = the time-average number of active
+  (arrived, unfinished) jobs over the job's own life under the policy being judged (Themis's
+  dynamic definition; the contention the job actually met, so N depends on the policy);
+- ``rho_static``: the same 1/N share with N = the active jobs at the job's arrival, itself
+  included (a snapshot, as a scheduler estimates it at submission; also policy-dependent
+  through the jobs still unfinished then);
+- ``rho_fluid``: T_id = the job's completion time, minus its arrival, in the fluid max-min fair
+  schedule of the same trace (``fairsim.fluid_fair_share``): every unfinished job holds an equal
+  share of every type, capped at what its gang can use, the unused rest shared among the others,
+  N(t) from that fluid schedule itself. It depends only on the trace and the cluster, so it is
+  the same for every policy; it is the closest reading of "under the max-min fair scheduler",
+  and of "1/N of the available resources" with N the jobs a fair scheduler would still be
+  running. ``t_id_fluid_s`` holds this T_id.
+
+The 1/N share of the first two: of each type k, Y_k / N GPUs, i.e. the gang can run on type k
+for a fraction Y_k / (N d_j) of the time; since a job runs on one type at a time these fractions
+are capped at a total of 1, filled fastest type first. The isolated rate is sum_k f_k * theta_k
+and T_id = W_j / rate. The fluid schedule uses the same share and the same capping at every
+moment, with N its own active count (and the redistribution of unused shares).
 
 rho < 1 means the job finished sooner than its fair share promised.
 """
@@ -21,6 +35,7 @@ import numpy as np
 import pandas as pd
 
 from fairsim.cluster import ClusterSpec
+from fairsim.fluid_fair_share import fluid_finish_times
 from fairsim.workload.jobs import JobSet
 
 
@@ -45,7 +60,8 @@ def active_jobs_integral(rounds: pd.DataFrame) -> tuple[np.ndarray, np.ndarray]:
 
 
 def add_job_metrics(table: pd.DataFrame, jobs: JobSet, cluster: ClusterSpec, rounds: pd.DataFrame) -> pd.DataFrame:
-    """Add rho (dynamic N), rho_static and the N used for each to the per-job table."""
+    """Add rho (dynamic N), rho_static and the N used for each, and rho_fluid with its T_id
+    (``t_id_fluid_s``), to the per-job table."""
     out = table.copy()
     arrival, finish = jobs.arrival, out["finish_s"].to_numpy(float)
     knots, area = active_jobs_integral(rounds)
@@ -61,6 +77,9 @@ def add_job_metrics(table: pd.DataFrame, jobs: JobSet, cluster: ClusterSpec, rou
         t_iso = jobs.work / isolated_rate(jobs.tput_packed, jobs.workers, cluster.counts.astype(float), n)
         out[col] = out["jct_s"].to_numpy(float) / t_iso
         out[f"{col}_share_n"] = n
+    t_id_fluid = fluid_finish_times(arrival, jobs.work, jobs.workers, jobs.tput_packed, cluster.counts) - arrival
+    out["t_id_fluid_s"] = t_id_fluid
+    out["rho_fluid"] = out["jct_s"].to_numpy(float) / t_id_fluid
     return out
 
 
@@ -89,6 +108,9 @@ def summarize(table: pd.DataFrame, rounds: pd.DataFrame, cluster: ClusterSpec, s
         "rho_static_mean": _stat(np.mean, done["rho_static"].to_numpy()),
         "rho_static_max": _stat(np.max, done["rho_static"].to_numpy()),
         "rho_static_lt1_share": _stat(lambda a: float((a < 1).mean()), done["rho_static"].to_numpy()),
+        "rho_fluid_mean": _stat(np.mean, done["rho_fluid"].to_numpy()),
+        "rho_fluid_max": _stat(np.max, done["rho_fluid"].to_numpy()),
+        "rho_fluid_lt1_share": _stat(lambda a: float((a < 1).mean()), done["rho_fluid"].to_numpy()),
         "starvation_mean_s": _stat(np.mean, jobs["starvation_s"].to_numpy(float)),
         "starvation_max_s": _stat(np.max, jobs["starvation_s"].to_numpy(float)),
         "migrations": int(jobs["migrations"].sum()),

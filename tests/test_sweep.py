@@ -70,6 +70,11 @@ def test_smoke_sweep_then_resume_runs_only_missing_cells(tmp_path):
     table = pd.read_parquet(sweep_dir / "results.parquet")
     assert sorted(table["cell"]) == cells
     assert set(table["policy"]) == {"fifo", "srtf", "ours"}
+    # the fluid fair-share T_id is the trace's, not the policy's: one value per job and load for all policies
+    assert table["rho_fluid_mean"].notna().all()
+    jobs = pd.read_parquet(sweep_dir / "jobs.parquet")
+    jobs["load"] = jobs["cell"].str.split(",").str[0]
+    assert (jobs.groupby(["load", "job_id"])["t_id_fluid_s"].nunique() == 1).all()
     assert logged_cells(tmp_path, "smoke") == cells
     assert out.count("cells done") == 6
     # one cell lost its summary (as if its worker was killed): only it runs again
