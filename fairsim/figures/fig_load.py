@@ -39,7 +39,7 @@ class Panel:
 
 PANELS = (
     Panel("(a) avg JCT / FFT", "avg_jct_s", "ratio", ("gavel", "tiresias", "pal", "allox", "themis", "gavel_mmf"),
-          {"gavel": 1.415, "tiresias": 3.15, "pal": 2.1, "allox": 5.22}),
+          {"gavel": 1.415, "tiresias": 3.15, "pal": 2.1, "allox": 5.22}),  # Gavel: mean of traces 1-2 (1.46, 1.37)
     Panel("(b) makespan / FFT", "makespan_s", "ratio", ("gavel", "tiresias", "pal", "allox", "themis", "gavel_mmf"), {}),
     Panel("(c) mean rho / FFT", "rho_mean", "ratio", ("gavel", "tiresias", "themis", "gavel_mmf"),
           {"gavel": 1.64, "tiresias": 1.67}),
@@ -81,7 +81,8 @@ def draw(inputs: Inputs, out_dir: Path) -> list[Path]:
     cells = inputs.sweep(ROLE).cells
     table = load_table(cells)
     seeds = cells.groupby(["arrivals", "load", "workload", "policy"]).size()
-    n_text = f"n = {int(seeds.min())}-{int(seeds.max())} seeds per trace" if len(seeds) else ""
+    lo, hi = (int(seeds.min()), int(seeds.max())) if len(seeds) else (0, 0)
+    n_text = f"n = {lo if lo == hi else f'{lo}-{hi}'} seeds per trace and load"
     with style.paper_style():
         fig, axes = style.new_figure(3, nrows=2, width=3.4, height=2.7)
         for ax, panel in zip(axes.flat, PANELS):
