@@ -1,0 +1,92 @@
+"""Finish-time fairness under each reading of the paper's T_id, on the testbed sweep (traces 1-2).
+
+rho = JCT / T_id; the paper does not say which N its "1/N of the available resources" uses
+(PAPER.md sec. 6), so every run carries three readings (fairsim/metrics.py):
+    fluid    T_id = completion in a fluid max-min fair schedule of the same trace (policy-independent)
+    dynamic  1/N share, N = time-average of active jobs over the job's life in this run
+    static   1/N share, N = active jobs at the job's arrival in this run
+REPORT.md's headline rows use ``DEFAULT``; this module adds the table of all three and writes
+their numbers to data/fairness_readings.csv.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Mapping, Sequence
+
+import numpy as np
+import pandas as pd
+
+from fairsim.figures import style
+from fairsim.figures.data import Inputs
+from fairsim.figures.stats import mean_ci
+
+READINGS = {"fluid": "rho_fluid", "dynamic": "rho", "static": "rho_static"}
+DEFAULT = "fluid"
+WHY_DEFAULT = (
+    "the fluid reading is the default because its T_id is the same for every policy (a fluid max-min fair "
+    "schedule of the trace itself, N = the jobs that schedule still holds), so a ratio of rho between two "
+    "policies compares their JCTs job by job; the dynamic and static readings take N from the run being "
+    "judged, so a policy that builds a backlog raises its own N and looks fairer for it. It is also the "
+    "reading closest to the policy's own reference, the completion time \"under the max-min fair scheduler\" "
+    "(PAPER.md sec. 6).")
+PAPER_SHARE = {"ours": 70.0, "gavel": 38.0, "tiresias": 49.0}  # Fig. 8(a), share of jobs with rho < 1 (%)
+
+
+def readings_table(cells: pd.DataFrame) -> pd.DataFrame:
+    """Per (policy, reading): mean rho, share of jobs with rho < 1 (%) and max rho, mean and 95%
+    interval over traces and seeds (a share and a rho cannot be negative: lower ends stop at 0)."""
+    rows = []
+    for policy in style.policy_order(cells["policy"]):
+        part = cells[cells["policy"] == policy]
+        for reading, prefix in READINGS.items():
+            if f"{prefix}_mean" not in part:
+                continue
+            row = {"policy": policy, "reading": reading}
+            for stat, scale in (("mean", 1.0), ("lt1_share", 100.0), ("max", 1.0)):
+                ci = mean_ci(part[f"{prefix}_{stat}"].astype(float) * scale)
+                row.update({stat: ci.mean, f"{stat}_lo": max(ci.lo, 0.0) if np.isfinite(ci.lo) else np.nan,
+                            f"{stat}_hi": ci.hi, "n": ci.n})
+            rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def draw(inputs: Inputs, out_dir: Path) -> list[Path]:
+    table = readings_table(inputs.sweep("testbed").cells)
+    path = Path(out_dir) / "data" / "fairness_readings.csv"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    table.to_csv(path, index=False, float_format="%.6g")
+    return [path]
+
+
+def _ci(row: pd.Series, stat: str, digits: int) -> str:
+    if not np.isfinite(row[stat]):
+        return "n/a"
+    text = f"{row[stat]:.{digits}f}"
+    return text + (f" [{row[f'{stat}_lo']:.{digits}f}, {row[f'{stat}_hi']:.{digits}f}]" if np.isfinite(row[f"{stat}_hi"]) else "")
+
+
+def report_section(inputs: Inputs, specs: Sequence[Mapping]) -> list[str]:
+    table = readings_table(inputs.sweep("testbed").cells)
+    if table.empty:
+        return []
+    readings = [r for r in READINGS if r in set(table["reading"])]
+    lines = [
+        "## Finish-time fairness: three readings of T_id",
+        "",
+        f"Default reading of the headline rows: **{DEFAULT}**; {WHY_DEFAULT} Testbed sweep, traces 1-2 pooled, "
+        "mean over traces x seeds with a 95% t-interval (lower ends stop at 0). Paper (Fig. 8a): share of jobs "
+        "with rho < 1 FFT 70%, Gavel 38%, Tiresias 49%.",
+        "",
+        "| policy | " + " | ".join(f"share rho<1 (%), {r}" for r in readings) + " | "
+        + " | ".join(f"mean rho, {r}" for r in readings) + " |",
+        "|---|" + "---|" * (2 * len(readings)),
+    ]
+    for policy in style.policy_order(table["policy"]):
+        mine = table[table["policy"] == policy].set_index("reading")
+        shares = [_ci(mine.loc[r], "lt1_share", 0) if r in mine.index else "n/a" for r in readings]
+        means = [_ci(mine.loc[r], "mean", 2) if r in mine.index else "n/a" for r in readings]
+        paper = f" (paper {PAPER_SHARE[policy]:.0f}%)" if policy in PAPER_SHARE else ""
+        lines.append(f"| {style.label(policy)}{paper} | " + " | ".join(shares) + " | " + " | ".join(means) + " |")
+    lines.append("")
+    return lines
