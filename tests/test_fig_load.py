@@ -24,7 +24,7 @@ def load_cells() -> pd.DataFrame:
                     rows.append({"cell": f"{arrivals}-{load}-{workload}-{seed}-{policy}", "policy": policy,
                                  "workload": workload, "cluster": "paper", "seed": seed, "load": load,
                                  "arrivals": arrivals, "num_jobs": 800, "avg_jct_s": jct, "makespan_s": 10 * jct,
-                                 "rho_mean": jct / 100, "rho_max": jct / 50, "rho_lt1_share": 50 / jct,
+                                 "rho_fluid_mean": jct / 100, "rho_fluid_max": jct / 50, "rho_fluid_lt1_share": 50 / jct,
                                  "starvation_max_s": 36 * jct, "switches_to_faster_share": 0.5, "type_switches": 10})
     return pd.DataFrame(rows)
 
