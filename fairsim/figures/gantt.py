@@ -83,12 +83,11 @@ def draw_jobs(ax: Axes, schedule: pd.DataFrame, jobs: pd.DataFrame, labels: Mapp
     ax.set_xlabel(f"time ({name})")
     ax.grid(axis="y", visible=False)
     handles = [Patch(color=c, label=type_labels.get(g, g)) for g, c in colors.items()]
-    handles.append(Patch(facecolor="white", edgecolor="black", hatch="////", label="overhead (migration/restart)"))
+    handles.append(Patch(facecolor="white", edgecolor="black", hatch="////", label="overhead"))
     if len(switch):
         handles.append(ax.scatter([], [], marker="^", s=14, color="black", label="type switch"))
     handles.append(Patch(color="#b0b0b0", label="waiting"))
-    ax.legend(handles=handles, loc="upper center", bbox_to_anchor=(0.5, -0.2 if len(lane) <= 6 else -0.06),
-              ncol=min(len(handles), 4), frameon=False, fontsize=7)
+    ax.legend(handles=handles, loc="upper left", bbox_to_anchor=(1.01, 1.0), frameon=False, fontsize=6)
 
 
 def draw_hosts(ax: Axes, schedule: pd.DataFrame, jobs: pd.DataFrame, gpus_per_host: int,
@@ -141,8 +140,8 @@ def draw_hosts(ax: Axes, schedule: pd.DataFrame, jobs: pd.DataFrame, gpus_per_ho
     ax.grid(axis="y", visible=False)
     handles = [Patch(color=color[j], label=labels.get(j, f"job {j}")) for j in sorted(color, key=order.get)
                if j in set(per_host["job_id"]) and len(color) <= len(JOB_COLORS)]
-    handles.append(Patch(facecolor="white", edgecolor="black", hatch="////", label="overhead (migration/restart)"))
-    ax.legend(handles=handles, loc="upper center", bbox_to_anchor=(0.5, -0.18), ncol=min(len(handles), 6), frameon=False, fontsize=7)
+    handles.append(Patch(facecolor="white", edgecolor="black", hatch="////", label="overhead"))
+    ax.legend(handles=handles, loc="upper left", bbox_to_anchor=(1.01, 1.0), frameon=False, fontsize=6)
 
 
 def load_run(folder: Path) -> tuple[pd.DataFrame, pd.DataFrame, int]:
