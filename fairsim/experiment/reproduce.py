@@ -193,14 +193,17 @@ def main(argv: list[str] | None = None) -> int:
     from fairsim.figures.data import MissingInput
     from fairsim.figures.headlines import evaluate
     from fairsim.figures.report import write_report
+    from fairsim.figures.tables import Check
 
     inputs = load_inputs(plan, args.scale, args.results_dir, benches)
     out = Path(args.out)
-    drawn, notes = {}, []
+    drawn, notes, examples = {}, [], []
     for name in figures:
         spec = plan["figures"][name]
         try:
-            importlib.import_module(spec["module"]).draw(inputs, out)
+            # worked examples and tables run their own small instances and return paper-vs-ours rows
+            returned = importlib.import_module(spec["module"]).draw(inputs, out, **(spec.get("options") or {}))
+            examples += [row for row in returned or [] if isinstance(row, Check)]
             drawn[name] = spec.get("what", "")
             print(f"[reproduce] {name}: {out / name}.pdf", flush=True)
         except MissingInput as exc:
@@ -209,7 +212,7 @@ def main(argv: list[str] | None = None) -> int:
     rows = evaluate(plan["headlines"], inputs, gaps)
     command = " ".join(["python -m fairsim.experiment.reproduce --scale", args.scale, *(["--only", *args.only] if args.only else []),
                         *(f"--sweep-arg {a}" for a in args.sweep_arg)])
-    report = write_report(out / "REPORT.md", args.scale, rows, inputs, drawn, gaps, command, notes)
+    report = write_report(out / "REPORT.md", args.scale, rows, inputs, drawn, gaps, command, notes, examples)
     print(f"[reproduce] {report}: {sum(r.verdict == 'yes' for r in rows)} of {len(rows)} headline numbers reproduce in direction")
     print(f"[reproduce] done in {time.perf_counter() - tick:.0f} s")
     return 1 if failed else 0
