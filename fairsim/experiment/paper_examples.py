@@ -48,12 +48,12 @@ TABLE1_EPOCHS = 16.0
 TABLE1_RATES = (8.0, 1.0)  # epochs per minute on the fast and the slow GPU
 
 
-def table1_example(round_len_s: float = 60.0) -> Example:
-    """Two identical jobs of 16 epochs, one fast GPU (8 epochs/min) and one slow (1 epoch/min),
-    no overheads. Work is counted in epochs; throughputs are per second. The paper names no GPU
+def table1_example(round_len_s: float = 60.0, epochs=(TABLE1_EPOCHS, TABLE1_EPOCHS)) -> Example:
+    """Two identical jobs of 16 epochs (``epochs``), one fast GPU (8 epochs/min) and one slow
+    (1 epoch/min), no overheads. Work is counted in epochs; throughputs are per second. The paper names no GPU
     models; a V100 and a K80 stand in (only their rates matter here)."""
     fast, slow = (r / 60 for r in TABLE1_RATES)
-    jobs = toy_jobs([[fast, slow], [fast, slow]], work=[TABLE1_EPOCHS] * 2, work_unit="epochs")
+    jobs = toy_jobs([[fast, slow], [fast, slow]], work=list(epochs), work_unit="epochs")
     cfg = SimConfig(round_len_s=round_len_s, placement=False, fast_forward=False, check=True, overheads=NO_OVERHEADS)
     return Example(jobs, toy_cluster({"V100": 1, "K80": 1}), cfg, {0: "A", 1: "B"},
                    {"V100": "fast GPU (8 epochs/min)", "K80": "slow GPU (1 epoch/min)"})
