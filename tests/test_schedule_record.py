@@ -91,3 +91,29 @@ def test_record_off_changes_nothing():
 def test_record_schedule_must_be_a_bool():
     with pytest.raises(InputError, match="record_schedule"):
         SimConfig.from_config({"record_schedule": "yes"})
+
+
+def test_run_writes_the_record_and_gantt_draws_it(tmp_path, capsys):
+    from omegaconf import OmegaConf
+
+    from fairsim.experiment.compose import compose_config
+    from fairsim.experiment.single import run_config, write_results
+    from fairsim.figures import gantt
+
+    cfg = compose_config(["num_jobs=25", "sim.record_schedule=true", "policy=ours"])
+    out = run_config(cfg)
+    folder = write_results(out, tmp_path / "run", cfg)
+    sc = pd.read_parquet(folder / "schedule.parquet")
+    jobs = pd.read_parquet(folder / "jobs.parquet")
+    assert per_job(sc.groupby("job_id")["busy_s"].sum(), jobs) == pytest.approx(jobs["run_s"].to_numpy())
+    assert "rho" in sc and sc["hosts"].map(len).max() >= 1
+    for by in ("job", "host"):
+        assert gantt.main([str(folder), "--by", by, "--out", str(tmp_path / f"g_{by}")]) == 0
+        assert (tmp_path / f"g_{by}.png").is_file() and (tmp_path / f"g_{by}.pdf").is_file()
+    # bad input: one line naming the field, non-zero exit, nothing written
+    assert gantt.main([str(folder), "--by", "gpu"]) == 2
+    assert "--by" in capsys.readouterr().err
+    off = write_results(run_config(compose_config(["num_jobs=25"])), tmp_path / "off", OmegaConf.create({}))
+    assert not (off / "schedule.parquet").exists()
+    assert gantt.main([str(off)]) == 2
+    assert "sim.record_schedule=true" in capsys.readouterr().err
