@@ -205,7 +205,7 @@ def main(argv: list[str] | None = None) -> int:
             returned = importlib.import_module(spec["module"]).draw(inputs, out, **(spec.get("options") or {}))
             examples += [row for row in returned or [] if isinstance(row, Check)]
             drawn[name] = spec.get("what", "")
-            print(f"[reproduce] {name}: {out / name}.pdf", flush=True)
+            print(f"[reproduce] {name}: {out / name}.{'md' if name.startswith('table') else 'pdf'}", flush=True)
         except MissingInput as exc:
             notes.append(f"{name} not drawn: {exc}")
             print(f"[reproduce] {name}: not drawn, {exc}", flush=True)

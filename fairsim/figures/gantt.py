@@ -83,7 +83,8 @@ def draw_jobs(ax: Axes, schedule: pd.DataFrame, jobs: pd.DataFrame, labels: Mapp
     ax.set_xlabel(f"time ({name})")
     ax.grid(axis="y", visible=False)
     handles = [Patch(color=c, label=type_labels.get(g, g)) for g, c in colors.items()]
-    handles.append(Patch(facecolor="white", edgecolor="black", hatch="////", label="overhead"))
+    if paid.any():
+        handles.append(Patch(facecolor="white", edgecolor="black", hatch="////", label="overhead"))
     if len(switch):
         handles.append(ax.scatter([], [], marker="^", s=14, color="black", label="type switch"))
     handles.append(Patch(color="#b0b0b0", label="waiting"))
