@@ -69,13 +69,15 @@ def test_fig6_packs_spreads_and_consolidates(tmp_path):
     checks = fig6.draw(None, tmp_path)
     rows = pd.read_csv(tmp_path / "data" / "fig6.csv")
     hosts = rows.groupby(["job", "t_s"])["host"].nunique()
-    assert (hosts.loc[["J1", "J2", "J3"]] == 1).all()  # 3-worker jobs packed on one host each
-    j4 = hosts.loc["J4"]
-    assert (j4.iloc[:3] == 3).all() and (j4.iloc[3:] == 1).all()  # spread, then consolidated when J1 ends
-    moved = rows[(rows["job"] == "J4") & (rows["overhead_s"] > 0)]
-    assert moved["t_s"].unique().tolist() == [900.0]
-    assert moved["overhead_s"].iloc[0] == pytest.approx(30 + 8e9 / LAN_BYTES_PER_S)
-    assert "J4: 3 rounds spread, then 1 move" in checks[0].ours
+    assert (hosts.loc[["J1", "J2", "J3", "J4", "J5", "J6"]] == 1).all()  # gangs that fit a host are packed
+    assert (hosts.loc["J7"] == 2).all()  # 20 GB of state: spread until it finishes
+    j8 = hosts.loc["J8"]
+    assert (j8.iloc[:3] == 2).all() and (j8.iloc[3:] == 1).all()  # 4 GB: consolidated when J5 ends at 15 min
+    assert set(rows.loc[(rows["job"] == "J8") & (rows["t_s"] >= 900), "host"]) == {4}  # onto J5's host
+    moved = rows[rows["overhead_s"] > 0]
+    assert moved["job"].unique().tolist() == ["J8"] and moved["t_s"].unique().tolist() == [900.0]
+    assert moved["overhead_s"].iloc[0] == pytest.approx(30 + 4e9 / LAN_BYTES_PER_S)
+    assert "J8 (4 GB): spread 3 rounds, then consolidated" in checks[0].ours and "J7 (20 GB): spread 8 rounds, never moved" in checks[0].ours
 
 
 def test_fig1_and_table2_come_from_the_catalog(tmp_path):

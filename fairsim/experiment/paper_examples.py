@@ -107,17 +107,20 @@ def fig5_example(stream_rounds: int = 80) -> Example:
 
 # ---- Fig. 6 -------------------------------------------------------------------------------------
 def fig6_example() -> Example:
-    """Placement inside one type: three 4-GPU hosts of A10s, FIFO order. Three 3-worker jobs
-    each pack onto a host of their own; a fourth 3-worker job only finds one free GPU per host
-    and runs spread (at 70% speed, its all-reduce crosses the LAN); when the short job on
-    host 0 finishes (a churn event) it is consolidated onto host 0, a migration of its 8 GB of
-    state. A 1-worker job then fills the GPU left over."""
+    """Placement inside one type (paper sec. 4.3): five 4-GPU hosts of A10s, 20 GPUs, FIFO order,
+    every job arriving at once and the cluster exactly full. The four 3-worker jobs J1-J4 each
+    pack onto a host of their own (biggest gang first); the 2-worker J5 and J6 share host 4; J7
+    (20 GB of state) and J8 (4 GB) find one free GPU per host only and run spread over two hosts
+    each, at 70% speed (their all-reduce crosses the LAN). When the short J5 finishes (a churn
+    event) its 2 GPUs take one of them: J8, the smaller state, is consolidated first (a migration:
+    restart + 4 GB over the LAN); J7 stays spread until it finishes."""
     r = 300.0
-    work = np.array([3, 9, 10, 8, 4]) * r
-    jobs = toy_jobs(np.ones((5, 1)), work=work, arrival=[0, 0, 0, 0, 4 * r], workers=[3, 3, 3, 3, 1],
-                    spread=np.full((5, 1), 0.7), state_bytes=[8e9] * 5)
+    rounds = np.array([12, 12, 12, 12, 3, 10, 5, 10])
+    workers = [3, 3, 3, 3, 2, 2, 2, 2]
+    state_gb = np.array([2, 2, 2, 2, 2, 2, 20, 4])
+    jobs = toy_jobs(np.ones((8, 1)), work=rounds * r, workers=workers, spread=np.full((8, 1), 0.7), state_bytes=state_gb * 1e9)
     cfg = SimConfig(round_len_s=r, overheads=Overheads(restart_s=30))
-    return Example(jobs, toy_cluster({"A10": 12}, gpus_per_host=4), cfg, {i: f"J{i + 1}" for i in range(5)})
+    return Example(jobs, toy_cluster({"A10": 20}, gpus_per_host=4), cfg, {i: f"J{i + 1}" for i in range(8)})
 
 
 def fig6_policy() -> FifoPolicy:

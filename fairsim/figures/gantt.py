@@ -5,8 +5,8 @@
 ``--by job`` (default): one lane per job in arrival order; a thin grey line from arrival to
 finish (waiting), a bar per round it ran coloured by GPU type, the overhead seconds it paid
 (migration, restart, profiling) hatched at the start of the bar, and a black tick at every type
-switch. ``--by host``: one band per host, each job's GPUs on that host stacked in it, coloured
-by job: packing, spreading and consolidation moves show directly. Writes <out>.pdf and .png
+switch. ``--by host``: one band per host, one row per GPU, coloured by the job holding it (a job
+keeps its rows while it stays): packing, spreading and consolidation moves show directly. Writes <out>.pdf and .png
 (default <run dir>/gantt_<by>).
 """
 
@@ -91,57 +91,73 @@ def draw_jobs(ax: Axes, schedule: pd.DataFrame, jobs: pd.DataFrame, labels: Mapp
     ax.legend(handles=handles, loc="upper left", bbox_to_anchor=(1.01, 1.0), frameon=False, fontsize=6)
 
 
+def gpu_slots(schedule: pd.DataFrame, gpus_per_host: int) -> pd.DataFrame:
+    """One row per (round, job, GPU) with the GPU's slot on its host: a job keeps its slots for
+    as long as it stays on the host with the same GPUs, so a bar only jumps when the job moves."""
+    run = schedule[(schedule["type"] >= 0) & (schedule["hosts"].map(len) > 0)]
+    require(len(run) > 0, "schedule", "hosts", "no host placement in this record (the run had sim.placement=false)")
+    held: dict[int, dict[int, list[int]]] = {}  # host -> job -> its slots
+    out = []
+    for t, rnd in run.groupby("t_s", sort=True):
+        now: dict[int, dict[int, int]] = {}  # host -> job -> GPUs this round
+        for job, hosts in zip(rnd["job_id"].tolist(), rnd["hosts"]):
+            for h, n in zip(*np.unique(np.asarray(hosts), return_counts=True)):
+                now.setdefault(int(h), {})[int(job)] = int(n)
+        for h in set(held) | set(now):
+            keep = {j: sl for j, sl in held.get(h, {}).items() if now.get(h, {}).get(j) == len(sl)}
+            used = {x for sl in keep.values() for x in sl}
+            free = [x for x in range(max(gpus_per_host, sum(now.get(h, {}).values()))) if x not in used]
+            for j, n in sorted(now.get(h, {}).items()):
+                if j not in keep:
+                    keep[j], free = free[:n], free[n:]
+            held[h] = keep
+        info = rnd.set_index("job_id")[["busy_s", "overhead_s", "gpu_type"]]
+        for h, jobs_on in held.items():
+            for j, sl in jobs_on.items():
+                busy, over, gpu = info.loc[j]
+                out += [(t, busy, over, j, h, gpu, x) for x in sl]
+    return pd.DataFrame(out, columns=["t_s", "busy_s", "overhead_s", "job_id", "host", "gpu_type", "slot"])
+
+
 def draw_hosts(ax: Axes, schedule: pd.DataFrame, jobs: pd.DataFrame, gpus_per_host: int,
                labels: Mapping[int, str] | None = None, host_names: Mapping[int, str] | None = None,
                unit: tuple[float, str] | None = None) -> None:
-    """One band per host, ``gpus_per_host`` high; each job's GPUs on a host stacked in it."""
+    """One band per host, one row per GPU in it; each GPU's bar coloured by the job holding it."""
     labels = labels or {}
-    run = schedule[(schedule["type"] >= 0) & (schedule["hosts"].map(len) > 0)]
-    require(len(run) > 0, "schedule", "hosts", "no host placement in this record (the run had sim.placement=false)")
-    rows = run.loc[run.index.repeat(run["hosts"].map(len))].copy()
-    rows["host"] = np.concatenate(run["hosts"].to_numpy())
-    per_host = rows.groupby(["t_s", "host", "job_id"], sort=True).agg(gpus=("host", "size"), busy_s=("busy_s", "first"),
-                                                                       overhead_s=("overhead_s", "first")).reset_index()
-    hosts = np.sort(per_host["host"].unique())
+    cells = gpu_slots(schedule, gpus_per_host)
+    hosts = np.sort(cells["host"].unique())
     band = pd.Series(np.arange(len(hosts)), index=hosts)
     end = float((schedule["t_s"] + schedule["duration_s"]).max())
     scale, name = unit or time_unit(end - float(schedule["t_s"].min()))
     order = {int(j): k for k, j in enumerate(jobs.sort_values(["arrival_s", "job_id"], kind="stable")["job_id"])}
     color = {j: JOB_COLORS[k % len(JOB_COLORS)] for j, k in order.items()}
-    slot = gpus_per_host + 1  # one empty GPU row between hosts
-    per_host = per_host.sort_values(["t_s", "host", "job_id"], key=lambda c: c.map(order) if c.name == "job_id" else c)
-    base = per_host.groupby(["t_s", "host"])["gpus"].cumsum() - per_host["gpus"]
-    y0 = band.loc[per_host["host"]].to_numpy() * slot + base.to_numpy()
-    for j, c in color.items():
-        sel = (per_host["job_id"] == j).to_numpy()
-        if not sel.any():
-            continue
-        left = per_host["t_s"].to_numpy()[sel] / scale
-        width = per_host["busy_s"].to_numpy()[sel] / scale
-        ax.barh(y0[sel] + per_host["gpus"].to_numpy()[sel] / 2, width, left=left, height=per_host["gpus"].to_numpy()[sel] * 0.92,
-                color=c, lw=0, zorder=2, label=labels.get(j, f"job {j}"))
-        if len(color) > len(JOB_COLORS):  # colours repeat: name the job on its wider bars instead
-            hosts_j = per_host["host"].to_numpy()[sel]
-            first = ~pd.Series(hosts_j).duplicated().to_numpy()  # where the job first appears on each host
-            for x, yy, g in zip(left[first], y0[sel][first], per_host["gpus"].to_numpy()[sel][first]):
-                ax.text(x, yy + g / 2, labels.get(j, str(j)), ha="left", va="center", fontsize=4.5, zorder=5)
-        over = per_host["overhead_s"].to_numpy()[sel]
-        if (over > 0).any():
-            k = over > 0
-            ax.barh((y0[sel] + per_host["gpus"].to_numpy()[sel] / 2)[k], over[k] / scale, left=left[k],
-                    height=per_host["gpus"].to_numpy()[sel][k] * 0.92, color="white", alpha=0.55, hatch="////",
-                    edgecolor="black", lw=0, zorder=3)
+    rows_per_band = max(gpus_per_host, int(cells["slot"].max()) + 1) + 1  # one empty row between hosts
+    y = band.loc[cells["host"]].to_numpy() * rows_per_band + cells["slot"].to_numpy() + 0.5
+    left, width, over = cells["t_s"].to_numpy() / scale, cells["busy_s"].to_numpy() / scale, cells["overhead_s"].to_numpy() / scale
+    job = cells["job_id"].to_numpy()
+    ax.barh(y, width, left=left, height=0.9, color=[color.get(int(j), "#404040") for j in job], lw=0, zorder=2)
+    paid = over > 0
+    if paid.any():
+        ax.barh(y[paid], over[paid], left=left[paid], height=0.9, color="white", alpha=0.55, hatch="////",
+                edgecolor="black", lw=0, zorder=3)
+    if len(color) > len(JOB_COLORS):  # colours repeat: name each job where it first lands on a host
+        first = ~cells[["job_id", "host"]].duplicated().to_numpy()
+        for x, yy, j in zip(left[first], y[first], job[first]):
+            ax.text(x, yy, labels.get(int(j), str(j)), ha="left", va="center", fontsize=4.5, zorder=5)
     for k in range(len(hosts)):
-        ax.axhspan(k * slot - 0.02, k * slot + gpus_per_host + 0.02, color="#f2f2f2", zorder=0)
-    host_type = rows.drop_duplicates("host").set_index("host")["gpu_type"]
+        ax.axhspan(k * rows_per_band, k * rows_per_band + rows_per_band - 1, color="#f2f2f2", zorder=0)
+    host_type = cells.drop_duplicates("host").set_index("host")["gpu_type"]
     names = host_names or {int(h): f"host {h} ({host_type[h]})" for h in hosts}
-    ax.set_yticks(np.arange(len(hosts)) * slot + gpus_per_host / 2, [names.get(int(h), f"host {h}") for h in hosts], fontsize=7)
-    ax.set_ylim(len(hosts) * slot - 1 + 0.1, -0.1)
-    ax.set_xlabel(f"time ({name}); bar height = GPUs the job holds on the host")
+    ax.set_yticks(np.arange(len(hosts)) * rows_per_band + (rows_per_band - 1) / 2, [names.get(int(h), f"host {h}") for h in hosts],
+                  fontsize=7 if len(hosts) <= 20 else 5)
+    ax.set_ylim(len(hosts) * rows_per_band - 0.8, -0.2)
+    ax.set_xlabel(f"time ({name}); one row per GPU")
     ax.grid(axis="y", visible=False)
+    present = set(job.tolist())
     handles = [Patch(color=color[j], label=labels.get(j, f"job {j}")) for j in sorted(color, key=order.get)
-               if j in set(per_host["job_id"]) and len(color) <= len(JOB_COLORS)]
-    handles.append(Patch(facecolor="white", edgecolor="black", hatch="////", label="overhead"))
+               if j in present and len(color) <= len(JOB_COLORS)]
+    if paid.any():
+        handles.append(Patch(facecolor="white", edgecolor="black", hatch="////", label="overhead"))
     ax.legend(handles=handles, loc="upper left", bbox_to_anchor=(1.01, 1.0), frameon=False, fontsize=6)
 
 
