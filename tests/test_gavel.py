@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from fairsim.experiment.paper_examples import GAVEL_ROUND_S, gavel_policy, table1_example
+from fairsim.experiment.paper_examples import gavel_round_len_s, table1_example
 from fairsim.policies.gavel import GavelSjf, max_weighted_throughput
 from fairsim.testing import fractions_on, toy_view
 
@@ -26,10 +26,10 @@ def test_table1_split_is_fifty_fifty_and_costs_about_20_percent():
     assert split_total / optimum_total == pytest.approx(1.2367, abs=1e-3)
 
 
-def run_table1(work, round_len_s=GAVEL_ROUND_S):
+def run_table1(work, round_len_s=None):
     """JCTs in minutes of Table 1's jobs under Gavel (paper_examples: what Table 1 and Fig. 3 draw)."""
-    ex = table1_example(round_len_s, work)
-    return ex.run(gavel_policy(), record=False).jobs["jct_s"].to_numpy() / 60
+    ex = table1_example(round_len_s or gavel_round_len_s(), work)
+    return ex.run(ex.policy("gavel"), record=False).jobs["jct_s"].to_numpy() / 60
 
 
 def test_table1_end_to_end_through_the_engine():

@@ -104,3 +104,19 @@ def test_reproduce_writes_the_examples_into_the_report(tmp_path):
     assert reproduce.main(args) == 0
     assert (tmp_path / "figs" / "fig2.png").read_bytes() == first  # same code, same bytes
     assert np.isfinite(pd.read_csv(tmp_path / "figs" / "data" / "table1.csv")["total JCT (min)"]).all()
+
+
+def test_a_bad_example_entry_is_a_one_line_error():
+    from fairsim.errors import InputError
+    from fairsim.experiment.paper_examples import build, load_spec
+
+    spec = load_spec("fig2")
+    spec["jobs"]["throughput"] = [[1.0], [1.0], [1.0]]  # one number per job, the cluster has two types
+    with pytest.raises(InputError, match="jobs.throughput"):
+        build("fig2", spec)
+    spec = load_spec("fig2")
+    spec["sim"]["round_end"] = "sometimes"
+    with pytest.raises(InputError, match="round_end"):
+        build("fig2", spec)
+    with pytest.raises(InputError, match="no policy 'gavel'"):
+        build("fig2").policy("gavel")

@@ -1,127 +1,141 @@
-"""The paper's worked examples as small simulations (Table 1 / Fig. 3, Fig. 2, Fig. 5, Fig. 6).
+"""The paper's worked examples as small simulations (Table 1 / Fig. 3, Fig. 2, Fig. 5, Fig. 6),
+built from experiments/paper_examples.yaml.
 
 The tests that check these numbers and the figure modules that draw them both call the
-functions here, so what a figure shows is what the tests assert. Each instance is documented
-where the paper leaves numbers open (docs/ours.md, docs/reproduce.md); nothing here is tuned to
-hit a paper number.
+functions here, so what a figure shows is what the tests assert.
 """
 
 from __future__ import annotations
 
+import copy
 import dataclasses
+from pathlib import Path
 
 import numpy as np
+import yaml
 
 from fairsim.cluster import ClusterSpec
+from fairsim.errors import require
+from fairsim.experiment.single import build_policy
 from fairsim.policies.base import Policy
-from fairsim.policies.fifo import FifoPolicy
-from fairsim.policies.gavel import GavelSjf
-from fairsim.policies.mechanism import GavelMechanism
-from fairsim.policies.ours import FFTPolicy
-from fairsim.policies.srtf_agnostic import OverheadAgnosticSRTF
-from fairsim.sim.config import Overheads, SimConfig
+from fairsim.sim.config import SimConfig
 from fairsim.sim.engine import SimResult, simulate
-from fairsim.testing import fractions_on, toy_cluster, toy_jobs, toy_view
+from fairsim.testing import fractions_on, toy_jobs, toy_view
 from fairsim.workload.jobs import JobSet
 
-NO_OVERHEADS = Overheads(migration=False, preemption=False)
-LAN_BYTES_PER_S = 1.25e9  # the default 10 Gbit/s inter-host link
+ROOT = Path(__file__).resolve().parents[2]
+EXAMPLES = ROOT / "experiments" / "paper_examples.yaml"
+POLICY_DIR = ROOT / "conf" / "policy"
 
 
 @dataclasses.dataclass
 class Example:
-    """One instance: jobs, cluster, engine settings and a display name per job."""
+    """One instance: jobs, cluster, engine settings, a display name per job and per GPU type, and
+    the policies its figure compares (name -> config)."""
 
+    name: str
     jobs: JobSet
     cluster: ClusterSpec
     config: SimConfig
     labels: dict[int, str]
-    type_labels: dict[str, str] = dataclasses.field(default_factory=dict)  # display name per GPU type
+    type_labels: dict[str, str]
+    policy_configs: dict[str, dict]
+    spec: dict  # the example's YAML entry, for example-specific numbers
 
-    def run(self, policy: Policy, record: bool = True) -> SimResult:
-        cfg = dataclasses.replace(self.config, record_schedule=record)
+    def policy(self, name: str) -> Policy:
+        """The named policy: conf/policy/<preset>.yaml with the example's overrides."""
+        require(name in self.policy_configs, f"{EXAMPLES.name} {self.name}", "policies",
+                f"no policy {name!r} (allowed: {', '.join(self.policy_configs)})")
+        cfg = copy.deepcopy(self.policy_configs[name])
+        preset = cfg.pop("preset", name)
+        base = yaml.safe_load((POLICY_DIR / f"{preset}.yaml").read_text())
+        return build_policy(_merge(base, cfg))
+
+    def policies(self) -> dict[str, Policy]:
+        return {name: self.policy(name) for name in self.policy_configs}
+
+    def run(self, policy: Policy, record: bool = True, **sim_changes) -> SimResult:
+        cfg = dataclasses.replace(self.config, record_schedule=record, **sim_changes)
         return simulate(self.jobs, self.cluster, policy, cfg)
 
 
+def _merge(base: dict, over: dict) -> dict:
+    out = dict(base)
+    for key, value in over.items():
+        out[key] = _merge(out[key], value) if isinstance(value, dict) and isinstance(out.get(key), dict) else value
+    return out
+
+
+def load_spec(name: str, path: Path = EXAMPLES) -> dict:
+    specs = yaml.safe_load(Path(path).read_text())
+    require(name in specs, str(path), name, f"no such example (allowed: {', '.join(specs)})")
+    return specs[name]
+
+
+def build(name: str, spec: dict | None = None, jobs: dict | None = None) -> Example:
+    """The example ``name`` of experiments/paper_examples.yaml (or ``spec``); ``jobs`` replaces
+    its job lists (used by generated instances such as Fig. 5's stream)."""
+    spec = copy.deepcopy(spec if spec is not None else load_spec(name))
+    src = f"{EXAMPLES.name} {name}"
+    cluster = ClusterSpec.from_config({"name": name, **spec["cluster"]}, source=f"{src} cluster")
+    sim = SimConfig.from_config(spec["sim"], source=f"{src} sim")
+    j = jobs if jobs is not None else spec["jobs"]
+    n = len(j["work"]) if "work" in j else len(j["work_rounds"])
+    work = np.asarray(j["work"], dtype=np.float64) if "work" in j else np.asarray(j["work_rounds"], dtype=np.float64) * sim.round_len_s
+    tput = np.asarray(j.get("throughput", np.ones((n, cluster.num_types))), dtype=np.float64) / spec.get("rate_unit_s", 1)
+    require(tput.shape == (n, cluster.num_types), src, "jobs.throughput", f"must be {n} rows of {cluster.num_types} numbers (one per cluster type)")
+    spread = tput * j["spread_speed"] if "spread_speed" in j else None
+    state = np.asarray(j.get("state_gb", np.zeros(n)), dtype=np.float64) * 1e9
+    jobset = toy_jobs(tput, work=work, arrival=j.get("arrival_s"), workers=j.get("workers"), state_bytes=state,
+                      spread=spread, work_unit=spec.get("work_unit", "unit"))
+    labels = {k: str(label) for k, label in enumerate(j.get("labels", []))}
+    return Example(name, jobset, cluster, sim, labels, dict(spec.get("type_labels") or {}), dict(spec.get("policies") or {}), spec)
+
+
 # ---- Table 1 and Fig. 3 ------------------------------------------------------------------------
-TABLE1_EPOCHS = 16.0
-TABLE1_RATES = (8.0, 1.0)  # epochs per minute on the fast and the slow GPU
+def table1_example(round_len_s: float | None = None, epochs=None) -> Example:
+    """Table 1's two jobs; ``round_len_s`` and ``epochs`` (work per job) replace the YAML's."""
+    spec = load_spec("table1")
+    if round_len_s is not None:
+        spec["sim"]["round_len_s"] = round_len_s
+    if epochs is not None:
+        spec["jobs"]["work"] = list(epochs)
+    return build("table1", spec)
 
 
-def table1_example(round_len_s: float = 60.0, epochs=(TABLE1_EPOCHS, TABLE1_EPOCHS)) -> Example:
-    """Two identical jobs of 16 epochs (``epochs``), one fast GPU (8 epochs/min) and one slow
-    (1 epoch/min), no overheads. Work is counted in epochs; throughputs are per second. The paper names no GPU
-    models; a V100 and a K80 stand in (only their rates matter here)."""
-    fast, slow = (r / 60 for r in TABLE1_RATES)
-    jobs = toy_jobs([[fast, slow], [fast, slow]], work=list(epochs), work_unit="epochs")
-    cfg = SimConfig(round_len_s=round_len_s, placement=False, fast_forward=False, check=True, overheads=NO_OVERHEADS)
-    return Example(jobs, toy_cluster({"V100": 1, "K80": 1}), cfg, {0: "A", 1: "B"},
-                   {"V100": "fast GPU (8 epochs/min)", "K80": "slow GPU (1 epoch/min)"})
+def table1_gavel_fractions(example: Example | None = None) -> np.ndarray:
+    """Gavel's time-fraction matrix X [job, type] for Table 1 (its LP, one shot)."""
+    ex = example or table1_example()
+    return fractions_on(ex.policy("gavel"), toy_view(ex.jobs.tput_packed, ex.cluster.counts, work=ex.jobs.work))
 
 
-def table1_gavel_fractions() -> np.ndarray:
-    """Gavel's time-fraction matrix X [job, (fast, slow)] for Table 1 (its LP, one shot)."""
-    return fractions_on(GavelSjf(), toy_view([list(TABLE1_RATES)] * 2, [1, 1], work=[TABLE1_EPOCHS] * 2))
-
-
-def table1_fluid_jct_min(x: np.ndarray) -> np.ndarray:
+def table1_fluid_jct_min(x: np.ndarray, example: Example | None = None) -> np.ndarray:
     """Each job's JCT in minutes when it runs at its time-averaged rate X . rates."""
-    return TABLE1_EPOCHS / (x @ np.asarray(TABLE1_RATES))
+    ex = example or table1_example()
+    rate = (x * ex.jobs.tput_packed).sum(axis=1)  # work units per second
+    return ex.jobs.work / rate / 60
 
 
-def gavel_policy() -> GavelSjf:
-    """Gavel with its allocation recomputed every round (the paper's round-based mechanism)."""
-    return GavelSjf(mechanism=GavelMechanism(recompute_min_interval_s=0))
+def gavel_round_len_s() -> float:
+    return float(load_spec("table1")["gavel_round_len_s"])
 
 
-GAVEL_ROUND_S = 6.0  # short rounds: the round mechanism realizes the fluid split closely
-
-
-# ---- Fig. 2 -------------------------------------------------------------------------------------
+# ---- Fig. 2, Fig. 5, Fig. 6 -----------------------------------------------------------------------
 def fig2_example() -> Example:
-    """Paper Fig. 2, reconstructed (the paper's text gives J1, J2, J4 arriving at 0, 10, 0 min,
-    J4 needing 14.4 min on a T4 and 2 min to migrate; the rest is ours, docs/ours.md): one T4
-    (1 unit/s) and one A10 (1.125 unit/s), 5-minute rounds, a migration costs 2 min (150 GB of
-    state over 10 Gbit/s, restart 0). J1: 5 min on the A10, does not fit the T4's memory. J4:
-    864 units (14.4 min on the T4). J2: arrives at 10 min, 2 min on the A10."""
-    jobs = toy_jobs([[0.0, 1.125], [1.0, 1.125], [1.0, 1.125]], work=[337.5, 864, 135], arrival=[0, 0, 600],
-                    state_bytes=[120 * LAN_BYTES_PER_S] * 3)
-    cfg = SimConfig(round_len_s=300, check=True, overheads=Overheads(restart_s=0))
-    return Example(jobs, toy_cluster({"T4": 1, "A10": 1}), cfg, {0: "J1", 1: "J4", 2: "J2"})
+    return build("fig2")
 
 
-FIG2_POLICIES = {"srtf_agnostic": OverheadAgnosticSRTF, "ours": FFTPolicy}
+def fig5_example() -> Example:
+    """Job 0 is the big job; the stream's jobs follow in arrival order."""
+    spec = load_spec("fig5")
+    big, stream = spec["big"], spec["stream"]
+    r = float(spec["sim"]["round_len_s"])
+    per = int(stream["jobs_per_round"])
+    arrival = [0.0] + [r * k for k in range(int(stream["rounds"])) for _ in range(per)]
+    rounds = [big["work_rounds"]] + [stream["work_rounds"]] * (len(arrival) - 1)
+    workers = [big["workers"]] + [1] * (len(arrival) - 1)
+    return build("fig5", spec, {"work_rounds": rounds, "arrival_s": arrival, "workers": workers, "labels": [big["label"]]})
 
 
-# ---- Fig. 5 -------------------------------------------------------------------------------------
-def fig5_example(stream_rounds: int = 80) -> Example:
-    """Starvation: 2 GPUs; a 2-worker job of 4 rounds at t=0 (job 0), then 2 single-GPU jobs of
-    one round arriving every round. FFT's rho lets the big job in after 33 rounds (docs/ours.md)."""
-    r = 300.0
-    arrival = [0.0] + [r * k for k in range(stream_rounds) for _ in range(2)]
-    work = [4 * r] + [r] * (2 * stream_rounds)
-    workers = [2] + [1] * (2 * stream_rounds)
-    jobs = toy_jobs(np.ones((len(arrival), 1)), work=work, arrival=arrival, workers=workers)
-    return Example(jobs, toy_cluster({"T4": 2}), SimConfig(round_len_s=r, overheads=NO_OVERHEADS), {0: "big job"})
-
-
-# ---- Fig. 6 -------------------------------------------------------------------------------------
 def fig6_example() -> Example:
-    """Placement inside one type (paper sec. 4.3): five 4-GPU hosts of A10s, 20 GPUs, FIFO order,
-    every job arriving at once and the cluster exactly full. The four 3-worker jobs J1-J4 each
-    pack onto a host of their own (biggest gang first); the 2-worker J5 and J6 share host 4; J7
-    (20 GB of state) and J8 (4 GB) find one free GPU per host only and run spread over two hosts
-    each, at 70% speed (their all-reduce crosses the LAN). When the short J5 finishes (a churn
-    event) its 2 GPUs take one of them: J8, the smaller state, is consolidated first (a migration:
-    restart + 4 GB over the LAN); J7 stays spread until it finishes."""
-    r = 300.0
-    rounds = np.array([12, 12, 12, 12, 3, 10, 5, 10])
-    workers = [3, 3, 3, 3, 2, 2, 2, 2]
-    state_gb = np.array([2, 2, 2, 2, 2, 2, 20, 4])
-    jobs = toy_jobs(np.ones((8, 1)), work=rounds * r, workers=workers, spread=np.full((8, 1), 0.7), state_bytes=state_gb * 1e9)
-    cfg = SimConfig(round_len_s=r, overheads=Overheads(restart_s=30))
-    return Example(jobs, toy_cluster({"A10": 20}, gpus_per_host=4), cfg, {i: f"J{i + 1}" for i in range(8)})
-
-
-def fig6_policy() -> FifoPolicy:
-    return FifoPolicy()
+    return build("fig6")

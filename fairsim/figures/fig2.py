@@ -1,4 +1,4 @@
-"""Fig. 2: J1, J2, J4 on one T4 and one A10 (fairsim.experiment.paper_examples.fig2_example):
+"""Fig. 2: J1, J2, J4 on one T4 and one A10 (fig2 in experiments/paper_examples.yaml):
 overhead-agnostic SRTF migrates J4 back and forth; FFT's opportunistic migration keeps it on the
 T4. Two Gantt charts; the timings go to REPORT.md."""
 
@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from fairsim.experiment.paper_examples import FIG2_POLICIES, fig2_example
+from fairsim.experiment.paper_examples import fig2_example
 from fairsim.figures import style
 from fairsim.figures.examples import gantt_panels, gantt_rows
 from fairsim.figures.tables import Check
@@ -16,7 +16,7 @@ from fairsim.figures.tables import Check
 
 def results():
     example = fig2_example()
-    return example, {name: example.run(policy()) for name, policy in FIG2_POLICIES.items()}
+    return example, {name: example.run(policy) for name, policy in example.policies().items()}
 
 
 def draw(inputs, out_dir: Path) -> list[Check]:

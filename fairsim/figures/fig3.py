@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from fairsim.experiment.paper_examples import GAVEL_ROUND_S, FFTPolicy, gavel_policy, table1_example
+from fairsim.experiment.paper_examples import gavel_round_len_s, table1_example
 from fairsim.figures import style
 from fairsim.figures.examples import gantt_panels, gantt_rows
 from fairsim.figures.tables import Check
@@ -17,9 +17,9 @@ from fairsim.figures.tables import Check
 
 def results():
     """(example, {policy: result}) with Gavel in short rounds and FFT in 1-minute rounds."""
-    gavel = table1_example(GAVEL_ROUND_S)
+    gavel = table1_example(gavel_round_len_s())
     fft = table1_example()
-    return gavel, {"gavel": gavel.run(gavel_policy()), "ours": fft.run(FFTPolicy())}
+    return gavel, {"gavel": gavel.run(gavel.policy("gavel")), "ours": fft.run(fft.policy("ours"))}
 
 
 def draw(inputs, out_dir: Path) -> list[Check]:
@@ -33,4 +33,4 @@ def draw(inputs, out_dir: Path) -> list[Check]:
         style.save(fig, out_dir, "fig3", pd.concat([gantt_rows(example, r, name) for name, r in runs.items()], ignore_index=True))
     gavel = runs["gavel"].jobs
     return [Check("Fig. 3", "migrations Gavel's rounds cause (2 jobs, 16 epochs each)", "one per round the jobs swap",
-                  f"{int(gavel['type_switches'].sum())} in {len(runs['gavel'].rounds)} rounds of {GAVEL_ROUND_S:g} s")]
+                  f"{int(gavel['type_switches'].sum())} in {len(runs['gavel'].rounds)} rounds of {gavel_round_len_s():g} s")]

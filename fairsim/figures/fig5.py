@@ -1,6 +1,6 @@
 """Fig. 5: one job's fairness compensation rho over time under FFT (the schedule record's rho
 column): it rises while the job starves behind a stream of short jobs, lets the job in, and
-falls in the rounds it runs (shaded). Instance: fairsim.experiment.paper_examples.fig5_example."""
+falls in the rounds it runs (shaded). Instance: fig5 in experiments/paper_examples.yaml."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from pathlib import Path
 
 from matplotlib.patches import Patch
 
-from fairsim.experiment.paper_examples import FFTPolicy, fig5_example
+from fairsim.experiment.paper_examples import fig5_example
 from fairsim.figures import style
 from fairsim.figures.tables import Check
 
@@ -16,7 +16,7 @@ from fairsim.figures.tables import Check
 def trace():
     """The big job's rows of the schedule record: t_s, type (-1 = waiting), rho."""
     example = fig5_example()
-    result = example.run(FFTPolicy())
+    result = example.run(example.policy("ours"))
     sc = result.schedule
     return result, sc[sc["job_id"] == 0][["t_s", "duration_s", "type", "rho", "busy_s"]].reset_index(drop=True)
 

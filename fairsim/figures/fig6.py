@@ -1,21 +1,21 @@
 """Fig. 6: placement inside one GPU type (paper sec. 4.3), drawn by host from the schedule
 record: gangs packed onto as few 4-GPU hosts as possible, two jobs spread when no host has room,
 and at the churn event when a job finishes the spread job with the smaller state consolidated
-onto the freed host (hatched: the migration's overhead). Instance:
-fairsim.experiment.paper_examples.fig6_example."""
+onto the freed host (hatched: the migration's overhead). Instance: fig6
+in experiments/paper_examples.yaml."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from fairsim.experiment.paper_examples import fig6_example, fig6_policy
+from fairsim.experiment.paper_examples import fig6_example
 from fairsim.figures import gantt, style
 from fairsim.figures.tables import Check
 
 
 def draw(inputs, out_dir: Path) -> list[Check]:
     example = fig6_example()
-    result = example.run(fig6_policy())
+    result = example.run(example.policy("fifo"))
     sc = result.schedule
     with style.paper_style():
         fig, axes = style.new_figure(1, width=6.4, height=3.4)

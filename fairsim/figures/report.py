@@ -33,7 +33,7 @@ def example_lines(examples: Sequence) -> list[str]:
     if not examples:
         return []
     return ["## Worked examples and catalog (Figs. 1-3, 5, 6; Tables 1, 2)", "",
-            "Small deterministic instances (fairsim/experiment/paper_examples.py) and the paper catalog; no seeds, no",
+            "Small deterministic instances (experiments/paper_examples.yaml) and the paper catalog; no seeds, no",
             "intervals. Where the paper gives no number, its qualitative claim is quoted.", "",
             "| item | quantity | paper | ours |", "|---|---|---|---|",
             *[f"| {_cell(c.item)} | {_cell(c.quantity)} | {_cell(c.paper)} | {_cell(c.ours)} |" for c in examples], ""]
