@@ -194,10 +194,11 @@ def main(argv: list[str] | None = None) -> int:
         lanes = len(jobs) if args.by == "job" else len(set(np.concatenate([*schedule["hosts"].to_numpy(), []]).tolist())) * (gph + 1)
         with style.paper_style():
             fig, axes = style.new_figure(1, width=7.0, height=1.2 + 0.16 * max(lanes, 6))
+            names = {int(j): f"{j} {m}" if args.by == "job" else str(j) for j, m in zip(jobs["job_id"], jobs.get("model", jobs["job_id"]))}
             if args.by == "job":
-                draw_jobs(axes[0, 0], schedule, jobs)
+                draw_jobs(axes[0, 0], schedule, jobs, names)
             else:
-                draw_hosts(axes[0, 0], schedule, jobs, gph)
+                draw_hosts(axes[0, 0], schedule, jobs, gph, names)
             shown = f"first {len(jobs)} jobs by arrival" if len(jobs) == args.max_jobs else f"{len(jobs)} jobs"
             axes[0, 0].set_title(f"{Path(args.run_dir).name}: {shown}")
             out = Path(args.out) if args.out else Path(args.run_dir) / f"gantt_{args.by}"
