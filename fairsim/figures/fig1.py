@@ -46,17 +46,18 @@ def draw(inputs, out_dir: Path, models=("ResNet50", "VGG16", "GPT2-medium", "OPT
         fig, axes = style.new_figure(2, width=3.2, height=2.6)
         ax = axes[0, 0]
         x = np.arange(len(shown))
-        fits = shown[f"fits_{slow}"].to_numpy()
+        fits = (shown[f"fits_{slow}"] & shown[f"fits_{fast}"]).to_numpy()  # one worker's memory fits both GPUs
         ax.bar(x[fits], shown["speedup"][fits], color="#0072B2")
         ax.bar(x[~fits], shown["speedup"][~fits], color="white", edgecolor="#0072B2", hatch="///")
         for k, v in enumerate(shown["speedup"]):
             ax.text(k, v + 0.05, f"{v:.2f}x", ha="center", fontsize=7)
         ax.set_xticks(x, [f"{m}\n({w} GPU{'s' if w > 1 else ''})" for m, w in zip(shown["model"], shown["workers"])], fontsize=6)
         ax.set_ylabel(f"{fast} / {slow} throughput")
-        ax.set_title(f"(a) {fast} / {slow} speedup" + (f" (hatched: too big for a {slow})" if (~fits).any() else ""))
+        ax.set_title(f"(a) {fast} / {slow} speedup" + (" (hatched: does not fit)" if (~fits).any() else ""))
         ax = axes[0, 1]
         ax.bar(x, shown["state_gb"], color="#D55E00")
         ax.set_yscale("log")
+        ax.set_ylim(top=shown["state_gb"].max() * 4)  # room for the labels
         for k, v in enumerate(shown["state_gb"]):
             ax.text(k, v * 1.15, f"{v:.3g} GB", ha="center", fontsize=7)
         ax.set_xticks(x, shown["model"], fontsize=6)
