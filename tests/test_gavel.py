@@ -3,13 +3,10 @@
 import numpy as np
 import pytest
 
+from fairsim.experiment.paper_examples import gavel_round_len_s, table1_example
 from fairsim.policies.gavel import GavelSjf, max_weighted_throughput
-from fairsim.policies.mechanism import GavelMechanism
-from fairsim.sim.config import Overheads, SimConfig
-from fairsim.sim.engine import simulate
-from fairsim.testing import fractions_on, toy_cluster, toy_jobs, toy_view
+from fairsim.testing import fractions_on, toy_view
 
-PER_MIN = 1 / 60  # throughputs below are epochs per minute, the engine wants per second
 TABLE1 = [[8.0, 1.0], [8.0, 1.0]]  # two identical jobs; one GPU at 8 epochs/min, one at 1
 
 
@@ -29,12 +26,10 @@ def test_table1_split_is_fifty_fifty_and_costs_about_20_percent():
     assert split_total / optimum_total == pytest.approx(1.2367, abs=1e-3)
 
 
-def run_table1(work, round_len_s=6.0):
-    jobs = toy_jobs([[8 * PER_MIN, PER_MIN]] * 2, work)
-    cfg = SimConfig(round_len_s=round_len_s, placement=False, fast_forward=False,
-                    overheads=Overheads(migration=False, preemption=False))
-    policy = GavelSjf(mechanism=GavelMechanism(recompute_min_interval_s=0))
-    return simulate(jobs, toy_cluster({"V100": 1, "K80": 1}), policy, cfg).jobs["jct_s"].to_numpy() / 60
+def run_table1(work, round_len_s=None):
+    """JCTs in minutes of Table 1's jobs under Gavel (paper_examples: what Table 1 and Fig. 3 draw)."""
+    ex = table1_example(round_len_s or gavel_round_len_s(), work)
+    return ex.run(ex.policy("gavel"), record=False).jobs["jct_s"].to_numpy() / 60
 
 
 def test_table1_end_to_end_through_the_engine():

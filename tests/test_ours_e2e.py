@@ -3,15 +3,14 @@
 import numpy as np
 import pytest
 
+from fairsim.experiment.paper_examples import fig2_example, fig5_example, table1_example
 from fairsim.policies.ours import FFTPolicy
 from fairsim.policies.solvers import max_packing
 from fairsim.policies.srtf_agnostic import OverheadAgnosticSRTF
-from fairsim.sim.config import Overheads, SimConfig
+from fairsim.sim.config import SimConfig
 from fairsim.sim.engine import simulate
 from fairsim.testing import toy_cluster, toy_jobs
 
-NO_OVERHEADS = Overheads(migration=False, preemption=False)
-LAN_BYTES_PER_S = 1.25e9  # the default 10 Gbit/s inter-host link
 
 
 class Recording(FFTPolicy):
@@ -29,15 +28,9 @@ class Recording(FFTPolicy):
 
 
 def fig2_instance():
-    """Paper Fig. 2, reconstructed (the paper's text does not give every number; docs/ours.md):
-    one T4 (1 unit/s) and one A10 (1.125 unit/s), 5-minute rounds, a migration costs 2 min
-    (150 GB of state over 10 Gbit/s, restart 0). J1: arrives at 0, 5 min on the A10, does not fit
-    the T4's memory. J4: arrives at 0, 14.4 min (864 units) on the T4. J2: arrives at 10 min, 2 min
-    on the A10."""
-    jobs = toy_jobs([[0.0, 1.125], [1.0, 1.125], [1.0, 1.125]], work=[337.5, 864, 135], arrival=[0, 0, 600],
-                    state_bytes=[120 * LAN_BYTES_PER_S] * 3)
-    cfg = SimConfig(round_len_s=300, check=True, overheads=Overheads(restart_s=0))
-    return jobs, toy_cluster({"T4": 1, "A10": 1}), cfg
+    """Paper Fig. 2 as fairsim.experiment.paper_examples builds it (the figure draws the same)."""
+    ex = fig2_example()
+    return ex.jobs, ex.cluster, ex.config
 
 
 def test_fig2_fft_keeps_j4_on_the_t4():
@@ -61,28 +54,24 @@ def test_fig2_overhead_agnostic_srtf_migrates_j4():
 
 
 def test_table1_fft_reaches_the_optimal_total_jct():
-    # Two identical jobs of 16 epochs; fast GPU 8 epochs/min, slow 1 epoch/min (1 epoch = 60 units,
-    # so 8 and 1 units/s), 1-minute rounds, no overheads. Optimum: job A on the fast GPU (2 min);
-    # job B on the slow one for 2 min, then 14 epochs on the fast one (1.75 min): 2 + 3.75 = 5.75 min.
-    jobs = toy_jobs([[1.0, 8.0], [1.0, 8.0]], work=[960, 960])
-    cluster = toy_cluster({"T4": 1, "A10": 1})
-    cfg = SimConfig(round_len_s=60, check=True, overheads=NO_OVERHEADS)
-    res = simulate(jobs, cluster, FFTPolicy(), cfg)
+    # Two identical jobs of 16 epochs; fast GPU 8 epochs/min, slow 1 epoch/min, 1-minute rounds, no
+    # overheads (paper_examples.table1_example, what Table 1 and Fig. 3 draw). Optimum: job A on the
+    # fast GPU (2 min); job B on the slow one for 2 min, then 14 epochs on the fast one (1.75 min):
+    # 2 + 3.75 = 5.75 min.
+    ex = table1_example()
+    res = simulate(ex.jobs, ex.cluster, FFTPolicy(), ex.config)
     assert res.jobs["jct_s"].sum() == pytest.approx(5.75 * 60)
     # with W = remaining, the volume term gives the fast GPU to the job with more work left: it
     # swaps the jobs after one minute and ends at 6.625 min (docs/ours.md)
-    res = simulate(jobs, cluster, FFTPolicy(work_term="remaining"), cfg)
+    res = simulate(ex.jobs, ex.cluster, FFTPolicy(work_term="remaining"), ex.config)
     assert res.jobs["jct_s"].sum() == pytest.approx(6.625 * 60)
 
 
-def starvation_instance(stream_rounds=80):
-    """2 GPUs; a 2-worker job of 4 rounds at t=0, then 2 single-GPU jobs of 1 round every round."""
-    r = 300.0
-    arrival = [0.0] + [r * k for k in range(stream_rounds) for _ in range(2)]
-    work = [4 * r] + [r] * (2 * stream_rounds)
-    workers = [2] + [1] * (2 * stream_rounds)
-    jobs = toy_jobs(np.ones((len(arrival), 1)), work=work, arrival=arrival, workers=workers)
-    return jobs, toy_cluster({"T4": 2}), SimConfig(round_len_s=r, overheads=NO_OVERHEADS)
+def starvation_instance():
+    """2 GPUs; a 2-worker job of 4 rounds at t=0, then 2 single-GPU jobs of 1 round every round
+    (paper_examples.fig5_example, the instance Fig. 5 draws)."""
+    ex = fig5_example()
+    return ex.jobs, ex.cluster, ex.config
 
 
 def test_large_job_starts_within_bounded_time_under_a_stream_of_short_jobs():

@@ -195,21 +195,26 @@ def main(argv: list[str] | None = None) -> int:
     from fairsim.figures.data import MissingInput
     from fairsim.figures.headlines import evaluate
     from fairsim.figures.report import write_report
+    from fairsim.figures.tables import Check
 
     inputs = load_inputs(plan, args.scale, args.results_dir, benches)
     if not args.only:
         figures += [f for f, spec in plan["figures"].items()
                     if spec.get("optional") and all(r in inputs.sweeps for r in spec.get("sweeps", []))]
     out = Path(args.out)
-    drawn, notes, sections = {}, [], []
+    drawn, notes, examples, sections = {}, [], [], []
     for name in figures:
         spec = plan["figures"][name]
         try:
+            # worked examples and tables run their own small instances and return paper-vs-ours rows
             module = importlib.import_module(spec["module"])
-            module.draw(inputs, out)
+            returned = module.draw(inputs, out, **(spec.get("options") or {}))
+            examples += [row for row in returned or [] if isinstance(row, Check)]
             drawn[name] = spec.get("what", "")
-            print(f"[reproduce] {name}: {out / name}.pdf", flush=True)
-            if hasattr(module, "report_section"):  # a figure may add its own section to REPORT.md
+            shown = out / "data" / f"{name}.csv" if spec.get("what", "").startswith("table:") else \
+                out / f"{name}.{'md' if name.startswith('table') else 'pdf'}"
+            print(f"[reproduce] {name}: {shown}", flush=True)
+            if hasattr(module, "report_section"):  # a figure or table may add its own section to REPORT.md
                 sections += module.report_section(inputs, plan["headlines"])
         except MissingInput as exc:
             notes.append(f"{name} not drawn: {exc}")
@@ -217,7 +222,7 @@ def main(argv: list[str] | None = None) -> int:
     rows = evaluate(plan["headlines"], inputs, gaps)
     command = " ".join(["python -m fairsim.experiment.reproduce --scale", args.scale, *(["--only", *args.only] if args.only else []),
                         *(f"--sweep-arg {a}" for a in args.sweep_arg)])
-    report = write_report(out / "REPORT.md", args.scale, rows, inputs, drawn, gaps, command, notes, sections)
+    report = write_report(out / "REPORT.md", args.scale, rows, inputs, drawn, gaps, command, notes, examples, sections)
     print(f"[reproduce] {report}: {sum(r.verdict == 'yes' for r in rows)} of {len(rows)} headline numbers reproduce in direction")
     print(f"[reproduce] done in {time.perf_counter() - tick:.0f} s")
     return 1 if failed else 0

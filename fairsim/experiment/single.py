@@ -4,6 +4,8 @@ Result files in the run's folder (written atomically; ``summary.json`` last, so 
 means the run is complete):
     jobs.parquet     one row per job (JCT, rho, starvation, migrations, GPU-seconds per type)
     rounds.parquet   one row per round (active/running jobs, busy GPUs, policy time)
+    schedule.parquet with sim.record_schedule=true only: one row per (round, active job), the
+                     type and hosts it ran on, its overhead seconds (schema: fairsim/sim/schedule.py)
     config.yaml      the resolved config the run used
     summary.json     the run's metrics
 """
@@ -41,6 +43,7 @@ class RunOutput:
     jobs: pd.DataFrame
     rounds: pd.DataFrame
     summary: dict
+    schedule: pd.DataFrame | None = None
 
 
 def build_policy(cfg: Mapping[str, Any]) -> Policy:
@@ -141,7 +144,7 @@ def run_config(cfg: DictConfig) -> RunOutput:
         # left the end of the window under a lighter load than Gavel's
         summary["warning"] = (f"every job of the workload arrived before the window's jobs finished: the tail ran "
                               f"under a lighter load than a steady state; raise workload.num_jobs (now {len(jobs)})")
-    return RunOutput(table, result.rounds, summary)
+    return RunOutput(table, result.rounds, summary, result.schedule)
 
 
 def write_results(out: RunOutput, folder: Path, cfg: DictConfig | None = None) -> Path:
@@ -149,6 +152,10 @@ def write_results(out: RunOutput, folder: Path, cfg: DictConfig | None = None) -
     (folder / SUMMARY).unlink(missing_ok=True)  # a rerun is incomplete until its summary lands
     atomic_write(folder / "jobs.parquet", lambda p: out.jobs.to_parquet(p, index=False))
     atomic_write(folder / "rounds.parquet", lambda p: out.rounds.to_parquet(p, index=False))
+    if out.schedule is not None:
+        atomic_write(folder / "schedule.parquet", lambda p: out.schedule.to_parquet(p, index=False))
+    else:
+        (folder / "schedule.parquet").unlink(missing_ok=True)  # a rerun without the record leaves no stale one
     if cfg is not None:
         atomic_write(folder / "config.yaml", lambda p: p.write_text(OmegaConf.to_yaml(cfg, resolve=True)))
     atomic_write(folder / SUMMARY, lambda p: p.write_text(json.dumps(_jsonable(out.summary), indent=2, sort_keys=True) + "\n"))

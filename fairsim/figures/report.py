@@ -28,8 +28,20 @@ def sweep_lines(inputs: Inputs) -> list[str]:
     return lines
 
 
+def example_lines(examples: Sequence) -> list[str]:
+    """The worked examples and catalog figures/tables (``fairsim.figures.tables.Check`` rows)."""
+    if not examples:
+        return []
+    return ["## Worked examples and catalog (Figs. 1-3, 5, 6; Tables 1, 2)", "",
+            "Small deterministic instances (experiments/paper_examples.yaml) and the paper catalog; no seeds, no",
+            "intervals. Where the paper gives no number, its qualitative claim is quoted.", "",
+            "| item | quantity | paper | ours |", "|---|---|---|---|",
+            *[f"| {_cell(c.item)} | {_cell(c.quantity)} | {_cell(c.paper)} | {_cell(c.ours)} |" for c in examples], ""]
+
+
 def write_report(path: Path, scale: str, rows: Sequence[Row], inputs: Inputs, figures: Mapping[str, str],
-                 gaps: Mapping[str, str], command: str, notes: Sequence[str] = (), sections: Sequence[str] = ()) -> Path:
+                 gaps: Mapping[str, str], command: str, notes: Sequence[str] = (), examples: Sequence = (),
+                 sections: Sequence[str] = ()) -> Path:
     counts = {v: sum(r.verdict == v for r in rows) for v in ("yes", "weak", "no")}
     lines = [
         "# Reproducing FFT (ICS'25): headline numbers",
@@ -48,6 +60,7 @@ def write_report(path: Path, scale: str, rows: Sequence[Row], inputs: Inputs, fi
         "|---|---|---|---|",
         *[f"| {_cell(r.claim)} | {_cell(r.paper)} | {_cell(r.ours)} | {_cell(r.verdict)} |" for r in rows],
         "",
+        *example_lines(examples),
         *sections,
         "## Sweeps that could not run",
         "",
@@ -68,7 +81,10 @@ def write_report(path: Path, scale: str, rows: Sequence[Row], inputs: Inputs, fi
         "",
         "## Figures",
         "",
-        *[f"- `{name}.pdf` / `{name}.png`: {what}" for name, what in figures.items()],
+        *[f"- `{name}.md`: {what}" if name.startswith("table")
+          else f"- `data/{name}.csv`: {what}" if what.startswith("table:")  # a report section with its numbers
+          else f"- `{name}.pdf` / `{name}.png`: {what}"
+          for name, what in figures.items()],
         "",
     ]
     path.parent.mkdir(parents=True, exist_ok=True)

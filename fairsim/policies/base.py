@@ -91,6 +91,11 @@ class Policy:
         """Counters the run's summary should carry (e.g. solver fallbacks)."""
         return {}
 
+    def schedule_columns(self, job_ids: np.ndarray) -> dict[str, np.ndarray]:
+        """Per-job values for the schedule record (``sim.record_schedule``), one array per column
+        over ``job_ids`` (engine job indices); asked only when the record is on."""
+        return {}
+
 
 class FractionPolicy(Policy):
     """A policy that computes a time-fraction matrix X [n, T] (rows sum to <= 1,

@@ -91,6 +91,9 @@ class FFTPolicy(Policy):
     def rho_of(self, job_ids) -> np.ndarray:
         return self.rho[np.asarray(job_ids, dtype=np.int64)].copy()
 
+    def schedule_columns(self, job_ids: np.ndarray) -> dict[str, np.ndarray]:
+        return {"rho": self.rho_of(job_ids)}  # as of this round's decision (eq. 5 applied for the last round)
+
     # ---- the decision ----------------------------------------------------------------------------
     def decide(self, view: PolicyView) -> np.ndarray:
         if view.num_jobs == 0:

@@ -45,6 +45,7 @@ class SimConfig:
     fast_forward: bool = True  # skip unchanged rounds in bulk for event-driven policies
     check: bool = False  # validate invariants every round
     max_rounds: int = 10_000_000  # safety stop; hitting it is an error, never a silent truncation
+    record_schedule: bool = False  # keep a row per (round, active job): schedule.parquet (fairsim.sim.schedule)
     profile_error: float = 0.0  # policies see each job's work off by a seeded factor in [1 - e, 1 + e] (paper Fig. 13b)
     # when the run ends: "all" jobs finished, or the workload's measurement "window" (Gavel's
     # generated-jobs mode: the rest of the trace only keeps the cluster loaded; no window = all)

@@ -22,6 +22,7 @@ from fairsim.policies.base import NOT_RUN, Policy, PolicyView
 from fairsim.sim.config import SimConfig
 from fairsim.sim.invariants import RoundChecker
 from fairsim.sim.placement import HostPlacer
+from fairsim.sim.schedule import ScheduleRecorder
 from fairsim.workload.jobs import JobSet
 
 
@@ -34,6 +35,7 @@ class SimResult:
     jobs: pd.DataFrame  # one row per job
     rounds: pd.DataFrame  # one row per simulated round (a fast-forwarded stretch is one row)
     stats: dict  # engine and policy counters
+    schedule: pd.DataFrame | None = None  # per (round, active job), with sim.record_schedule (fairsim.sim.schedule)
 
 
 class _State:
@@ -102,6 +104,7 @@ class Engine:
         self.capacity.setflags(write=False)  # handed to every view
         self._capacity_or_idle = np.r_[np.inf, self.capacity]  # GPUs per bincount(type + 1) slot
         self.checker = RoundChecker() if config.check else None
+        self.recorder = ScheduleRecorder(cluster.gpu_types) if config.record_schedule else None
         self._static_for: np.ndarray | None = None  # the active array the cached view fields belong to
         self._static: dict = {}  # view fields fixed while the active set is
         self._costs: dict = {}  # per-job inputs of the switch costs, same lifetime
@@ -142,6 +145,10 @@ class Engine:
             if not changed and self._can_fast_forward(active, assignment):
                 skipped = self._fast_forward(t, active, assignment, next_arrival)
                 if skipped:
+                    if self.recorder is not None:
+                        run = active[assignment >= 0]
+                        self._record_schedule(t, skipped * cfg.round_len_s, skipped, active, assignment, run, 0.0,
+                                              np.full(len(run), skipped * cfg.round_len_s))
                     rows.append(self._record(t, skipped * cfg.round_len_s, skipped, active, assignment, False, 0.0))
                     t += skipped * cfg.round_len_s
                     rounds += skipped
@@ -172,7 +179,8 @@ class Engine:
         wall = time.perf_counter() - wall0
         stats = {"rounds": rounds, "policy_calls": policy_calls, "sim_wall_s": wall,
                  "unarrived_jobs_at_end": n - int(np.searchsorted(jobs.arrival, t, side="right")), **self.policy.stats()}
-        return SimResult(self._job_table(), pd.DataFrame(rows, columns=_ROUND_COLUMNS), stats)
+        schedule = None if self.recorder is None else self.recorder.table(jobs.job_id)
+        return SimResult(self._job_table(), pd.DataFrame(rows, columns=_ROUND_COLUMNS), stats, schedule)
 
     # ---- one round ------------------------------------------------------------------------
     def _step(self, t: float, active: np.ndarray, assignment: np.ndarray) -> tuple[float, np.ndarray | None]:
@@ -237,6 +245,8 @@ class Engine:
         s.cur_type[run] = new_type
         s.prev_type[run] = new_type
         self._last_running, self._last_busy_gpus = len(run), float(workers.sum())
+        if self.recorder is not None:
+            self._record_schedule(t, duration, 1, active, assignment, run, pay, busy)
         if not any_finishing:
             return duration, None
         done_now = run[finishing]
@@ -371,6 +381,10 @@ class Engine:
         busy = np.bincount(assignment[assignment >= 0], weights=self.jobs.workers[active[assignment >= 0]],
                            minlength=self.cluster.num_types)
         return (t, duration, count, len(active), int((assignment >= 0).sum()), float(busy.sum()), decided, policy_s)
+
+    def _record_schedule(self, t, duration, count, active, assignment, run, overhead, busy) -> None:
+        hosts = None if self.placer is None else self.placer.worker_host[run]
+        self.recorder.add(t, duration, count, active, assignment, overhead, busy, hosts, self.policy.schedule_columns(active))
 
     def _job_table(self) -> pd.DataFrame:
         s, jobs = self.s, self.jobs
