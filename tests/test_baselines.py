@@ -30,7 +30,7 @@ POLICIES = {
     "tiresias_las": lambda: TiresiasLasPolicy(promote_knob=2.0),
     "allox": lambda: AlloxPolicy(),
     "pal": lambda: PalPolicy(),
-    "pal_las_backfill": lambda: PalPolicy(order="las", backfill=True),
+    "pal_las_head_of_line": lambda: PalPolicy(order="las", head_of_line=True),
     "srtf": lambda: SrtfPolicy(),
 }
 
