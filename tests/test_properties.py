@@ -45,7 +45,7 @@ from fairsim.testing import toy_cluster, toy_jobs
 
 POLICIES = sorted(p.stem for p in (CONF_DIR / "policy").glob("*.yaml"))
 WORK_CONSERVING = {"ours", "ours_constmu", "ours_nofair", "ours_noswitch", "fifo", "srtf", "srtf_agnostic",
-                   "tiresias_las", "pal"}
+                   "tiresias_las", "tiresias_las2q", "pal"}
 TYPES = ("T4", "A10", "V100")
 EPS = 1e-9
 
