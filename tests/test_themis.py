@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 from fairsim.policies.themis import (ThemisPolicy, greedy_value_assignment, ideal_throughput,
-                                     max_value_assignment)
+                                     max_value_assignment, unbounded_bids)
 from fairsim.testing import toy_view, with_job_ids
 
 
@@ -130,12 +130,33 @@ def test_only_jobs_that_want_gpus_are_ranked():
     assert policy.auctions == 0
 
 
-def test_a_job_bids_only_if_its_rho_improves():
-    # one waiting job, 10000 units; its fast type (4/s) is taken, its slow type (1/s) is free.
-    # Waiting a 300 s lease and then running fast: 300 + 2500 = 2800 s; running slow now: 10000 s.
-    # It does not bid, so the slow GPU stays free.
-    view = toy_view([[4.0, 1.0], [4.0, 1.0]], capacity=[1, 1], work=[1e5, 1e4], arrival=[0, 0],
+def slow_type_free_view():
+    # job 0 holds the fast type (4/s) under a lease; job 1 (10000 units) waits; only its slow
+    # type (1/s) is free.
+    return toy_view([[4.0, 1.0], [4.0, 1.0]], capacity=[1, 1], work=[1e5, 1e4], arrival=[0, 0],
                     last_type=[0, -1], prev_type=[0, -1])
+
+
+def test_with_the_lease_wait_estimate_a_job_bids_only_if_its_rho_improves():
+    # waiting a 300 s lease and then running fast: 300 + 2500 = 2800 s; running slow now:
+    # 10000 s. Its rho would not improve, it does not bid, the slow GPU stays free.
+    policy = fresh(ThemisPolicy(waiting_rho="lease_wait"), num_jobs=2)
+    policy.held[0], policy.lease_end[0] = 0, 1e9
+    assert policy.decide(slow_type_free_view()).tolist() == [0, -1]
+
+
+def test_a_job_without_gpus_bids_on_any_type():
+    # default (unbounded rho without GPUs): any GPU lowers it, so job 1 takes the slow type
     policy = fresh(ThemisPolicy(), num_jobs=2)
     policy.held[0], policy.lease_end[0] = 0, 1e9
-    assert policy.decide(view).tolist() == [0, -1]
+    assert policy.decide(slow_type_free_view()).tolist() == [0, 1]
+
+
+def test_unbounded_bids_favour_more_winners_then_lower_rho():
+    # one type of 2 GPUs: A (2 workers) would reach rho 1, B and C (1 worker) rho 4 each.
+    # Two winners beat one: B + C. Among equal counts the lower new rho wins.
+    bids = unbounded_bids(np.log(np.array([[1.0], [4.0], [4.0]])))
+    assert max_value_assignment(bids, np.array([2, 1, 1]), np.array([2])).tolist() == [-1, 0, 0]
+    bids = unbounded_bids(np.log(np.array([[1.0], [4.0], [2.0]])))
+    assert max_value_assignment(bids, np.array([1, 1, 1]), np.array([2])).tolist() == [0, -1, 0]
+    assert unbounded_bids(np.array([[np.inf]])).tolist() == [[-np.inf]]

@@ -12,16 +12,21 @@ next-worst jobs (the simulator's leftover allocation).
 
 How this module maps it onto rounds and GPU types:
 
-- Bundles: a job runs its whole gang on one GPU type, so a bid is a value per type. The rho
-  estimates behind a bid: on type k, T_shared = age + switch overhead on k
-  (``view.switch_cost_s``) + remaining / throughput[k]; without an allocation, the job waits at
-  least one more lease and then runs on its fastest type: T_shared = age + lease +
-  remaining / best throughput. The bid value is log(rho_without / rho_k); T_ideal cancels, so
-  the product maximization is a max-weight assignment of jobs to types under per-type GPU
-  capacity, solved exactly with scipy's MILP (HiGHS) on the candidates that could win (for each
-  gang width and type, the best-valued jobs up to the number of gangs of that width the free
-  GPUs can hold), with a greedy fallback above ``max_milp_jobs`` candidates. Bids <= 0 (the job
-  would rather wait for a faster type) are not allocated.
+- Bundles: a job runs its whole gang on one GPU type, so a bid is a value per type. On type k,
+  T_shared = age + switch overhead on k (``view.switch_cost_s``) + remaining / throughput[k].
+  A job that wants GPUs holds none, so (``waiting_rho``):
+  ``unbounded`` (default): its rho now is unbounded and every feasible type would lower it, so
+  it bids on every type. The product of rho improvements is then largest with the most winners,
+  and among those with the least product of the new rho: bid value M - log(rho_k) with M large
+  enough that one more winner outweighs any change among the others (``unbounded_bids``).
+  ``lease_wait``: its rho now is estimated as if it waited one more lease and then ran on its
+  fastest type (T_shared = age + lease + remaining / best throughput); bid value
+  log(rho_wait / rho_k), T_ideal cancelling; only values > 0 bid, so a long job may refuse a
+  much slower type and leave it idle (the module before issue 11).
+  The auction is a max-weight assignment of jobs to types under per-type GPU capacity, solved
+  exactly with scipy's MILP (HiGHS) on the candidates that could win (for each gang width and
+  type, the best-valued jobs up to the number of gangs of that width the free GPUs can hold),
+  with a greedy fallback above ``max_milp_jobs`` candidates.
 - T_ideal: the job's throughput on a 1/N share of every type, using its fastest types first,
   each for at most (count_k / N) / workers of the time, the time fractions summing to <= 1;
   T_ideal = work / that throughput. It only ranks jobs (who is offered first).
@@ -29,9 +34,8 @@ How this module maps it onto rounds and GPU types:
   at a time, worst rho first; each group holds one auction on the GPUs still free; a job
   offered once is not offered again that round (its rho did not change). The loop ends when no
   waiting job's gang fits in the free GPUs or every job has been offered.
-- A waiting job's current rho (the "without" side of its bid) assumes it waits one more lease
-  and then runs on its fastest type. This is our estimate (a rigid gang without GPUs has no
-  finite T_shared); it makes a long job refuse a much slower type, so GPUs can stay idle.
+- Ranking uses a finite rho for every job: lease holders at their leased type's speed, the
+  others with the ``lease_wait`` estimate above.
 - Leases: a lease lasts ``lease_s`` seconds, rounded up to whole rounds. A job keeps its type
   until its lease ends (or it finishes); then its GPUs return to the pool and it bids again, with
   no switch overhead on the type it holds, so renewals are cheap. Leases are per job, so with
@@ -46,9 +50,10 @@ the authors' YARN prototype (its simulator sweeps the fraction offered); ``rank`
 (only jobs without a lease are ranked and offered, as in the simulator) or all (every job is
 ranked, lease holders take offer slots without bidding); ``leftover`` = auction (repeat among
 the next-worst) or greedy (GPUs left after the first auction go to the jobs not offered any,
-worst rho first, each on its fastest free type, whatever its bid). ``fairness_knob=0.8
-lease_s=600 rank=all leftover=greedy`` is this module before issue 11, up to the rounding of the
-offered count (it rounded up); ``max_milp_jobs`` (default 2000).
+worst rho first, each on its fastest free type, whatever its bid); ``waiting_rho`` =
+unbounded or lease_wait (above). ``fairness_knob=0.8 lease_s=600 rank=all leftover=greedy
+waiting_rho=lease_wait`` is this module before issue 11, up to the rounding of the offered count
+(it rounded up); ``max_milp_jobs`` (default 2000).
 """
 
 from __future__ import annotations
@@ -146,23 +151,42 @@ def greedy_value_assignment(value: np.ndarray, widths: np.ndarray, free: np.ndar
     return out
 
 
+def unbounded_bids(log_rho_new: np.ndarray) -> np.ndarray:
+    """Bid values of jobs that hold no GPUs, whose rho is unbounded: every feasible bundle lowers
+    it, so every one is a bid. The product of rho improvements is then largest with the most
+    winners, and among those with the least product of new rho: value M - log(rho_new) (shifted
+    to be >= 1) with M so large that one more winner outweighs any change among the others.
+    Infeasible bundles (log rho = inf) get -inf."""
+    finite = np.isfinite(log_rho_new)
+    if not finite.any():
+        return np.full(log_rho_new.shape, -np.inf)
+    low, high = log_rho_new[finite].min(), log_rho_new[finite].max()
+    spread = high - low
+    big = 1.0 + spread * (log_rho_new.shape[0] + 1)
+    return np.where(finite, big - (log_rho_new - low), -np.inf)
+
+
 RANKS = ("wanting", "all")
 LEFTOVERS = ("auction", "greedy")
+WAITING_RHOS = ("unbounded", "lease_wait")
 
 
 class ThemisPolicy(Policy):
     def __init__(self, fairness_knob: float = 0.2, lease_s: float = 300.0, max_milp_jobs: int = 2000,
-                 rank: str = "wanting", leftover: str = "auction"):
+                 rank: str = "wanting", leftover: str = "auction", waiting_rho: str = "unbounded"):
         require(0 <= fairness_knob < 1, "policy", "fairness_knob", f"must be in [0, 1), got {fairness_knob!r}")
         require(lease_s > 0, "policy", "lease_s", f"must be > 0 seconds, got {lease_s!r}")
         require(max_milp_jobs >= 0, "policy", "max_milp_jobs", f"must be >= 0, got {max_milp_jobs!r}")
         require(rank in RANKS, "policy", "rank", f"{rank!r} is not one of {', '.join(RANKS)}")
         require(leftover in LEFTOVERS, "policy", "leftover", f"{leftover!r} is not one of {', '.join(LEFTOVERS)}")
+        require(waiting_rho in WAITING_RHOS, "policy", "waiting_rho",
+                f"{waiting_rho!r} is not one of {', '.join(WAITING_RHOS)}")
         self.f = float(fairness_knob)
         self.lease_s = float(lease_s)
         self.max_milp_jobs = int(max_milp_jobs)
         self.rank_all = rank == "all"
         self.greedy_leftover = leftover == "greedy"
+        self.waiting_unbounded = waiting_rho == "unbounded"
 
     def reset(self, cluster: ClusterSpec, num_jobs: int, seed: int) -> None:
         self.held = np.full(num_jobs, NOT_RUN, dtype=np.int64)  # type of the job's current lease
@@ -203,10 +227,14 @@ class ThemisPolicy(Policy):
         best = np.where(view.feasible, view.throughput, 0.0).max(axis=1)
         t_wait = age + lease + view.remaining / best
         rho = self.rho(view, holding, t_wait)
-        # a bid's value: log(rho now / rho with the bundle); T_ideal cancels. Only values > 0 bid.
         tput = np.where(view.feasible, view.throughput, np.nan)
         t_run = age[:, None] + view.switch_cost_s + view.remaining[:, None] / tput
-        value = np.nan_to_num(np.log(t_wait[:, None] / t_run), nan=-np.inf)
+        if self.waiting_unbounded:
+            # log of the rho each bundle would give (T_shared on type k / T_ideal)
+            log_rho_new = np.nan_to_num(np.log(t_run * ideal_throughput(view)[:, None] / view.work[:, None]), nan=np.inf)
+        else:
+            # log(rho now / rho with the bundle); T_ideal cancels. Only values > 0 bid.
+            value = np.nan_to_num(np.log(t_wait[:, None] / t_run), nan=-np.inf)
 
         ranked = np.flatnonzero(np.ones(view.num_jobs, dtype=bool) if self.rank_all else wanting)
         ranked = ranked[np.lexsort((ranked, -rho[ranked]))]  # worst rho first
@@ -215,7 +243,8 @@ class ThemisPolicy(Policy):
             group, ranked = ranked[:offered], ranked[offered:]
             participants = group[wanting[group]]
             if len(participants):
-                won = self.auction(value[participants], widths[participants], free)
+                bids = unbounded_bids(log_rho_new[participants]) if self.waiting_unbounded else value[participants]
+                won = self.auction(bids, widths[participants], free)
                 winners = participants[won >= 0]
                 assignment[winners] = won[won >= 0]
                 free -= np.bincount(won[won >= 0], weights=widths[winners], minlength=view.num_types).astype(np.int64)
