@@ -152,11 +152,11 @@ def test_a_job_without_gpus_bids_on_any_type():
     assert policy.decide(slow_type_free_view()).tolist() == [0, 1]
 
 
-def test_unbounded_bids_favour_more_winners_then_lower_rho():
-    # one type of 2 GPUs: A (2 workers) would reach rho 1, B and C (1 worker) rho 4 each.
-    # Two winners beat one: B + C. Among equal counts the lower new rho wins.
-    bids = unbounded_bids(np.log(np.array([[1.0], [4.0], [4.0]])))
+def test_unbounded_bids_favour_more_winners_then_larger_improvement():
+    # one type of 2 GPUs; gains log(rho_wait / rho_k): A (2 workers) 2.0, B and C (1 worker) 0.1.
+    # Two winners beat one: B + C. Among equal counts the larger improvement wins, even negative.
+    bids = unbounded_bids(np.array([[2.0], [0.1], [0.1]]))
     assert max_value_assignment(bids, np.array([2, 1, 1]), np.array([2])).tolist() == [-1, 0, 0]
-    bids = unbounded_bids(np.log(np.array([[1.0], [4.0], [2.0]])))
+    bids = unbounded_bids(np.array([[0.5], [-1.0], [0.2]]))
     assert max_value_assignment(bids, np.array([1, 1, 1]), np.array([2])).tolist() == [0, -1, 0]
-    assert unbounded_bids(np.array([[np.inf]])).tolist() == [[-np.inf]]
+    assert unbounded_bids(np.array([[-np.inf]])).tolist() == [[-np.inf]]

@@ -16,9 +16,10 @@ How this module maps it onto rounds and GPU types:
   T_shared = age + switch overhead on k (``view.switch_cost_s``) + remaining / throughput[k].
   A job that wants GPUs holds none, so (``waiting_rho``):
   ``unbounded`` (default): its rho now is unbounded and every feasible type would lower it, so
-  it bids on every type. The product of rho improvements is then largest with the most winners,
-  and among those with the least product of the new rho: bid value M - log(rho_k) with M large
-  enough that one more winner outweighs any change among the others (``unbounded_bids``).
+  it bids on every type. The product of rho improvements is then largest with the most winners;
+  among those, the product of the improvements against the ``lease_wait`` estimate below
+  decides: bid value M + log(rho_wait / rho_k) with M large enough that one more winner
+  outweighs any change among the others (``unbounded_bids``).
   ``lease_wait``: its rho now is estimated as if it waited one more lease and then ran on its
   fastest type (T_shared = age + lease + remaining / best throughput); bid value
   log(rho_wait / rho_k), T_ideal cancelling; only values > 0 bid, so a long job may refuse a
@@ -151,19 +152,19 @@ def greedy_value_assignment(value: np.ndarray, widths: np.ndarray, free: np.ndar
     return out
 
 
-def unbounded_bids(log_rho_new: np.ndarray) -> np.ndarray:
+def unbounded_bids(gain: np.ndarray) -> np.ndarray:
     """Bid values of jobs that hold no GPUs, whose rho is unbounded: every feasible bundle lowers
     it, so every one is a bid. The product of rho improvements is then largest with the most
-    winners, and among those with the least product of new rho: value M - log(rho_new) (shifted
-    to be >= 1) with M so large that one more winner outweighs any change among the others.
-    Infeasible bundles (log rho = inf) get -inf."""
-    finite = np.isfinite(log_rho_new)
+    winners; among allocations with as many winners, the product of the finite improvements
+    ``gain`` (log rho_wait - log rho_k, the lease-wait estimate) decides. Value: big + gain,
+    shifted to be >= 1, with big so large that one more winner outweighs any change among the
+    others. Infeasible bundles (gain = -inf) get -inf."""
+    finite = np.isfinite(gain)
     if not finite.any():
-        return np.full(log_rho_new.shape, -np.inf)
-    low, high = log_rho_new[finite].min(), log_rho_new[finite].max()
-    spread = high - low
-    big = 1.0 + spread * (log_rho_new.shape[0] + 1)
-    return np.where(finite, big - (log_rho_new - low), -np.inf)
+        return np.full(gain.shape, -np.inf)
+    low, high = gain[finite].min(), gain[finite].max()
+    big = 1.0 + (high - low) * (gain.shape[0] + 1)
+    return np.where(finite, big + (gain - low), -np.inf)
 
 
 RANKS = ("wanting", "all")
@@ -229,12 +230,9 @@ class ThemisPolicy(Policy):
         rho = self.rho(view, holding, t_wait)
         tput = np.where(view.feasible, view.throughput, np.nan)
         t_run = age[:, None] + view.switch_cost_s + view.remaining[:, None] / tput
-        if self.waiting_unbounded:
-            # log of the rho each bundle would give (T_shared on type k / T_ideal)
-            log_rho_new = np.nan_to_num(np.log(t_run * ideal_throughput(view)[:, None] / view.work[:, None]), nan=np.inf)
-        else:
-            # log(rho now / rho with the bundle); T_ideal cancels. Only values > 0 bid.
-            value = np.nan_to_num(np.log(t_wait[:, None] / t_run), nan=-np.inf)
+        # log(rho waiting a lease / rho with the bundle); T_ideal cancels. With lease_wait only
+        # values > 0 bid; with unbounded every feasible bundle bids (unbounded_bids).
+        value = np.nan_to_num(np.log(t_wait[:, None] / t_run), nan=-np.inf)
 
         ranked = np.flatnonzero(np.ones(view.num_jobs, dtype=bool) if self.rank_all else wanting)
         ranked = ranked[np.lexsort((ranked, -rho[ranked]))]  # worst rho first
@@ -243,7 +241,7 @@ class ThemisPolicy(Policy):
             group, ranked = ranked[:offered], ranked[offered:]
             participants = group[wanting[group]]
             if len(participants):
-                bids = unbounded_bids(log_rho_new[participants]) if self.waiting_unbounded else value[participants]
+                bids = unbounded_bids(value[participants]) if self.waiting_unbounded else value[participants]
                 won = self.auction(bids, widths[participants], free)
                 winners = participants[won >= 0]
                 assignment[winners] = won[won >= 0]
