@@ -67,3 +67,38 @@ def test_max_matched_caps_the_matching():
     # only the 2 shortest waiting jobs (20 and 10 units) are matched; on one GPU the shorter goes first
     assert policy.decide(view).tolist() == [-1, -1, -1, -1, 0]
     assert policy.matchings == 1
+
+
+def test_on_arrival_binds_a_job_to_its_queue_for_good():
+    # one GPU per type; R0 runs on type 0 (t = 50), R1 on type 1 (t = 100). New job A has
+    # t = [10, 1]: it adds 50 + 10 = 60 on type 0, 100 + 1 = 101 on type 1 -> bound to type 0.
+    # When R1 finishes, type 1 is free: the matching moves A there, on_arrival keeps it waiting.
+    from fairsim.testing import with_job_ids
+
+    def views():
+        v1 = toy_view([[1, 1], [1, 1], [1, 10]], capacity=[1, 1], work=[50, 100, 10],
+                      last_type=[0, 1, -1], prev_type=[0, 1, -1])
+        v2 = toy_view([[1, 1], [1, 10]], capacity=[1, 1], work=[50, 10], done=[10, 0], now=300,
+                      last_type=[0, -1], prev_type=[0, -1])
+        return with_job_ids(v1, [0, 1, 2]), with_job_ids(v2, [0, 2])
+
+    policy = fresh(AlloxPolicy(queue_choice="on_arrival"))
+    v1, v2 = views()
+    assert policy.decide(v1).tolist() == [0, 1, -1]
+    assert policy.bound[2] == 0
+    assert policy.decide(v2).tolist() == [0, -1]
+    policy = fresh(AlloxPolicy())
+    assert policy.decide(v1).tolist() == [0, 1, -1]
+    assert policy.decide(v2).tolist() == [0, 1]
+
+
+def test_on_arrival_counts_the_jobs_it_delays():
+    # two types of 1 GPU, both busy with t = 5 of running work. Queued on type 0: B (t = 1) and
+    # D (t = 10). New job A, t = [2, 3.5]. Type 0: A finishes at 5 + 1 + 2 = 8 and delays D by 2
+    # -> 10; type 1: 5 + 3.5 = 8.5 -> type 1 (by A's own finish time alone type 0 would win).
+    policy = fresh(AlloxPolicy(queue_choice="on_arrival"))
+    policy.bound[:] = [-1, -1, 0, 0, -1, -1, -1, -1]
+    view = toy_view([[1, 1], [1, 1], [1, 0], [1, 0], [1, 2 / 3.5]], capacity=[1, 1], work=[5, 5, 1, 10, 2],
+                    last_type=[0, 1, -1, -1, -1], prev_type=[0, 1, -1, -1, -1])
+    assert policy.decide(view).tolist() == [0, 1, -1, -1, -1]
+    assert policy.bound[4] == 1

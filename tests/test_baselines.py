@@ -26,11 +26,15 @@ CONF = Path(__file__).resolve().parents[1] / "conf" / "policy"
 POLICIES = {
     "themis": lambda: ThemisPolicy(),
     "themis_f0": lambda: ThemisPolicy(fairness_knob=0.0, lease_s=300),
+    "themis_pre_issue11": lambda: ThemisPolicy(fairness_knob=0.8, lease_s=600, rank="all", leftover="greedy",
+                                               waiting_rho="lease_wait"),
     "tiresias": lambda: TiresiasPolicy(),
+    "tiresias_random": lambda: TiresiasPolicy(queue_choice="random"),
     "tiresias_las": lambda: TiresiasLasPolicy(promote_knob=2.0),
     "allox": lambda: AlloxPolicy(),
+    "allox_on_arrival": lambda: AlloxPolicy(queue_choice="on_arrival"),
     "pal": lambda: PalPolicy(),
-    "pal_las_backfill": lambda: PalPolicy(order="las", backfill=True),
+    "pal_las_head_of_line": lambda: PalPolicy(order="las", head_of_line=True),
     "srtf": lambda: SrtfPolicy(),
 }
 
@@ -84,7 +88,7 @@ def test_end_to_end_every_job_finishes_under_checked_engine(name):
     assert (res.jobs["jct_s"] > 0).all()
 
 
-@pytest.mark.parametrize("name", ["tiresias", "allox"])
+@pytest.mark.parametrize("name", ["tiresias", "tiresias_random", "allox", "allox_on_arrival"])
 def test_no_cross_type_migration_end_to_end(name):
     res = simulate(workload(1, 60), CLUSTER, POLICIES[name](), SimConfig(check=True))
     assert res.jobs["type_switches"].sum() == 0
@@ -97,7 +101,7 @@ def test_allox_never_preempts_end_to_end():
     assert res.jobs["preemptions"].sum() == 0
 
 
-@pytest.mark.parametrize("name", ["themis", "tiresias", "tiresias_las", "pal"])
+@pytest.mark.parametrize("name", ["themis", "tiresias", "tiresias_random", "tiresias_las", "pal"])
 def test_same_inputs_same_results(name):
     a = simulate(workload(3), CLUSTER, POLICIES[name](), SimConfig()).jobs
     b = simulate(workload(3), CLUSTER, POLICIES[name](), SimConfig()).jobs
@@ -112,7 +116,7 @@ def test_srtf_beats_fifo_like_order_on_mean_jct():
     assert res.jobs["finish_s"].tolist() == pytest.approx([600, 100, 300])
 
 
-@pytest.mark.parametrize("name", ["themis", "tiresias", "tiresias_las", "allox", "pal", "srtf"])
+@pytest.mark.parametrize("name", ["themis", "tiresias", "tiresias_las", "tiresias_las2q", "allox", "pal", "srtf"])
 def test_policy_yaml_builds(name):
     cfg = OmegaConf.to_container(OmegaConf.load(CONF / f"{name}.yaml"))
     assert cfg.pop("name") == name  # the runner drops the label before instantiating
@@ -125,6 +129,9 @@ def test_policy_yaml_builds(name):
 
 def test_bad_options_are_input_errors():
     for make in (lambda: ThemisPolicy(fairness_knob=1.0), lambda: PalPolicy(order="lifo"),
-                 lambda: TiresiasLasPolicy(thresholds_gpu_s=[10, 5]), lambda: AlloxPolicy(max_matched=0)):
+                 lambda: TiresiasLasPolicy(thresholds_gpu_s=[10, 5]), lambda: AlloxPolicy(max_matched=0),
+                 lambda: ThemisPolicy(rank="some"), lambda: ThemisPolicy(leftover="idle"),
+                 lambda: ThemisPolicy(waiting_rho="zero"), lambda: TiresiasPolicy(queue_choice="fastest"),
+                 lambda: AlloxPolicy(queue_choice="random"), lambda: PalPolicy(head_of_line="yes")):
         with pytest.raises(InputError):
             make()

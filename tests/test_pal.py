@@ -30,13 +30,51 @@ def test_variability_sensitive_jobs_are_placed_first():
     assert PalPolicy().decide(view).tolist() == [1, 0]
 
 
-def test_stops_at_the_first_job_it_cannot_place():
-    # two GPUs; job 0 runs on one; job 1 needs 2: PAL stops there, job 2 (1 worker) does not start
-    # (backfill off, as in PAL); with backfill it takes the free GPU
-    view = toy_view([[1.0]] * 3, capacity=[2], workers=[1, 2, 1], arrival=[0, 1, 2],
+def mixed_two_type_view():
+    # two types of 4 GPUs. Job 0 (4 workers, type 0 only) runs there; job 1 (4 workers, type 0
+    # only) waits for it; jobs 2 and 3 (2 workers) run anywhere. The version before issue 11 cut
+    # the head at the cluster's 8 GPUs (jobs 0 and 1), failed on job 1 and stopped: [0, -1, -1, -1],
+    # type 1 idle beside two jobs that fit it.
+    return toy_view([[1, 0], [1, 0], [1, 1], [1, 1]], capacity=[4, 4], workers=[4, 4, 2, 2],
+                    arrival=[0, 1, 2, 3], last_type=[0, -1, -1, -1], prev_type=[0, -1, -1, -1])
+
+
+def test_a_job_that_fits_no_type_idles_no_gpu_and_stops_nobody():
+    assert PalPolicy().decide(mixed_two_type_view()).tolist() == [0, -1, 1, 1]
+
+
+def test_head_of_line_blocks_only_the_types_the_blocked_job_could_use():
+    # job 1 reserves type 0, which it alone could use; type 1 still serves jobs 2 and 3
+    assert PalPolicy(head_of_line=True).decide(mixed_two_type_view()).tolist() == [0, -1, 1, 1]
+
+
+def test_head_of_line_on_one_type_is_the_artifacts_cut():
+    # one type of 4 GPUs: job 0 (2 workers) runs, job 1 (4) cannot start. The artifact stops
+    # there and idles 2 GPUs beside job 2 (1 worker); the default passes job 1 over.
+    view = toy_view([[1.0]] * 3, capacity=[4], workers=[2, 4, 1], arrival=[0, 1, 2],
                     last_type=[0, -1, -1], prev_type=[0, -1, -1])
-    assert PalPolicy().decide(view).tolist() == [0, -1, -1]
-    assert PalPolicy(backfill=True).decide(view).tolist() == [0, -1, 0]
+    assert PalPolicy(head_of_line=True).decide(view).tolist() == [0, -1, -1]
+    assert PalPolicy().decide(view).tolist() == [0, -1, 0]
+
+
+def test_running_jobs_behind_a_failure_keep_running():
+    # types of 4 and 2 GPUs. Job 0 (2 workers) runs on type 0; job 1 (4 workers, type 0 only)
+    # cannot start beside it; job 2 (2 workers) runs on type 1. The old version cut the head
+    # after job 1 (2 + 4 = 6 GPUs), stopped at its failure and preempted job 2: [0, -1, -1].
+    view = toy_view([[1, 1], [1, 0], [1, 1]], capacity=[4, 2], workers=[2, 4, 2], arrival=[0, 1, 2],
+                    last_type=[0, -1, 1], prev_type=[0, -1, 1])
+    assert PalPolicy().decide(view).tolist() == [0, -1, 1]
+
+
+def test_class_order_that_strands_a_head_job_falls_back_to_the_scheduler_order():
+    # types of 2 and 1 GPUs. FIFO places job 0 (2 workers, type 0 only) on type 0 and job 1
+    # (1 worker, 3x faster on type 0: the most sensitive class) on type 1. Placing job 1 first
+    # would take type 0 and strand job 0, so PAL keeps the FIFO placement.
+    view = toy_view([[1, 0], [3, 1]], capacity=[2, 1], workers=[2, 1], arrival=[0, 1])
+    policy = PalPolicy()
+    policy.reset(view.cluster, 2, seed=0)
+    assert policy.decide(view).tolist() == [0, 1]
+    assert policy.stats()["pal_class_order_fallbacks"] == 1
 
 
 def test_running_jobs_stay_on_their_type():

@@ -18,12 +18,16 @@ faster than its work at its best speed, and total GPU-time <= capacity x simulat
 
 Work-conserving policies (by design; docs/reliability.md): ``ours`` and its ablations (K(t) is
 the most GPUs the present jobs can fill, and the assignment uses at least K), ``fifo`` (backfill
-on), ``srtf``, ``srtf_agnostic``, ``tiresias_las`` (greedy fills over all types with backfill).
+on), ``srtf``, ``srtf_agnostic``, ``tiresias_las`` (greedy fills over all types with backfill), ``pal``
+(a job that fits no type is passed over, never stops the round; issue 11), ``themis`` (a job without
+GPUs bids on every type it fits, each auction maximizes its winners first, and auctions repeat
+while a waiting gang fits; issue 11).
 Not: ``gavel*`` (a round mechanism that follows time fractions, and reserves GPUs for jobs
 without fractions), ``tiresias`` (a job is bound to one type's queue for good and waits there
-while another type is free), ``themis`` (bids <= 0 wait for a faster type), ``allox`` (matching
-to queue positions), ``pal`` (backfill off: the queue head blocks). On 60 random instances each,
-gavel* idled GPUs next to a fitting job in 53, pal in 19, tiresias in 8, allox in 2, themis in 0.
+while another type is free), ``themis`` with ``waiting_rho=lease_wait`` (bids <= 0 wait for a
+faster type; not a YAML default), ``allox`` (matching
+to queue positions). On 60 random instances each (before issue 11), gavel* idled GPUs next to a
+fitting job in 53, pal in 19 (now 0, asserted), tiresias in 8, allox in 2, themis in 0.
 """
 
 from __future__ import annotations
@@ -44,7 +48,7 @@ from fairsim.testing import toy_cluster, toy_jobs
 
 POLICIES = sorted(p.stem for p in (CONF_DIR / "policy").glob("*.yaml"))
 WORK_CONSERVING = {"ours", "ours_constmu", "ours_nofair", "ours_noswitch", "fifo", "srtf", "srtf_agnostic",
-                   "tiresias_las"}
+                   "tiresias_las", "tiresias_las2q", "pal", "themis"}
 TYPES = ("T4", "A10", "V100")
 EPS = 1e-9
 

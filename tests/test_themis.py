@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 from fairsim.policies.themis import (ThemisPolicy, greedy_value_assignment, ideal_throughput,
-                                     max_value_assignment)
+                                     max_value_assignment, unbounded_bids)
 from fairsim.testing import toy_view, with_job_ids
 
 
@@ -72,10 +72,11 @@ def test_lease_rounds_up_to_whole_rounds():
 
 def test_bid_prefers_fast_type_and_counts_switch_overhead():
     # one job, types [slow 1/s, fast 2/s], 1000 units, age 0: fast: 500 s, slow: 1000 s -> fast.
-    policy = fresh(ThemisPolicy(fairness_knob=0.0))
+    policy = fresh(ThemisPolicy(fairness_knob=0.0, lease_s=600))
     assert policy.decide(toy_view([[1.0, 2.0]], capacity=[1, 1], work=[1000])).tolist() == [1]
     # with 600 s of overhead on the fast type it costs 1100 s there vs 1000 s on the slow one
-    policy = fresh(ThemisPolicy(fairness_knob=0.0))
+    # (and waiting a 600 s lease for the fast type would cost 1100 s too)
+    policy = fresh(ThemisPolicy(fairness_knob=0.0, lease_s=600))
     view = toy_view([[1.0, 2.0]], capacity=[1, 1], work=[1000], switch_cost_s=[[0.0, 600.0]])
     assert policy.decide(view).tolist() == [0]
 
@@ -95,3 +96,67 @@ def test_nothing_to_do_when_no_gang_fits():
     view = toy_view([[1.0], [1.0]], capacity=[2], workers=[2, 2], last_type=[0, -1], prev_type=[0, -1])
     policy.held[0], policy.lease_end[0] = 0, 1e9
     assert policy.decide(view).tolist() == [0, -1]
+
+
+def test_defaults_are_the_prototypes():
+    policy = ThemisPolicy()
+    assert (policy.f, policy.lease_s) == (0.2, 300.0)
+
+
+def test_auctions_repeat_among_the_next_worst_while_gpus_remain():
+    # three waiting jobs on one type of 3 GPUs, f = 0.5: the first auction offers floor(0.5 x 3) = 1
+    # job (the worst), the next floor(0.5 x 2) = 1, the last the remaining one: all three run
+    view = toy_view([[1.0]] * 3, capacity=[3], work=[100] * 3, arrival=[0, 500, 900], now=1000)
+    policy = fresh(ThemisPolicy(fairness_knob=0.5, lease_s=600), num_jobs=3)
+    assert policy.decide(view).tolist() == [0, 0, 0]
+    assert policy.auctions == 3
+
+
+def test_only_jobs_that_want_gpus_are_ranked():
+    # job 0 holds the only GPU of type 0 under a lease and has the worst rho; f = 0.5. Ranking the
+    # wanting jobs offers the free type-1 GPU to job 1 in an auction. The pre-issue-11 options
+    # rank every job: the one slot goes to the lease holder, no auction runs, and job 1 gets the
+    # GPU only through the greedy leftover step.
+    # rho: job 0 (1000 + 1000) x 1 / 1000 = 2; job 1 (1 + 600 + 1e5) x 1 / 1e5 = 1.006
+    view = toy_view([[1.0, 1.0], [1.0, 1.0]], capacity=[1, 1], work=[1000, 1e5], arrival=[0, 999], now=1000,
+                    last_type=[0, -1], prev_type=[0, -1])
+    policy = fresh(ThemisPolicy(fairness_knob=0.5, lease_s=600), num_jobs=2)
+    policy.held[0], policy.lease_end[0] = 0, 1e9
+    assert policy.decide(view).tolist() == [0, 1]
+    assert policy.auctions == 1
+    policy = fresh(ThemisPolicy(fairness_knob=0.5, lease_s=600, rank="all", leftover="greedy"), num_jobs=2)
+    policy.held[0], policy.lease_end[0] = 0, 1e9
+    assert policy.decide(view).tolist() == [0, 1]
+    assert policy.auctions == 0
+
+
+def slow_type_free_view():
+    # job 0 holds the fast type (4/s) under a lease; job 1 (10000 units) waits; only its slow
+    # type (1/s) is free.
+    return toy_view([[4.0, 1.0], [4.0, 1.0]], capacity=[1, 1], work=[1e5, 1e4], arrival=[0, 0],
+                    last_type=[0, -1], prev_type=[0, -1])
+
+
+def test_with_the_lease_wait_estimate_a_job_bids_only_if_its_rho_improves():
+    # waiting a 300 s lease and then running fast: 300 + 2500 = 2800 s; running slow now:
+    # 10000 s. Its rho would not improve, it does not bid, the slow GPU stays free.
+    policy = fresh(ThemisPolicy(waiting_rho="lease_wait"), num_jobs=2)
+    policy.held[0], policy.lease_end[0] = 0, 1e9
+    assert policy.decide(slow_type_free_view()).tolist() == [0, -1]
+
+
+def test_a_job_without_gpus_bids_on_any_type():
+    # default (unbounded rho without GPUs): any GPU lowers it, so job 1 takes the slow type
+    policy = fresh(ThemisPolicy(), num_jobs=2)
+    policy.held[0], policy.lease_end[0] = 0, 1e9
+    assert policy.decide(slow_type_free_view()).tolist() == [0, 1]
+
+
+def test_unbounded_bids_favour_more_winners_then_larger_improvement():
+    # one type of 2 GPUs; gains log(rho_wait / rho_k): A (2 workers) 2.0, B and C (1 worker) 0.1.
+    # Two winners beat one: B + C. Among equal counts the larger improvement wins, even negative.
+    bids = unbounded_bids(np.array([[2.0], [0.1], [0.1]]))
+    assert max_value_assignment(bids, np.array([2, 1, 1]), np.array([2])).tolist() == [-1, 0, 0]
+    bids = unbounded_bids(np.array([[0.5], [-1.0], [0.2]]))
+    assert max_value_assignment(bids, np.array([1, 1, 1]), np.array([2])).tolist() == [0, -1, 0]
+    assert unbounded_bids(np.array([[-np.inf]])).tolist() == [[-np.inf]]

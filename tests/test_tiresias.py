@@ -125,3 +125,57 @@ def test_las_skips_a_gang_that_does_not_fit():
     policy = fresh(TiresiasLasPolicy())
     view = toy_view([[1.0]] * 3, capacity=[3], workers=[2, 2, 1], arrival=[0, 1, 2])
     assert policy.decide(view).tolist() == [0, -1, 0]
+
+
+def test_las_running_jobs_stay_ahead_of_pending_ones_in_their_queue():
+    # 2 GPUs, one queue in reach. Round 1: job 0 (1 worker) runs, job 1 (2 workers, arrived
+    # before job 2) does not fit, job 2 (1 worker) backfills. Round 2: job 0 has finished. Job 2
+    # is running, so it stays ahead of the pending job 1 (Tiresias' simulator): job 1 still does
+    # not fit. By arrival alone, job 1 would preempt job 2.
+    policy = fresh(TiresiasLasPolicy())
+    v1 = toy_view([[1.0]] * 3, capacity=[2], workers=[1, 2, 1], arrival=[0, 1, 2])
+    assert policy.decide(with_job_ids(v1, [0, 1, 2])).tolist() == [0, -1, 0]
+    v2 = toy_view([[1.0]] * 2, capacity=[2], workers=[2, 1], arrival=[1, 2], now=300, attained_gpu_s=[0, 300],
+                  last_type=[-1, 0], prev_type=[-1, 0])
+    assert policy.decide(with_job_ids(v2, [1, 2])).tolist() == [-1, 0]
+
+
+def test_las_a_demoted_job_joins_the_back_of_its_new_queue():
+    # threshold 100 GPU-s, one GPU. Job 0 (pending, queue 1 since the first decision) and job 1
+    # (running, just crossed into queue 1): job 1 enters behind job 0 and is preempted.
+    policy = fresh(TiresiasLasPolicy(thresholds_gpu_s=[100]))
+    v1 = toy_view([[1.0]] * 2, capacity=[1], arrival=[0, 1], attained_gpu_s=[150, 0])
+    assert policy.decide(with_job_ids(v1, [0, 1])).tolist() == [-1, 0]
+    v2 = toy_view([[1.0]] * 2, capacity=[1], arrival=[0, 1], now=300, attained_gpu_s=[150, 300],
+                  last_type=[-1, 0], prev_type=[0, 0])
+    assert policy.decide(with_job_ids(v2, [0, 1])).tolist() == [0, -1]
+
+
+def test_random_queue_choice_is_seeded_and_stays_on_feasible_types():
+    # 200 new jobs, three types; type 2 is infeasible for every job
+    tput = np.tile([1.0, 2.0, 0.0], (200, 1))
+    view = toy_view(tput, capacity=[4, 4, 4], work=np.full(200, 100.0))
+
+    def bound(seed):
+        policy = TiresiasPolicy(queue_choice="random")
+        policy.reset(None, 200, seed)
+        policy.decide(view)
+        return policy.bound.copy()
+
+    b0 = bound(0)
+    assert set(b0.tolist()) == {0, 1}  # both feasible types drawn, the infeasible one never
+    np.testing.assert_array_equal(b0, bound(0))  # same seed, same queues
+    assert (b0 != bound(1)).any()
+    # least_service would put them all by load, alternating 100 GPU-s on type 0 and 50 on type 1
+    policy = fresh(TiresiasPolicy(), num_jobs=200)
+    policy.decide(view)
+    assert (policy.bound != b0).any()
+
+
+def test_queue_choice_is_checked():
+    import pytest
+
+    from fairsim.errors import InputError
+
+    with pytest.raises(InputError, match="queue_choice"):
+        TiresiasPolicy(queue_choice="fastest")

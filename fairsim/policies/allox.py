@@ -25,6 +25,14 @@ smallest JCT increase, no switching"):
 - No preemption and no switching: a started job runs to completion on the type it started on.
 - Scale: the matching takes the ``max_matched`` waiting jobs with the shortest best-case
   processing time (those AlloX would put at the front of a queue); default 256.
+- ``queue_choice``: ``matching`` (default, the above: AlloX's own algorithm, which places a
+  new job at the queue position of least JCT contribution and may re-place waiting jobs at later
+  events) or ``on_arrival``, the FFT paper's wording read literally ("allocates newly arrived
+  jobs to the GPU queue with the lowest JCT contribution"): each new job, in arrival order,
+  joins for good the type queue where it adds the least to the total completion time (its own
+  finish time after the running work and the shorter queued jobs, plus its processing time
+  once for each longer queued job it overtakes); inside a queue, shortest first. Waiting jobs
+  are then never re-placed.
 - Not modelled: AlloX's user-level fairness (its knob picks the users with the least
   progress); traces here have no users, so every waiting job is eligible.
 """
@@ -56,15 +64,22 @@ def allox_positions(t: np.ndarray, offset: np.ndarray) -> tuple[np.ndarray, np.n
     return job_type, -from_end  # larger q = earlier in the queue
 
 
+QUEUE_CHOICES = ("matching", "on_arrival")
+
+
 class AlloxPolicy(Policy):
     event_driven = True  # nothing changes between arrivals and completions: no preemption
 
-    def __init__(self, max_matched: int = 256):
+    def __init__(self, max_matched: int = 256, queue_choice: str = "matching"):
         require(max_matched >= 1, "policy", "max_matched", f"must be >= 1, got {max_matched!r}")
+        require(queue_choice in QUEUE_CHOICES, "policy", "queue_choice",
+                f"{queue_choice!r} is not one of {', '.join(QUEUE_CHOICES)}")
         self.max_matched = int(max_matched)
+        self.on_arrival = queue_choice == "on_arrival"
 
     def reset(self, cluster: ClusterSpec, num_jobs: int, seed: int) -> None:
         self.matchings = 0
+        self.bound = np.full(num_jobs, NOT_RUN, dtype=np.int64)  # on_arrival: each job's queue, for good
 
     def decide(self, view: PolicyView) -> np.ndarray:
         assignment = view.last_type.copy()  # started jobs run to completion where they are
@@ -72,17 +87,23 @@ class AlloxPolicy(Policy):
         used = np.bincount(assignment[running], weights=view.workers[running], minlength=view.num_types)
         free = view.capacity - used.astype(np.int64)
         waiting = np.flatnonzero(~running)
-        if len(waiting) == 0 or free.max() < view.workers[waiting].min():
-            return assignment
 
         tput = np.where(view.feasible, view.throughput, np.nan)
         t = view.remaining[:, None] / tput * view.workers[:, None] / view.capacity[None, :]
         t = np.where(np.isnan(t), np.inf, t)
         offset = np.bincount(assignment[running], weights=t[running, assignment[running]], minlength=view.num_types)
-        if len(waiting) > self.max_matched:
-            waiting = waiting[np.lexsort((waiting, t[waiting].min(axis=1)))[: self.max_matched]]
-        job_type, rank = allox_positions(t[waiting], offset)
-        self.matchings += 1
+        if self.on_arrival:
+            self.bind_new_jobs(view, t, offset, waiting)
+        if len(waiting) == 0 or free.max() < view.workers[waiting].min():
+            return assignment
+        if self.on_arrival:
+            job_type = self.bound[view.job_id[waiting]]
+            rank = t[waiting, job_type]  # shortest first inside a queue, as the matching orders it
+        else:
+            if len(waiting) > self.max_matched:
+                waiting = waiting[np.lexsort((waiting, t[waiting].min(axis=1)))[: self.max_matched]]
+            job_type, rank = allox_positions(t[waiting], offset)
+            self.matchings += 1
 
         for k in range(view.num_types):
             in_queue = np.flatnonzero(job_type == k)
@@ -90,6 +111,23 @@ class AlloxPolicy(Policy):
             take = fill_queue(view.workers[queue], int(free[k]))
             assignment[queue[take]] = k
         return assignment
+
+    def bind_new_jobs(self, view: PolicyView, t: np.ndarray, offset: np.ndarray, waiting: np.ndarray) -> None:
+        """The FFT paper's reading: each new job, in arrival order, joins for good the type queue
+        where it adds the least to the total completion time. In a queue kept shortest first,
+        job j on type k finishes after the running work, the queued jobs shorter than it and
+        itself, and delays each longer queued job by t[j, k]."""
+        ids = view.job_id
+        bound = self.bound[ids]
+        for row in waiting[bound[waiting] < 0]:  # view rows are in arrival order
+            queued = waiting[bound[waiting] >= 0]
+            increase = np.full(view.num_types, np.inf)
+            for k in np.flatnonzero(np.isfinite(t[row])):
+                mine = t[queued[bound[queued] == k], k]
+                tj = t[row, k]
+                increase[k] = offset[k] + mine[mine <= tj].sum() + tj + tj * (mine > tj).sum()
+            bound[row] = int(np.argmin(increase))  # ties -> cluster order
+            self.bound[ids[row]] = bound[row]
 
     def stats(self) -> dict[str, float]:
         return {"allox_matchings": float(self.matchings)}

@@ -12,27 +12,47 @@ sensitive classes first, and for each job walks a locality x variability ("LxV")
 Single-GPU jobs and jobs wider than a node are placed by PM-First (best bins first). The round
 stops at the first job that cannot be placed.
 
-What this module adapts:
+What the artifact does each round (facts from the authors' Blox-based code,
+docs/baselines.md): release every job, cut the scheduler's queue where the cumulative GPU
+demand would exceed the cluster's GPUs (the "head"), stably re-sort the head by class, place
+jobs one by one and stop at the first that cannot be placed. In its single GPU pool every head
+job fits, so the only job that fails is the first one past the head: FIFO with head-of-line
+blocking at the cluster's size.
 
+What this module adapts (a gang runs on one GPU type, so "fits the cluster's total" no longer
+means "can be placed"):
+
+- The head: the jobs the scheduler's order admits when each is placed, in that order, beside
+  the ones before it. A job that fits on no type is passed over and never stops the round, so
+  no GPU idles while a job that fits waits, and no job behind a failure (running ones included)
+  is dropped. The head is then stably re-sorted by class and placed again; if that order
+  fragments the types so that some head job no longer fits, the scheduler-order placement is
+  used (counted in ``pal_class_order_fallbacks``), so every head job runs.
+- ``head_of_line`` (default false) restores the artifact's blocking in typed form: a job that
+  fits nowhere reserves every type it could run on, and no job behind it starts there. On a
+  one-type cluster this is exactly the artifact's cut; it idles GPUs next to narrower jobs.
 - Performance bins are GPU types; a job's slowdown on type k is sf[j, k] = best throughput /
   throughput[j, k] (1 on its fastest type), taken from the catalog instead of K-means over
   measured per-GPU variability, since the simulated GPUs of one type are identical.
 - Sensitivity class: a job's spread across types, best / worst feasible throughput, binned by
-  ``class_edges``; jobs in the queue head that fits the cluster are stably re-ordered by class,
-  most sensitive first, as PAL does with its classes A-D.
-- Locality: the policy keeps its own host map (``cluster.host_sizes``) for the round, placing
+  ``class_edges`` (PAL's classes A-D, most sensitive placed first).
+- Locality: as in the artifact, the penalty only ranks placement options; it is not a speed
+  model. The policy keeps its own host map (``cluster.host_sizes``) for the round, placing
   each job best-fit on one host when it can. For a job of 2..gpus_per_host workers the LxV walk
   chooses the type minimizing sf x (1 if some host of the type has that many free GPUs, else
-  ``locality_penalty``), ties by sf, then cluster order. The engine does the real host placement.
-- No opportunistic migration: a job that ran last round and is reached in the order stays on
-  its type if that type still has room; only jobs (re)starting choose a type. PAL's own
-  simulator re-places every job each round and keeps only identical allocations.
-- Job order (``order``): ``fifo`` (arrival; PAL's main experiments), ``las`` (least attained
-  GPU-seconds) or ``srtf`` (least remaining time on the best type); ties by arrival.
+  ``locality_penalty``), ties by sf, then cluster order. The slowdown a spread gang really
+  suffers comes from the engine's network model (packed vs spread throughput), not from the
+  penalty, and the engine does the real host placement.
+- No opportunistic migration: a job that ran last round stays on its type while that type has
+  room; only jobs (re)starting choose a type. The artifact re-places every job each round and
+  keeps identical allocations, with migrations free.
+- Job order (``order``): ``fifo`` (arrival; the artifact's main results), ``las`` (least
+  attained GPU-seconds; the artifact counts wall-clock service) or ``srtf`` (least remaining
+  time on the best type); ties by arrival.
 
-Options: ``order`` (default fifo), ``locality_penalty`` (default 1.7, the constant of PAL's
-artifact; its sweep spans 1.0-3.0), ``class_edges`` (default [1.25, 1.6, 2.0]: four classes),
-``backfill`` (default false: stop at the first job that cannot be placed, as PAL does).
+Options: ``order`` (default fifo), ``locality_penalty`` (default 1.7, the artifact's constant;
+its sweep spans 1.0-3.0), ``class_edges`` (default [1.25, 1.6, 2.0]: four classes; ours),
+``head_of_line`` (default false, see above).
 """
 
 from __future__ import annotations
@@ -93,50 +113,69 @@ class HostMap:
 
 class PalPolicy(Policy):
     def __init__(self, order: str = "fifo", locality_penalty: float = 1.7,
-                 class_edges=(1.25, 1.6, 2.0), backfill: bool = False):
+                 class_edges=(1.25, 1.6, 2.0), head_of_line: bool = False):
         require(order in ORDERS, "policy", "order", f"{order!r} is not one of {', '.join(ORDERS)}")
         require(locality_penalty >= 1, "policy", "locality_penalty", f"must be >= 1, got {locality_penalty!r}")
+        require(isinstance(head_of_line, bool), "policy", "head_of_line", f"must be true or false, got {head_of_line!r}")
         edges = np.asarray(list(class_edges), dtype=np.float64)
         require(edges.ndim == 1 and (np.diff(edges) > 0).all(), "policy", "class_edges",
                 f"must be increasing throughput ratios, got {list(class_edges)!r}")
         self.order_key = ORDERS[order]
         self.locality_penalty = float(locality_penalty)
         self.edges = edges
-        self.backfill = backfill
+        self.head_of_line = head_of_line
         # with FIFO order the decision only changes at arrivals and completions
         self.event_driven = order == "fifo"
 
-    def job_order(self, view: PolicyView, slowdown: np.ndarray) -> np.ndarray:
-        order = np.lexsort((np.arange(view.num_jobs), self.order_key(view)))
-        head = int(np.searchsorted(np.cumsum(view.workers[order]), view.capacity.sum(), side="right"))
-        spread = np.where(view.feasible, slowdown, 0.0).max(axis=1)  # best / worst feasible throughput
-        sensitivity = np.searchsorted(self.edges, spread, side="right")
-        head_rows = order[:head]
-        head_rows = head_rows[np.argsort(-sensitivity[head_rows], kind="stable")]
-        return np.concatenate([head_rows, order[head:]])
+    def reset(self, cluster: ClusterSpec, num_jobs: int, seed: int) -> None:
+        self.class_order_fallbacks = 0  # rounds where the class order could not place the whole head
 
     def decide(self, view: PolicyView) -> np.ndarray:
         tput = np.where(view.feasible, view.throughput, np.nan)
         slowdown = np.nanmax(tput, axis=1, keepdims=True) / tput  # sf >= 1, nan where infeasible
-        order = self.job_order(view, slowdown)
+        order = np.lexsort((np.arange(view.num_jobs), self.order_key(view)))
+        # the head: the jobs the scheduler's order admits, each placed beside the ones before it
+        admitted = self.place(view, order, slowdown)
+        head = order[admitted[order] >= 0]
+        spread = np.where(view.feasible, slowdown, 0.0).max(axis=1)  # best / worst feasible throughput
+        sensitivity = np.searchsorted(self.edges, spread, side="right")
+        by_class = head[np.argsort(-sensitivity[head], kind="stable")]
+        rest = order[admitted[order] < 0]
+        assignment = self.place(view, np.concatenate([by_class, rest]), slowdown)
+        if (assignment[head] < 0).any():
+            # the class order fragmented the types so that a head job no longer fits: keep the
+            # scheduler-order placement, which runs every head job
+            self.class_order_fallbacks += 1
+            return admitted
+        return assignment
+
+    def place(self, view: PolicyView, rows: np.ndarray, slowdown: np.ndarray) -> np.ndarray:
+        """Place ``rows`` in turn: a job that ran last round keeps its type while it has room,
+        others walk the LxV list. A job that fits nowhere is passed over, so it never idles GPUs
+        or evicts anyone behind it; with ``head_of_line`` it reserves the types it could use
+        (no job behind it starts there), the typed form of PAL's cut at the first job that
+        does not fit."""
         hosts = HostMap(view.cluster)
         free = hosts.free_per_type()
         per_host = view.cluster.gpus_per_host
         assignment = view.empty_assignment()
-        widths = view.workers[order]
+        if len(rows) == 0:
+            return assignment
+        usable = np.ones(view.num_types, dtype=bool)  # types not reserved by a blocked job
+        widths = view.workers[rows]
         narrowest_after = np.minimum.accumulate(widths[::-1])[::-1].tolist()
-        last_type = view.last_type[order].tolist()
+        last_type = view.last_type[rows].tolist()
         # a Python loop over Python ints: it runs once per placed job, kept ones included
-        for pos, (row, d, k) in enumerate(zip(order.tolist(), widths.tolist(), last_type)):
-            if narrowest_after[pos] > max(free):
-                break  # the cluster is full for everyone behind this point
-            if k < 0 or free[k] < d:  # a (re)starting job, or its type is taken: choose a type
-                ok = view.feasible[row] & (np.asarray(free) >= d)
+        for pos, (row, d, k) in enumerate(zip(rows.tolist(), widths.tolist(), last_type)):
+            if narrowest_after[pos] > max(free) or not usable.any():
+                break  # nothing behind this point can start
+            if k < 0 or free[k] < d or not usable[k]:  # a (re)starting job, or its type is taken
+                ok = view.feasible[row] & usable & (np.asarray(free) >= d)
                 k = self.choose_type(slowdown[row], ok, hosts, d, per_host)
             if k < 0:
-                if self.backfill:
-                    continue
-                break
+                if self.head_of_line:
+                    usable &= ~view.feasible[row]
+                continue
             assignment[row] = k
             hosts.take(k, d)
             free[k] -= d
@@ -150,3 +189,6 @@ class PalPolicy(Policy):
         if 1 < d <= per_host:  # single GPUs are always local, wider gangs always span hosts
             cost = cost * np.where(hosts.largest_host() >= d, 1.0, self.locality_penalty)
         return int(np.lexsort((np.arange(len(sf)), np.where(ok, sf, np.inf), cost))[0])
+
+    def stats(self) -> dict[str, float]:
+        return {"pal_class_order_fallbacks": float(self.class_order_fallbacks)}

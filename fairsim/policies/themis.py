@@ -1,32 +1,42 @@
 """Themis (Mahajan et al., "Themis: Fair and Efficient GPU Cluster Scheduling", NSDI'20):
 finish-time fairness through short-term auctions of GPU leases.
 
-The paper's algorithm. A job's finish-time fairness is rho = T_shared / T_ideal, where T_ideal
-is its running time alone on a 1/N share of the cluster (N = contending jobs) and T_shared its
-completion time in the shared cluster; rho <= 1 means the job is no worse off than with its own
-1/N slice. GPUs are handed out as leases. Whenever leases expire, the arbiter offers the free
-GPUs to the 1 - f fraction of jobs with the worst (largest) rho (f in [0, 1) is the fairness
-knob: f -> 1 offers to the single worst job, f = 0 to everyone). Each offered job bids with
-its rho for every bundle it could get; the partial-allocation auction picks the allocation that
-maximizes the product of the participants' rho improvements (rho without / rho with). GPUs the
-auction leaves unused go to the jobs that were not offered any (leftover allocation, for work
-conservation).
+The algorithm, as the paper and its authors' simulator and YARN prototype do it (facts in
+docs/baselines.md). A job's finish-time fairness is rho = T_shared / T_ideal. GPUs are handed
+out as leases. Whenever GPUs are free, the arbiter ranks the jobs that want GPUs by rho, worst
+first, and offers the free GPUs to the worst floor((1 - f) x n) of those n jobs (at least one;
+f in [0, 1) is the fairness knob). Each offered job bids only for bundles that would lower its
+rho; the partial-allocation auction picks the allocation maximizing the product of the
+participants' rho improvements. While GPUs remain free, the auction is repeated among the
+next-worst jobs (the simulator's leftover allocation).
 
 How this module maps it onto rounds and GPU types:
 
-- Bundles: a job runs its whole gang on one GPU type, so a bid is a value per type. The rho
-  estimates behind a bid: on type k, T_shared = age + switch overhead on k
-  (``view.switch_cost_s``) + remaining / throughput[k]; without an allocation, the job waits at
-  least one more lease and then runs on its fastest type: T_shared = age + lease +
-  remaining / best throughput. The bid value is log(rho_without / rho_k); T_ideal cancels, so
-  the product maximization is a max-weight assignment of jobs to types under per-type GPU
-  capacity, solved exactly with scipy's MILP (HiGHS) on the candidates that could win (for each
-  gang width and type, the best-valued jobs up to the number of gangs of that width the free
-  GPUs can hold), with a greedy fallback above ``max_milp_jobs`` candidates. Bids <= 0 (the job
-  would rather wait for a faster type) are not allocated.
+- Bundles: a job runs its whole gang on one GPU type, so a bid is a value per type. On type k,
+  T_shared = age + switch overhead on k (``view.switch_cost_s``) + remaining / throughput[k].
+  A job that wants GPUs holds none, so (``waiting_rho``):
+  ``unbounded`` (default): its rho now is unbounded and every feasible type would lower it, so
+  it bids on every type. The product of rho improvements is then largest with the most winners;
+  among those, the product of the improvements against the ``lease_wait`` estimate below
+  decides: bid value M + log(rho_wait / rho_k) with M large enough that one more winner
+  outweighs any change among the others (``unbounded_bids``).
+  ``lease_wait``: its rho now is estimated as if it waited one more lease and then ran on its
+  fastest type (T_shared = age + lease + remaining / best throughput); bid value
+  log(rho_wait / rho_k), T_ideal cancelling; only values > 0 bid, so a long job may refuse a
+  much slower type and leave it idle (the module before issue 11).
+  The auction is a max-weight assignment of jobs to types under per-type GPU capacity, solved
+  exactly with scipy's MILP (HiGHS) on the candidates that could win (for each gang width and
+  type, the best-valued jobs up to the number of gangs of that width the free GPUs can hold),
+  with a greedy fallback above ``max_milp_jobs`` candidates.
 - T_ideal: the job's throughput on a 1/N share of every type, using its fastest types first,
   each for at most (count_k / N) / workers of the time, the time fractions summing to <= 1;
-  T_ideal = work / that throughput. It only ranks jobs (which 1 - f fraction is offered).
+  T_ideal = work / that throughput. It only ranks jobs (who is offered first).
+- Auctions per round: the ranked jobs are cut into successive groups, floor((1 - f) x remaining)
+  at a time, worst rho first; each group holds one auction on the GPUs still free; a job
+  offered once is not offered again that round (its rho did not change). The loop ends when no
+  waiting job's gang fits in the free GPUs or every job has been offered.
+- Ranking uses a finite rho for every job: lease holders at their leased type's speed, the
+  others with the ``lease_wait`` estimate above.
 - Leases: a lease lasts ``lease_s`` seconds, rounded up to whole rounds. A job keeps its type
   until its lease ends (or it finishes); then its GPUs return to the pool and it bids again, with
   no switch overhead on the type it holds, so renewals are cheap. Leases are per job, so with
@@ -36,9 +46,15 @@ How this module maps it onto rounds and GPU types:
   fraction of its GPUs, so every winner gets its whole bundle. Themis' app-level bidding
   (several jobs of one app) collapses to one job per app here.
 
-Options: ``fairness_knob`` (f, default 0.8), ``lease_s`` (default 600 s), ``max_milp_jobs``
-(default 2000). The f and lease defaults are our choices (Themis treats both as knobs and
-studies their effect); set them in ``conf/policy/themis.yaml``.
+Options and defaults: ``fairness_knob`` f = 0.2 and ``lease_s`` = 300 s are the defaults of
+the authors' YARN prototype (its simulator sweeps the fraction offered); ``rank`` = wanting
+(only jobs without a lease are ranked and offered, as in the simulator) or all (every job is
+ranked, lease holders take offer slots without bidding); ``leftover`` = auction (repeat among
+the next-worst) or greedy (GPUs left after the first auction go to the jobs not offered any,
+worst rho first, each on its fastest free type, whatever its bid); ``waiting_rho`` =
+unbounded or lease_wait (above). ``fairness_knob=0.8 lease_s=600 rank=all leftover=greedy
+waiting_rho=lease_wait`` is this module before issue 11, up to the rounding of the offered count
+(it rounded up); ``max_milp_jobs`` (default 2000).
 """
 
 from __future__ import annotations
@@ -136,14 +152,42 @@ def greedy_value_assignment(value: np.ndarray, widths: np.ndarray, free: np.ndar
     return out
 
 
+def unbounded_bids(gain: np.ndarray) -> np.ndarray:
+    """Bid values of jobs that hold no GPUs, whose rho is unbounded: every feasible bundle lowers
+    it, so every one is a bid. The product of rho improvements is then largest with the most
+    winners; among allocations with as many winners, the product of the finite improvements
+    ``gain`` (log rho_wait - log rho_k, the lease-wait estimate) decides. Value: big + gain,
+    shifted to be >= 1, with big so large that one more winner outweighs any change among the
+    others. Infeasible bundles (gain = -inf) get -inf."""
+    finite = np.isfinite(gain)
+    if not finite.any():
+        return np.full(gain.shape, -np.inf)
+    low, high = gain[finite].min(), gain[finite].max()
+    big = 1.0 + (high - low) * (gain.shape[0] + 1)
+    return np.where(finite, big + (gain - low), -np.inf)
+
+
+RANKS = ("wanting", "all")
+LEFTOVERS = ("auction", "greedy")
+WAITING_RHOS = ("unbounded", "lease_wait")
+
+
 class ThemisPolicy(Policy):
-    def __init__(self, fairness_knob: float = 0.8, lease_s: float = 600.0, max_milp_jobs: int = 2000):
+    def __init__(self, fairness_knob: float = 0.2, lease_s: float = 300.0, max_milp_jobs: int = 2000,
+                 rank: str = "wanting", leftover: str = "auction", waiting_rho: str = "unbounded"):
         require(0 <= fairness_knob < 1, "policy", "fairness_knob", f"must be in [0, 1), got {fairness_knob!r}")
         require(lease_s > 0, "policy", "lease_s", f"must be > 0 seconds, got {lease_s!r}")
         require(max_milp_jobs >= 0, "policy", "max_milp_jobs", f"must be >= 0, got {max_milp_jobs!r}")
+        require(rank in RANKS, "policy", "rank", f"{rank!r} is not one of {', '.join(RANKS)}")
+        require(leftover in LEFTOVERS, "policy", "leftover", f"{leftover!r} is not one of {', '.join(LEFTOVERS)}")
+        require(waiting_rho in WAITING_RHOS, "policy", "waiting_rho",
+                f"{waiting_rho!r} is not one of {', '.join(WAITING_RHOS)}")
         self.f = float(fairness_knob)
         self.lease_s = float(lease_s)
         self.max_milp_jobs = int(max_milp_jobs)
+        self.rank_all = rank == "all"
+        self.greedy_leftover = leftover == "greedy"
+        self.waiting_unbounded = waiting_rho == "unbounded"
 
     def reset(self, cluster: ClusterSpec, num_jobs: int, seed: int) -> None:
         self.held = np.full(num_jobs, NOT_RUN, dtype=np.int64)  # type of the job's current lease
@@ -165,39 +209,51 @@ class ThemisPolicy(Policy):
         t_shared[rows] = age[rows] + view.remaining[rows] / view.throughput[rows, held]
         return t_shared * ideal_throughput(view) / view.work
 
+    def offered_count(self, n: int) -> int:
+        """Jobs offered GPUs in one auction: floor((1 - f) x n), at least one."""
+        return max(1, math.floor((1.0 - self.f) * n + 1e-9))
+
     def decide(self, view: PolicyView) -> np.ndarray:
         ids = view.job_id
         holding = (self.lease_end[ids] > view.now + 1e-6) & (view.last_type >= 0)
         assignment = np.where(holding, self.held[ids], NOT_RUN)
         used = np.bincount(assignment[holding], weights=view.workers[holding], minlength=view.num_types)
         free = view.capacity - used.astype(np.int64)
-        bidders = np.flatnonzero(~holding)
+        wanting = ~holding
         widths = view.workers
-        if len(bidders) == 0 or free.max() < widths[bidders].min():
+        if not wanting.any() or free.max() < widths[wanting].min():
             return assignment
         lease = self.lease_len(view)
         age = view.now - view.arrival
         best = np.where(view.feasible, view.throughput, 0.0).max(axis=1)
         t_wait = age + lease + view.remaining / best
         rho = self.rho(view, holding, t_wait)
+        tput = np.where(view.feasible, view.throughput, np.nan)
+        t_run = age[:, None] + view.switch_cost_s + view.remaining[:, None] / tput
+        # log(rho waiting a lease / rho with the bundle); T_ideal cancels. With lease_wait only
+        # values > 0 bid; with unbounded every feasible bundle bids (unbounded_bids).
+        value = np.nan_to_num(np.log(t_wait[:, None] / t_run), nan=-np.inf)
 
-        # the 1 - f fraction of all jobs with the worst rho; those without a lease bid
-        offered = max(1, math.ceil((1.0 - self.f) * view.num_jobs - 1e-9))
-        worst = np.lexsort((np.arange(view.num_jobs), -rho))[:offered]
-        participants = worst[~holding[worst]]
-        if len(participants):
-            tput = np.where(view.feasible, view.throughput, np.nan)
-            t_run = age[participants, None] + view.switch_cost_s[participants] + view.remaining[participants, None] / tput[participants]
-            value = np.nan_to_num(np.log(t_wait[participants, None] / t_run), nan=-np.inf)
-            won = self.auction(value, widths[participants], free)
-            winners = participants[won >= 0]
-            assignment[winners] = won[won >= 0]
-            free -= np.bincount(won[won >= 0], weights=widths[winners], minlength=view.num_types).astype(np.int64)
-
-        # leftover GPUs go to jobs that were not offered any, worst rho first, fastest free type
-        others = np.setdiff1d(bidders, participants, assume_unique=True)
-        others = others[np.lexsort((others, -rho[others]))]
-        self.fill_fastest(view, others, free, assignment)
+        ranked = np.flatnonzero(np.ones(view.num_jobs, dtype=bool) if self.rank_all else wanting)
+        ranked = ranked[np.lexsort((ranked, -rho[ranked]))]  # worst rho first
+        while len(ranked):
+            offered = self.offered_count(len(ranked))
+            group, ranked = ranked[:offered], ranked[offered:]
+            participants = group[wanting[group]]
+            if len(participants):
+                bids = unbounded_bids(value[participants]) if self.waiting_unbounded else value[participants]
+                won = self.auction(bids, widths[participants], free)
+                winners = participants[won >= 0]
+                assignment[winners] = won[won >= 0]
+                free -= np.bincount(won[won >= 0], weights=widths[winners], minlength=view.num_types).astype(np.int64)
+            waiting = ranked[wanting[ranked]]
+            if len(waiting) == 0 or free.max() < widths[waiting].min():
+                break
+            if self.greedy_leftover:
+                # the pre-issue-11 reading: leftovers to the jobs not offered any, worst rho first,
+                # each on its fastest free type whatever its bid
+                self.fill_fastest(view, waiting, free, assignment)
+                break
 
         started = (assignment >= 0) & ~holding
         self.held[ids[started]] = assignment[started]

@@ -6,9 +6,12 @@ against on heterogeneous clusters:
 
 - one queue per GPU type; a job is bound to one queue when it arrives and stays there for good
   (no cross-type migration);
-- a new job joins the type whose queue holds the least total remaining service, where a job's
-  remaining service on type k is its remaining run time there times its gang size
-  (``remaining / throughput[k] * workers``, GPU-seconds);
+- the queue (``queue_choice``): the FFT paper describes it two ways (its sec. 6.1.4; see
+  docs/baselines.md). ``least_service`` (default): the type whose queue holds the least total
+  remaining service, a job's remaining service on type k being its remaining run time there
+  times its gang size (``remaining / throughput[k] * workers``, GPU-seconds); the more specific
+  of the two descriptions, the one that also states the no-migration rule. ``random``: a type
+  drawn uniformly among those the job can run on, one draw per job from the run seed;
 - inside a queue, shortest remaining service first, preemptive, re-ranked every round; a job
   that does not fit is skipped and smaller ones behind it may start (backfill).
 
@@ -17,7 +20,10 @@ with unknown durations:
 
 - a job's priority is its attained service in GPU-seconds (GPUs x time), discretized into K
   queues by ``thresholds_gpu_s`` (new jobs start in the top queue and are demoted when they
-  cross a threshold); inside a queue, first come first served by arrival;
+  cross a threshold); inside a queue, first come first served, except that, as in Tiresias'
+  simulator, the jobs running at a decision are lined up ahead of the pending ones of the same
+  queue (a pending job never preempts a running job of its own queue), and a job entering a
+  queue (new, demoted or promoted) joins its back, behind its pending jobs;
 - jobs are admitted in priority order, preemptively; a job that does not fit is skipped
   (Tiresias' simulator does the same);
 - starvation prevention (``promote_knob``, Tiresias' PromoteKnob): a job below the top queue
@@ -30,7 +36,10 @@ with unknown durations:
   order. Throughputs are never looked at.
 
 Defaults: ``thresholds_gpu_s = [3250, 7200]`` (three queues) are the values in Tiresias'
-published simulator (SymbioticLab/Tiresias, ``jobs.py``); change them in the YAML.
+published simulator (SymbioticLab/Tiresias, ``jobs.py``); with them, Philly-sized jobs (hours
+of several GPUs) drop to the last queue almost at once. ``policy=tiresias_las2q`` sets
+``thresholds_gpu_s = [57600]``: two queues split at 16 GPU-hours, the setting Pollux's
+re-implementation of Tiresias uses for such jobs.
 """
 
 from __future__ import annotations
@@ -57,11 +66,23 @@ def fill_bound_queues(view: PolicyView, bound: np.ndarray, key: np.ndarray, free
     return assignment
 
 
+QUEUE_CHOICES = ("least_service", "random")
+RANDOM_STREAM = 0x71E5  # tags the policy's random stream apart from the engine's (seed, stream)
+
+
 class TiresiasPolicy(Policy):
-    """FFT's Tiresias: per-type queues, least-remaining-service routing, SRSF inside a queue."""
+    """FFT's Tiresias: per-type queues, a queue chosen on arrival, SRSF inside a queue."""
+
+    def __init__(self, queue_choice: str = "least_service"):
+        require(queue_choice in QUEUE_CHOICES, "policy", "queue_choice",
+                f"{queue_choice!r} is not one of {', '.join(QUEUE_CHOICES)}")
+        self.random_choice = queue_choice == "random"
 
     def reset(self, cluster: ClusterSpec, num_jobs: int, seed: int) -> None:
         self.bound = np.full(num_jobs, NOT_RUN, dtype=np.int64)  # queue (type) of each job, for good
+        # one draw per job, fixed by the run seed: the choice does not depend on when the
+        # policy is called or which jobs share the view
+        self.draw = np.random.default_rng([seed, RANDOM_STREAM]).random(num_jobs)
 
     def decide(self, view: PolicyView) -> np.ndarray:
         bound = self.bound[view.job_id]
@@ -70,7 +91,11 @@ class TiresiasPolicy(Policy):
         rows = np.flatnonzero(bound >= 0)
         load = np.bincount(bound[rows], weights=service[rows, bound[rows]], minlength=view.num_types)
         for row in np.flatnonzero(bound < 0):  # new arrivals, in arrival order
-            k = int(np.argmin(np.where(view.feasible[row], load, np.inf)))  # ties -> cluster order
+            if self.random_choice:  # uniformly among the types the job can run on
+                types = np.flatnonzero(view.feasible[row])
+                k = int(types[int(self.draw[view.job_id[row]] * len(types))])
+            else:
+                k = int(np.argmin(np.where(view.feasible[row], load, np.inf)))  # ties -> cluster order
             bound[row] = k
             load[k] += service[row, k]
         self.bound[view.job_id] = bound
@@ -95,6 +120,9 @@ class TiresiasLasPolicy(Policy):
         self.run_base = np.zeros(num_jobs)
         self.since = np.full(num_jobs, np.nan)  # time of the last promotion (or first start)
         self.promotions = 0
+        self.queue = np.full(num_jobs, -1, dtype=np.int64)  # each job's queue at the last decision
+        self.pos = np.zeros(num_jobs, dtype=np.int64)  # place inside its queue (smaller = ahead)
+        self.next_pos = 0
 
     def queue_of(self, view: PolicyView) -> np.ndarray:
         """Each job's queue (0 = top), after applying starvation promotions."""
@@ -115,9 +143,27 @@ class TiresiasLasPolicy(Policy):
             self.promotions += int(promote.sum())
         return queue
 
+    def queue_order(self, view: PolicyView, queue: np.ndarray) -> np.ndarray:
+        """Rows in priority order: by queue, then by place inside it. As in Tiresias' simulator,
+        at each decision the jobs that stay in their queue are re-lined with the running ones
+        ahead of the pending ones (each group in its old order), then the jobs that enter a queue
+        (new, demoted, promoted) join its back in arrival order, behind its pending jobs."""
+        ids = view.job_id
+        n = view.num_jobs
+        stay = self.queue[ids] == queue
+        rows = np.flatnonzero(stay)
+        rows = rows[np.lexsort((self.pos[ids[rows]], view.last_type[rows] < 0, queue[rows]))]
+        entering = np.flatnonzero(~stay)
+        entering = entering[np.lexsort((entering, view.arrival[entering]))]
+        lined = np.concatenate([rows, entering])
+        self.pos[ids[lined]] = self.next_pos + np.arange(n)
+        self.next_pos += n
+        self.queue[ids] = queue
+        return np.lexsort((np.arange(n), self.pos[ids], queue))
+
     def decide(self, view: PolicyView) -> np.ndarray:
         queue = self.queue_of(view)
-        order = np.lexsort((np.arange(view.num_jobs), view.arrival, queue))
+        order = self.queue_order(view, queue)
         assignment = view.empty_assignment()
         room = view.capacity.tolist()
         widths = view.workers[order]
