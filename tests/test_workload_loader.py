@@ -53,9 +53,9 @@ def test_trace_presets_differ_as_documented():
     assert t9.meta["max_duration_s"] / t9.meta["min_duration_s"] == pytest.approx(3.0)
 
 
-def test_trace1_spans_about_two_days_at_load_08():
+def test_trace1_spans_two_days():
     w = load_workload(preset("trace1"), PAPER, 0)
-    assert 40 <= w.meta["expected_span_h"] <= 60
+    assert w.meta["arrival_span_h"] == pytest.approx(48.0) and w.meta["arrivals"] == "philly"
 
 
 def test_gavel_presets():

@@ -26,7 +26,8 @@ each job keeps its own duration and GPU count, and the real gaps are stretched u
 mean gap is 1 / lambda. ``span_h: S`` fixes the arrival span instead (last arrival at S hours,
 lambda = (n - 1) / S) and reaches ``load`` by multiplying every shaped duration by one factor,
 clipped to [min_duration_s, max_duration_s] after the multiplication; ``duration_scale`` then
-has no effect and is refused.
+has no effect and is refused. ``jobs_per_gpu_hour: r`` sets the span instead as
+num_jobs / (r * total GPUs): the same arrival intensity per GPU on any cluster and trace size.
 """
 
 from __future__ import annotations
@@ -47,7 +48,7 @@ from fairsim.workload.philly_window import duration_factor, stretch_to, window, 
 from fairsim.workload.sampling import eligible, nearest_slot, pick_uniform, poisson_arrivals, reference_throughput
 
 OPTIONS = ("num_jobs", "load", "load_scale", "duration_scale", "min_duration_s", "max_duration_s", "workers",
-           "large_share", "spread_limit", "arrivals", "span_h")
+           "large_share", "spread_limit", "arrivals", "span_h", "jobs_per_gpu_hour")
 ARRIVALS = ("poisson", "philly")
 
 
@@ -64,6 +65,7 @@ class PhillyOptions:
     spread_limit: float | None = None
     arrivals: str = "poisson"
     span_h: float | None = None
+    jobs_per_gpu_hour: float | None = None  # alternative to span_h: span = num_jobs / (this * total GPUs)
 
     @classmethod
     def from_config(cls, cfg: Mapping[str, Any], src: str) -> "PhillyOptions":
@@ -79,9 +81,12 @@ class PhillyOptions:
             spread_limit=opt.number(cfg, "spread_limit", src, None, lo=1, lo_open=True, optional=True),
             arrivals=opt.choice(cfg, "arrivals", src, cls.arrivals, ARRIVALS),
             span_h=opt.number(cfg, "span_h", src, None, lo=0, lo_open=True, optional=True),
+            jobs_per_gpu_hour=opt.number(cfg, "jobs_per_gpu_hour", src, None, lo=0, lo_open=True, optional=True),
         )
-        if o.span_h is not None and o.duration_scale != 1.0:
-            raise InputError(src, "duration_scale", "has no effect with span_h (durations are scaled to reach load "
+        if o.span_h is not None and o.jobs_per_gpu_hour is not None:
+            raise InputError(src, "jobs_per_gpu_hour", "sets the span like span_h: give one of them, not both")
+        if (o.span_h is not None or o.jobs_per_gpu_hour is not None) and o.duration_scale != 1.0:
+            raise InputError(src, "duration_scale", "has no effect with span_h or jobs_per_gpu_hour (durations are scaled to reach load "
                              f"over the span); remove it or set span_h: null, got {o.duration_scale:g}")
         if o.max_duration_s is not None and o.max_duration_s < o.min_duration_s:
             raise InputError(src, "max_duration_s", f"must be >= min_duration_s ({o.min_duration_s:g}), got {o.max_duration_s:g}")
@@ -151,19 +156,20 @@ def generate_philly(catalog: Catalog, cluster: ClusterSpec, seed: int, o: Philly
     ref = reference_throughput(catalog, cluster)[model, slot]
     intensity = o.load * o.load_scale * cluster.total_gpus  # offered GPU-seconds per second
     factor = None
-    if o.span_h is None:
+    span_h = o.span_h if o.jobs_per_gpu_hour is None else n / (o.jobs_per_gpu_hour * cluster.total_gpus)
+    if span_h is None:
         dur = shape_durations(raw_dur, o)
         rate = intensity / (dur * workers).mean()
         last = (n - 1) / rate
     else:
-        last = o.span_h * 3600.0
+        last = span_h * 3600.0
         rate = (n - 1) / last if n > 1 else 1.0 / last
         base = shape_durations(raw_dur, replace(o, duration_scale=1.0, min_duration_s=0.0, max_duration_s=None))
         factor = duration_factor(base, workers, n * intensity / rate, o.min_duration_s, o.max_duration_s, src)
         dur = np.clip(base * factor, o.min_duration_s, np.inf if o.max_duration_s is None else o.max_duration_s)
     if o.arrivals == "philly":
         arrival = stretch_to(offsets, last)
-    elif o.span_h is None:
+    elif span_h is None:
         arrival = poisson_arrivals(gaps, rate)
     else:
         arrival = stretch_to(poisson_arrivals(gaps, 1.0), last)
