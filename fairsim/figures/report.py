@@ -9,6 +9,7 @@ from typing import Mapping, Sequence
 from fairsim.figures import style
 from fairsim.figures.data import Inputs
 from fairsim.figures.headlines import Row
+from fairsim.figures.stats import METHOD_NOTE
 
 
 def _cell(text: str) -> str:
@@ -34,9 +35,10 @@ def write_report(path: Path, scale: str, rows: Sequence[Row], inputs: Inputs, fi
     lines = [
         "# Reproducing FFT (ICS'25): headline numbers",
         "",
-        f"Scale **{scale}**, made by `{command}`. Every value of ours comes from the sweeps below: the",
-        "mean over seeds with its 95% t-interval in brackets. Ratios are baseline / FFT of the same",
-        "trace and seed (> 1: FFT is better). Verdict on the direction of the paper's claim:",
+        f"Scale **{scale}**, made by `{command}`. Every value of ours comes from the sweeps below,",
+        "with its 95% interval over seeds in brackets and n, the number of seeds (or trace x seed pairs).",
+        f"{METHOD_NOTE} Ratios are baseline / FFT of the same trace and seed, as a geometric mean (> 1: FFT",
+        "is better); differences (FFT - baseline) use the plain t-interval. Verdict on the direction of the paper's claim:",
         "**yes** = the whole interval is on the paper's side, **weak** = the mean is but the interval",
         "reaches across, **no** = the mean is on the other side. \"up to\" claims take the trace with",
         "the largest mean ratio (selected after the fact, so its interval is optimistic).",
