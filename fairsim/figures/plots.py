@@ -12,7 +12,7 @@ from matplotlib.ticker import FuncFormatter, LogLocator, MaxNLocator, NullFormat
 
 from fairsim.figures import style
 from fairsim.figures.paper import PaperValue, paper_values
-from fairsim.figures.stats import METHOD_NOTE, REFERENCE, hours_name, nonneg_ci, paired_ratios, ratio_ci
+from fairsim.figures.stats import METHOD_NOTE, REFERENCE, hours_name, nonneg_ci, paired_ratios, positive_ci, ratio_ci
 
 HOUR = 1 / 3600
 TABLE_COLUMNS = ["metric", "policy", "workload", "mean", "lo", "hi", "n"]
@@ -41,14 +41,16 @@ def shown_name(metric: str, scale: float) -> str:
     return hours_name(metric) if scale == HOUR else metric
 
 
-def value_table(cells: pd.DataFrame, metrics: Sequence[str], scale: float = 1.0) -> pd.DataFrame:
-    """Per (metric, policy, workload): mean and interval over seeds of metric * scale (a
-    non-negative quantity; shares also capped at 1). ``metric`` names the unit drawn."""
+def value_table(cells: pd.DataFrame, metrics: Sequence[str], scale: float = 1.0, log: bool = False) -> pd.DataFrame:
+    """Per (metric, policy, workload): mean and interval over seeds of metric * scale, a
+    non-negative quantity (shares also capped at 1); ``log``: geometric mean and interval for a
+    log axis. ``metric`` names the unit drawn."""
     rows = []
     for metric in metrics:
         upper = 1.0 if metric.endswith("_share") else None
         for (policy, workload), group in cells.groupby(["policy", "workload"], sort=False):
-            ci = nonneg_ci(group[metric].astype(float) * scale, upper)
+            values = group[metric].astype(float) * scale
+            ci = positive_ci(values) if log else nonneg_ci(values, upper)
             rows.append({"metric": shown_name(metric, scale), "policy": policy, "workload": workload,
                          "mean": ci.mean, "lo": ci.lo, "hi": ci.hi, "n": ci.n})
     return pd.DataFrame(rows, columns=TABLE_COLUMNS)
@@ -120,8 +122,11 @@ def log_axis(ax, values: Sequence[float]) -> None:
     top = max(top, bottom * 2)
     ax.set_yscale("log")
     ax.set_ylim(bottom, top)
-    wide = top / bottom > 20
-    ax.yaxis.set_major_locator(LogLocator(base=10, subs=(1.0, 2.0, 5.0)) if wide else MaxNLocator(nbins=6))
+    span = top / bottom
+    if span > 300:
+        ax.yaxis.set_major_locator(LogLocator(base=10, subs=(1.0,)))
+    else:
+        ax.yaxis.set_major_locator(LogLocator(base=10, subs=(1.0, 2.0, 5.0)) if span > 20 else MaxNLocator(nbins=6))
     ax.yaxis.set_major_formatter(FuncFormatter(lambda y, _: f"{y:g}"))
     ax.yaxis.set_minor_formatter(NullFormatter())
 
@@ -149,6 +154,9 @@ def paper_marks(ax, values: Sequence[PaperValue], positions: dict, x_is: str, hu
                        label=f"{style.PAPER_LABEL} (dotted: {pv.qualifier or 'value'}, in the policy's colour)")
         else:
             continue
+        if ax.get_yscale() == "linear":  # keep the paper's value inside a linear axis (log axes: log_axis)
+            bottom, top = ax.get_ylim()
+            ax.set_ylim(bottom, max(top, pv.value * 1.08))
         rows.append({"panel_metric": pv.metric, "policy": pv.policy or "any", "workload": pv.workload or "any",
                      "paper": pv.value, "qualifier": pv.qualifier})
     return rows
@@ -263,6 +271,8 @@ def distribution_figure(sweep, job_value: str, xlabel: str, panels: dict[str, tu
                 ax.set_xlim(left=0)
             elif xscale != "linear":
                 ax.set_xscale(xscale)
+                ax.xaxis.set_major_locator(LogLocator(base=10, subs=(1.0, 2.0, 5.0)))
+                ax.xaxis.set_major_formatter(FuncFormatter(lambda x, _: f"{x:g}"))
             ax.xaxis.set_minor_formatter(NullFormatter())
             if cdf_reference is not None:
                 ax.axvline(cdf_reference, color="black", linewidth=0.8, linestyle="--")
@@ -270,7 +280,8 @@ def distribution_figure(sweep, job_value: str, xlabel: str, panels: dict[str, tu
             extra_table, extra_paper = extra_panel(axes[0][len(workloads)])
             tables.append(extra_table.assign(panel="ratios"))
             paper_rows += extra_paper
-        values = value_table(cells, list(panels), scale)
+        values = pd.concat([value_table(cells, [m], scale, log=kind == "log") for m, (_, kind) in panels.items()],
+                           ignore_index=True)
         for ax, (metric, (ylabel, kind)) in zip(axes[1], panels.items()):
             part = values[values["metric"] == shown_name(metric, scale)]
             marks = paper_values(setting, "value", metric)

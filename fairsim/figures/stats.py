@@ -4,7 +4,9 @@ Three kinds of number, three intervals (all 95%, all deterministic: no resamplin
 - ratios (baseline / FFT, always > 0): ``ratio_interval``, the geometric mean with a Student-t
   interval of the log ratios, exp(mean(log r) +- t * s_log / sqrt(n)). Always positive, and 2x
   and 1/2 are equally far from 1, as on the figures' log axes.
-- non-negative quantities (hours, counts, rho, shares): ``nonneg_interval``, the arithmetic mean
+- positive quantities drawn on a log axis (rho, max starvation): ``positive_ci``, the same
+  geometric mean and interval as for ratios.
+- other non-negative quantities (hours, counts, shares): ``nonneg_interval``, the arithmetic mean
   with its t-interval cut to the quantity's range ([0, inf), or [0, 1] for shares). The true mean
   lies in that range, so cutting the interval there keeps its coverage.
 - signed quantities (paired differences): ``mean_ci``, the plain t-interval.
@@ -24,8 +26,8 @@ REFERENCE = "ours"  # ratios are "baseline / FFT", as in the paper
 LEVEL = 0.95
 
 # One sentence for captions, figure notes and REPORT.md.
-METHOD_NOTE = ("Intervals are 95% over seeds: ratios as geometric mean with a t-interval of the log ratios, "
-               "non-negative values as mean with a t-interval cut at 0; n = seeds per point.")
+METHOD_NOTE = ("Error bars: 95% intervals over seeds; ratios and values on log axes: geometric mean with a "
+               "t-interval of the logs; other non-negative values: mean with a t-interval cut at 0.")
 
 
 @dataclass(frozen=True)
@@ -71,10 +73,11 @@ def nonneg_ci(values: Iterable[float], upper: float | None = None, level: float 
     return Interval(ci.mean, max(ci.lo, 0.0), hi, ci.n)
 
 
-def ratio_ci(ratios: Iterable[float], level: float = LEVEL) -> Interval:
-    """Geometric mean of positive ratios with the exp of the t-interval of their logs. A ratio
-    <= 0 is not a ratio of two positive quantities: such entries are dropped like NaN."""
-    a = _finite(ratios)
+def positive_ci(values: Iterable[float], level: float = LEVEL) -> Interval:
+    """Geometric mean of positive values with the exp of the t-interval of their logs: for ratios
+    and for positive quantities drawn on a log axis. Entries <= 0 have no logarithm and are
+    dropped like NaN (n counts only the values used)."""
+    a = _finite(values)
     a = a[a > 0]
     if len(a) == 0:
         return Interval(float("nan"), float("nan"), float("nan"), 0)
@@ -84,6 +87,11 @@ def ratio_ci(ratios: Iterable[float], level: float = LEVEL) -> Interval:
         return Interval(float(np.exp(centre)), float("nan"), float("nan"), 1)
     half = _half_width(logs, level)
     return Interval(float(np.exp(centre)), float(np.exp(centre - half)), float(np.exp(centre + half)), len(a))
+
+
+def ratio_ci(ratios: Iterable[float], level: float = LEVEL) -> Interval:
+    """Geometric mean of ratios (baseline / FFT) with the exp of the t-interval of their logs."""
+    return positive_ci(ratios, level)
 
 
 def ratio_interval(ratios: Iterable[float], level: float = LEVEL) -> tuple[float, float, float]:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
+import textwrap
 from pathlib import Path
 
 import matplotlib as mpl
@@ -99,9 +100,9 @@ def panel_letters(axes) -> None:
         ax.set_title("")  # the centred title moved to the left-aligned one
 
 
-def legend_outside(fig: Figure, axes, title: str | None = None, ncols: int = 1) -> None:
-    """One legend for the whole figure, right of the panels (never over data): every distinct
-    label of every panel, in first-seen order."""
+def legend_outside(fig: Figure, axes, title: str | None = None, ncols: int | None = None) -> None:
+    """One legend for the whole figure, right of the panels (never over data or the title): every
+    distinct label of every panel, in first-seen order."""
     handles, labels = {}, []
     for ax in axes:
         for handle, text in zip(*ax.get_legend_handles_labels()):
@@ -109,13 +110,15 @@ def legend_outside(fig: Figure, axes, title: str | None = None, ncols: int = 1) 
                 handles[text] = handle
                 labels.append(text)
     if labels:
-        fig.legend([handles[t] for t in labels], labels, loc="outside right upper", title=title, ncols=ncols,
-                   frameon=False)
+        rows = max(4, int(fig.get_figheight() * 4.5))  # entries that fit in one column at 7 pt
+        fig.legend([handles[t] for t in labels], labels, loc="outside right center", title=title,
+                   ncols=ncols or -(-len(labels) // rows), frameon=False)
 
 
 def note(fig: Figure, text: str) -> None:
     """A small footnote under the panels (what the bars are, n)."""
-    fig.supxlabel(text, fontsize=6.5, color="0.25")
+    width = max(40, int(fig.get_figwidth() * 17))  # characters per line at 6.5 pt
+    fig.supxlabel(textwrap.fill(text, width), fontsize=6.5, color="0.25")
 
 
 def save(fig: Figure, out_dir: Path, stem: str, data: pd.DataFrame | None = None) -> list[Path]:
