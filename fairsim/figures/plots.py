@@ -150,8 +150,9 @@ def paper_marks(ax, values: Sequence[PaperValue], positions: dict, x_is: str, hu
                       label=style.PAPER_LABEL, zorder=5)
         elif x_val is None:
             color = style.color(pv.policy) if pv.policy else style.PAPER_COLOR
-            ax.axhline(pv.value, color=color, linestyle=":", linewidth=1.2, zorder=1,
-                       label=f"{style.PAPER_LABEL} (dotted: {pv.qualifier or 'value'}, in the policy's colour)")
+            ax.axhline(pv.value, color=color, linestyle=":", linewidth=1.2, zorder=1)
+            ax.plot([], [], color=style.PAPER_COLOR, linestyle=":", linewidth=1.2,  # legend entry only, in black
+                    label=f"{style.PAPER_LABEL}: {pv.qualifier or 'value'} (dotted, baseline's colour)")
         else:
             continue
         if ax.get_yscale() == "linear":  # keep the paper's value inside a linear axis (log axes: log_axis)
