@@ -16,6 +16,7 @@ from __future__ import annotations
 import argparse
 import importlib
 import json
+import re
 import subprocess
 import sys
 import time
@@ -25,6 +26,7 @@ import pandas as pd
 import yaml
 
 from fairsim.errors import InputError, require
+from fairsim.experiment.output import interactive
 
 ROOT = Path(__file__).resolve().parents[2]
 PLAN = ROOT / "experiments" / "paper.yaml"
@@ -94,10 +96,28 @@ def parse_bench_table(text: str) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=header)
 
 
-def run_sweep(cmd: list[str], role: str) -> int:
+CELLS_DONE = re.compile(r"\| (\d+)/(\d+) cells done")  # the per-cell status line of fairsim.experiment.sweep
+
+
+def run_sweep(cmd: list[str], role: str, bar: bool | None = None) -> int:
+    """Run one sweep as a subprocess. On a terminal (``bar=None``) its lines scroll above a
+    progress bar of complete cells; elsewhere its output passes through untouched."""
     print(f"[reproduce] sweep {role}: {' '.join(cmd[1:])}", flush=True)
     started = time.perf_counter()
-    code = subprocess.run(cmd).returncode
+    if not (interactive() if bar is None else bar):
+        code = subprocess.run(cmd).returncode
+    else:
+        from tqdm import tqdm
+
+        with subprocess.Popen(cmd, stdout=subprocess.PIPE, text=True, bufsize=1) as proc, \
+                tqdm(desc=f"sweep {role}", unit="cell", file=sys.stderr, dynamic_ncols=True) as progress:
+            for line in proc.stdout:
+                progress.write(line.rstrip("\n"), file=sys.stdout)
+                if found := CELLS_DONE.search(line):
+                    progress.total = int(found[2])
+                    progress.n = int(found[1])
+                    progress.refresh()
+            code = proc.wait()
     print(f"[reproduce] sweep {role}: exit {code} after {time.perf_counter() - started:.0f} s", flush=True)
     return code
 
@@ -197,15 +217,22 @@ def main(argv: list[str] | None = None) -> int:
     inputs = load_inputs(plan, args.scale, args.results_dir, benches)
     out = Path(args.out)
     drawn, notes = {}, []
-    for name in figures:
-        spec = plan["figures"][name]
-        try:
-            importlib.import_module(spec["module"]).draw(inputs, out)
-            drawn[name] = spec.get("what", "")
-            print(f"[reproduce] {name}: {out / name}.pdf", flush=True)
-        except MissingInput as exc:
-            notes.append(f"{name} not drawn: {exc}")
-            print(f"[reproduce] {name}: not drawn, {exc}", flush=True)
+    from tqdm import tqdm
+
+    from fairsim.experiment.output import progress_bar
+
+    with progress_bar(len(figures), "figures", unit="figure") as advance:
+        for name in figures:
+            spec = plan["figures"][name]
+            try:
+                importlib.import_module(spec["module"]).draw(inputs, out)
+                drawn[name] = spec.get("what", "")
+                tqdm.write(f"[reproduce] {name}: {out / name}.pdf", file=sys.stdout)
+            except MissingInput as exc:
+                notes.append(f"{name} not drawn: {exc}")
+                tqdm.write(f"[reproduce] {name}: not drawn, {exc}", file=sys.stdout)
+            if advance:
+                advance(1)
     rows = evaluate(plan["headlines"], inputs, gaps)
     command = " ".join(["python -m fairsim.experiment.reproduce --scale", args.scale, *(["--only", *args.only] if args.only else []),
                         *(f"--sweep-arg {a}" for a in args.sweep_arg)])
