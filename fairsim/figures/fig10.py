@@ -18,9 +18,10 @@ from fairsim.figures.plots import (HOUR, ci_bars, footnote, paper_marks, ratio_p
 from fairsim.figures.stats import REFERENCE
 
 POLICIES = ["ours", "ours_noswitch", "ours_nofair", "ours_constmu", "srtf_agnostic", "srtf", "gavel"]
-# metric -> (axis label, scale)
-VALUES = {"migrations": ("migrations per run", 1.0), "switches_to_faster_share": ("type switches to a faster type (share)", 1.0),
-          "overhead_s_total": ("overhead time (job-hours)", HOUR)}
+# metric -> (panel title, axis label, scale)
+VALUES = {"migrations": ("migrations per run", "migrations", 1.0),
+          "switches_to_faster_share": ("type switches to a faster type", "share of type switches", 1.0),
+          "overhead_s_total": ("time lost to overheads", "job-hours", HOUR)}
 
 
 def draw(inputs: Inputs, out_dir: Path) -> list[Path]:
@@ -29,20 +30,20 @@ def draw(inputs: Inputs, out_dir: Path) -> list[Path]:
     policies = style.policy_order(cells["policy"])
     workloads = style.workload_order(cells["workload"])
     colors = workload_colors(workloads)
-    tables = [value_table(cells, [m], s) for m, (_, s) in VALUES.items()]
+    tables = [value_table(cells, [m], s) for m, (_, _, s) in VALUES.items()]
     ratios = ratio_table(cells, ["avg_jct_s"], [p for p in policies if p != REFERENCE])
     paper_rows = []
     with style.paper_style():
         fig, axes = style.new_figure(2, nrows=2, width=3.6)
         panels = axes.ravel()
-        for ax, table, (metric, (ylabel, scale)) in zip(panels, tables, VALUES.items()):
+        for ax, table, (metric, (title, ylabel, scale)) in zip(panels, tables, VALUES.items()):
             positions = ci_bars(ax, table, "policy", "workload", policies, workloads, colors, style.label,
                                 style.workload_label)
             marks = paper_values("testbed", "value", metric)
             paper_rows += [{**r, "panel_metric": shown_name(metric, scale)}
                            for r in paper_marks(ax, marks, positions, "policy", "workload", policies)]
             ax.set_ylabel(ylabel)
-            ax.set_title(ylabel)
+            ax.set_title(title)
         ax = panels[len(VALUES)]
         present = [p for p in policies if p in set(ratios["policy"])]
         paper_rows += ratio_panel(ax, ratios, present, workloads, False, paper_values("testbed", "ratio", "avg_jct_s"))

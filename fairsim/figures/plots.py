@@ -147,7 +147,7 @@ def paper_marks(ax, values: Sequence[PaperValue], positions: dict, x_is: str, hu
         elif x_val is not None and x_val in x_order:
             centre = list(x_order).index(x_val)
             ax.hlines(pv.value, centre - 0.42, centre + 0.42, colors=style.PAPER_COLOR, linewidth=1.6,
-                      label=style.PAPER_LABEL, zorder=5)
+                      label=f"{style.PAPER_LABEL}, one value for the group", zorder=5)
         elif x_val is None:
             color = style.color(pv.policy) if pv.policy else style.PAPER_COLOR
             ax.axhline(pv.value, color=color, linestyle=":", linewidth=1.2, zorder=1)
