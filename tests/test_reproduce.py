@@ -46,7 +46,7 @@ def test_sweep_command_adds_the_scale_overrides_and_suffix():
     assert cmd[1:] == [str(ROOT / "run.py"), "-m", "+experiment=paper_simulated", "sweep_name=paper_simulated_full",
                        "results_dir=res", "cluster=scale8", "num_jobs=20000", "seed=0,1,2,3,4", "hydra.launcher.n_jobs=1"]
     small = reproduce.sweep_command(PLAN, "testbed", "small", "results", [])
-    assert small[3:] == ["+experiment=paper_testbed", "sweep_name=paper_testbed", "results_dir=results"]
+    assert small[3:] == ["+experiment=paper_testbed", "sweep_name=paper_testbed", "results_dir=results", "seed=0,1,2,3,4"]
 
 
 def test_needed_collects_sweeps_and_benches_of_the_chosen_figures():
