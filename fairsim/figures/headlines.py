@@ -99,7 +99,7 @@ def evaluate_compare(spec: Mapping, inputs: Inputs) -> list[Row]:
             continue
         diff = mean_ci(paired_differences(cells, metric, other) * scale)
         ours = (f"FFT {fmt(value[REFERENCE], unit, digits)} vs {style.label(other)} {fmt(value[other], unit, digits)}; "
-                f"difference {fmt(diff, unit, digits)}")
+                f"difference {fmt(diff, unit, digits)} (n={diff.n})")
         rows.append(Row(claim, str(spec["paper"]), ours, verdict(diff, 0.0, expect_above=higher)))
     return rows
 
