@@ -174,6 +174,8 @@ def n_text(*tables: pd.DataFrame) -> str:
     if not ns:
         return "n = 0"
     lo, hi = min(ns), max(ns)
+    if hi == 1:
+        return "n = 1 seed per point (no interval)"
     return f"n = {lo} seeds per point" if lo == hi else f"n = {lo}-{hi} seeds per point"
 
 

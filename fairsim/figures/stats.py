@@ -135,12 +135,13 @@ def paired_differences(cells: pd.DataFrame, metric: str, other: str, reference: 
     return ref - other_s
 
 
-def summarize_groups(cells: pd.DataFrame, value: str, keys: list[str], upper: float | None = None) -> pd.DataFrame:
+def summarize_groups(cells: pd.DataFrame, value: str, keys: list[str], upper: float | None = None,
+                     log: bool = False) -> pd.DataFrame:
     """One row per group of ``keys``: mean, lo, hi, n of the non-negative ``value`` (interval cut
-    to [0, upper])."""
+    to [0, upper]; ``log``: geometric mean and interval, for a log axis)."""
     rows = []
     for key, group in cells.groupby(keys, sort=False):
-        ci = nonneg_ci(group[value], upper)
+        ci = positive_ci(group[value]) if log else nonneg_ci(group[value], upper)
         rows.append({**dict(zip(keys, key if isinstance(key, tuple) else (key,))),
                      "mean": ci.mean, "lo": ci.lo, "hi": ci.hi, "n": ci.n})
     return pd.DataFrame(rows, columns=[*keys, "mean", "lo", "hi", "n"])

@@ -19,8 +19,8 @@ from fairsim.figures.style import (color, label, legend_outside, marker, new_fig
                                    policy_order, save)
 
 # metric -> (axis label, scale, drawing): bars from 0, or points on a log axis (rho has outliers)
-PANELS = {"avg_jct_s": ("mean JCT (h, lower is better)", HOUR, "bars"),
-          "rho_mean": ("mean finish-time fairness rho\n(log; lower is fairer)", 1.0, "log")}
+PANELS = {"avg_jct_s": ("mean JCT, lower is better", "hours", HOUR, "bars"),
+          "rho_mean": ("mean rho, lower is fairer", "rho (log scale)", 1.0, "log")}
 
 
 def draw(sweep_dir: Path) -> list[Path]:
@@ -34,8 +34,9 @@ def draw(sweep_dir: Path) -> list[Path]:
     tables = []
     with paper_style():
         fig, axes = new_figure(len(PANELS))
-        for ax, (metric, (ylabel, scale, kind)) in zip(axes[0], PANELS.items()):
-            table = summarize_groups(cells.assign(value=cells[metric].astype(float) * scale), "value", ["policy", "load"])
+        for ax, (metric, (title, ylabel, scale, kind)) in zip(axes[0], PANELS.items()):
+            table = summarize_groups(cells.assign(value=cells[metric].astype(float) * scale), "value", ["policy", "load"],
+                                     log=kind == "log")
             if kind == "log":
                 _, extent = ci_points(ax, table, "load", "policy", loads, policies, color, lambda v: f"load {v}", label,
                                       markers=marker)
@@ -43,11 +44,12 @@ def draw(sweep_dir: Path) -> list[Path]:
             else:
                 ci_bars(ax, table, "load", "policy", loads, policies, color, lambda v: f"load {v}", label)
             ax.set_ylabel(ylabel)
+            ax.set_title(title)
             tables.append(table.assign(metric=shown_name(metric, scale)))
         panel_letters(axes[0])
         legend_outside(fig, axes[0])
         footnote(fig, *tables)
-        fig.suptitle(f"sweep {sweep_dir.name}")
+        fig.suptitle(f"sweep {sweep_dir.name}", fontsize=9)
         return save(fig, sweep_dir / "figures", "summary", pd.concat(tables, ignore_index=True))
 
 
