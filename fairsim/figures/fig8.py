@@ -40,8 +40,8 @@ def draw(inputs: Inputs, out_dir: Path) -> list[Path]:
             drawn += paper_marks(ax, [replace(m, workload=metric) for m in marks],
                                  positions, "policy", "workload", present)
         log_axis(ax, extent + [r["paper"] for r in drawn])
-        ax.set_ylabel("baseline / FFT (> 1: FFT fairer)")
-        ax.set_title("rho ratio to FFT, traces 1-2")
+        ax.set_ylabel("baseline / FFT")
+        ax.set_title("rho ratio to FFT (> 1: FFT fairer)")
         return table, drawn
 
     return distribution_figure(sweep, "rho", "rho (log scale)", PANELS, out_dir, "fig8",

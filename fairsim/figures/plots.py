@@ -116,7 +116,8 @@ def ci_points(ax, table: pd.DataFrame, x: str, hue: str, x_order: Sequence[str],
 
 def log_axis(ax, values: Sequence[float]) -> None:
     """Log y axis spanning every finite positive value (with a margin), plain-number ticks:
-    1-2-5 per decade over wide ranges, about six evenly spaced ticks over narrow ones."""
+    1-2-5 per decade over wide ranges, 1-1.5-2-3-5-7 over a decade or so, about six evenly spaced
+    ticks over narrow ones."""
     v = np.asarray([x for x in values if np.isfinite(x) and x > 0], dtype=float)
     bottom, top = (v.min() / 1.25, v.max() * 1.25) if len(v) else (0.5, 2.0)
     top = max(top, bottom * 2)
@@ -125,8 +126,12 @@ def log_axis(ax, values: Sequence[float]) -> None:
     span = top / bottom
     if span > 300:
         ax.yaxis.set_major_locator(LogLocator(base=10, subs=(1.0,)))
+    elif span > 20:
+        ax.yaxis.set_major_locator(LogLocator(base=10, subs=(1.0, 2.0, 5.0)))
+    elif span > 2.5:
+        ax.yaxis.set_major_locator(LogLocator(base=10, subs=(1.0, 1.5, 2.0, 3.0, 5.0, 7.0)))
     else:
-        ax.yaxis.set_major_locator(LogLocator(base=10, subs=(1.0, 2.0, 5.0)) if span > 20 else MaxNLocator(nbins=6))
+        ax.yaxis.set_major_locator(MaxNLocator(nbins=6))
     ax.yaxis.set_major_formatter(FuncFormatter(lambda y, _: f"{y:g}"))
     ax.yaxis.set_minor_formatter(NullFormatter())
 
@@ -306,7 +311,12 @@ def distribution_figure(sweep, job_value: str, xlabel: str, panels: dict[str, tu
             ax.set_visible(ax in used)
         style.panel_letters(used)
         style.legend_outside(fig, used)
-        footnote(fig, values, extra="CDFs pool every job of every seed.")
+        pooled = ""
+        if extra_panel is not None and len(extra_table):
+            pairs = sorted({int(n) for n in extra_table["n"].dropna()})
+            pooled = (f"Panel ({'abcdefgh'[len(workloads)]}) pools the traces: n = "
+                      f"{'-'.join(map(str, (pairs[0], pairs[-1]) if len(pairs) > 1 else pairs))} trace-seed pairs per point.")
+        footnote(fig, values, extra=" ".join(filter(None, [pooled, "CDFs pool every job of every seed."])))
         fig.suptitle(title, fontsize=9)
         data = pd.concat([*tables, values.assign(panel="bars")], ignore_index=True)
         return style.save(fig, out_dir, stem, with_paper(data, paper_rows))
