@@ -7,13 +7,11 @@ are drawn beside ours."""
 
 from __future__ import annotations
 
-from dataclasses import replace
 from pathlib import Path
 
 from fairsim.figures import style
 from fairsim.figures.data import Inputs
-from fairsim.figures.paper import paper_values
-from fairsim.figures.plots import ci_points, log_axis, paper_marks, ratio_table
+from fairsim.figures.plots import pooled_ratio_panel
 from fairsim.figures.stats import REFERENCE
 
 PANELS = {"rho_mean": ("mean rho (log scale)", "log"), "rho_max": ("max rho (log scale)", "log"),
@@ -28,19 +26,8 @@ def draw(inputs: Inputs, out_dir: Path) -> list[Path]:
     baselines = [p for p in style.policy_order(sweep.cells["policy"]) if p != REFERENCE]
 
     def ratios(ax):
-        """Both traces pooled, one point per (baseline, metric): the paper gives testbed-wide ratios."""
-        table = ratio_table(sweep.cells, list(RATIOS), baselines, group=None)
-        present = [b for b in baselines if b in set(table["policy"])]
-        shades = {"rho_mean": "0.2", "rho_max": "0.6"}
-        positions, extent = ci_points(ax, table, "policy", "metric", present, list(RATIOS), shades.get, style.label,
-                                      lambda m: f"{RATIOS[m]}, baseline / FFT", markers={"rho_mean": "o", "rho_max": "s"}.get)
-        drawn = []
-        for metric in RATIOS:  # the paper's ratio beside the matching metric's point
-            marks = paper_values("testbed", "ratio", metric)
-            drawn += paper_marks(ax, [replace(m, workload=metric) for m in marks],
-                                 positions, "policy", "workload", present)
-        log_axis(ax, extent + [r["paper"] for r in drawn])
-        ax.set_ylabel("baseline / FFT")
+        """Both traces pooled: the paper gives testbed-wide ratios."""
+        table, drawn = pooled_ratio_panel(ax, sweep.cells, RATIOS, baselines, "testbed")
         ax.set_title("rho ratio to FFT (> 1: FFT fairer)")
         return table, drawn
 

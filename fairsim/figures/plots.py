@@ -3,6 +3,7 @@ values beside ours, ECDFs, and the tables behind them (ratios to FFT, per-policy
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Callable, Sequence
 
 import numpy as np
@@ -220,6 +221,30 @@ def ratio_panel(ax, table: pd.DataFrame, baselines: Sequence[str], workloads: Se
         drawn = paper_marks(ax, paper, positions, "policy", "workload", baselines)
     log_axis(ax, extent + [r["paper"] for r in drawn])
     return drawn
+
+
+POOLED_SHADES = ("0.15", "0.55", "0.75")  # metric hues of a pooled ratio panel (policy colours are taken)
+POOLED_MARKERS = ("o", "s", "D")
+
+
+def pooled_ratio_panel(ax, cells: pd.DataFrame, metrics: dict[str, str], baselines: Sequence[str],
+                       setting: str) -> tuple[pd.DataFrame, list[dict]]:
+    """Baseline / FFT with every trace pooled, one point per (baseline, metric), on a log axis,
+    with the paper's trace-independent ratios beside the matching point. For claims the paper
+    makes for a whole setting ("mean rho reduction vs Gavel on the testbed: 1.64x")."""
+    table = ratio_table(cells, list(metrics), baselines, group=None)
+    present = [b for b in baselines if b in set(table["policy"])]
+    shade = dict(zip(metrics, POOLED_SHADES))
+    mark = dict(zip(metrics, POOLED_MARKERS))
+    positions, extent = ci_points(ax, table, "policy", "metric", present, list(metrics), shade.get, style.label,
+                                  lambda m: f"{metrics[m]}, baseline / FFT", markers=mark.get)
+    drawn = []
+    for metric in metrics:  # ratio_table's "workload" column holds the metric here
+        marks = [replace(v, workload=metric) for v in paper_values(setting, "ratio", metric) if v.workload is None]
+        drawn += paper_marks(ax, marks, positions, "policy", "workload", present)
+    log_axis(ax, extent + [r["paper"] for r in drawn])
+    ax.set_ylabel("baseline / FFT")
+    return table.assign(workload="all"), drawn
 
 
 def ratio_figure(cells: pd.DataFrame, metrics: dict[str, str], out_dir, stem: str, title: str, setting: str,
