@@ -90,7 +90,7 @@ def _check_type(value: Any, annotation: Any, source: str, key: str) -> None:
 def validate_top(cfg: DictConfig) -> None:
     seed = cfg.get("seed")
     require(isinstance(seed, int) and not isinstance(seed, bool) and seed >= 0, "config", "seed", f"must be an integer >= 0, got {seed!r}")
-    track = cfg.get("track", True)
+    track = cfg.get("track", True)  # optional: +track=false (see conf/config.yaml)
     require(isinstance(track, bool), "config", "track", f"must be true or false, got {track!r}")
     load = cfg.get("load")
     if load is not None:
