@@ -62,3 +62,10 @@ def test_single_run_log_and_mlflow(tmp_path):
     from fairsim.experiment.tracking import RUNS_EXPERIMENT, logged_cells
 
     assert logged_cells(tmp_path, RUNS_EXPERIMENT) == [folder.name]
+
+
+def test_track_false_keeps_a_single_run_out_of_mlflow(tmp_path):
+    proc = subprocess.run([sys.executable, str(ROOT / "run.py"), f"results_dir={tmp_path}", "num_jobs=10", "policy=fifo",
+                           "+track=false"], capture_output=True, text=True, cwd=ROOT, timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    assert "MLflow" not in proc.stdout and not (tmp_path / "mlflow.db").exists()
