@@ -23,6 +23,7 @@ from fairsim.errors import InputError
 
 @hydra.main(version_base="1.3", config_path="conf", config_name="config")
 def main(cfg: DictConfig) -> None:
+    from fairsim.experiment.output import emit
     from fairsim.experiment.single import format_summary, run_config, write_results
     from fairsim.experiment.sweep import cell_is_complete, record_failure, report_progress
 
@@ -31,18 +32,18 @@ def main(cfg: DictConfig) -> None:
     in_sweep = hydra_cfg.mode == RunMode.MULTIRUN
     cell = hydra_cfg.job.override_dirname or "default"
     if in_sweep and cell_is_complete(folder, cfg):
-        print(report_progress(folder.parent, cell, 0.0, skipped=True))
+        emit(report_progress(folder.parent, cell, 0.0, skipped=True), folder)
         return
     tick = time.perf_counter()
     try:
-        out = run_config(cfg)
+        out = run_config(cfg, progress=False if in_sweep else None)  # a bar on a terminal, single runs only
     except InputError as exc:
         if os.environ.get("FAIRSIM_DEBUG"):
             raise
         if in_sweep:  # one bad cell must not take the finished ones down with it
             record_failure(folder, cell, f"error: {exc}")
             return
-        print(f"error: {exc}", file=sys.stderr)
+        emit(f"error: {exc}", folder, sys.stderr)
         sys.exit(2)
     except Exception:
         if not in_sweep or os.environ.get("FAIRSIM_DEBUG"):
@@ -51,10 +52,15 @@ def main(cfg: DictConfig) -> None:
         return
     write_results(out, folder, cfg)
     if in_sweep:
-        print(report_progress(folder.parent, cell, time.perf_counter() - tick, skipped=False))
+        emit(report_progress(folder.parent, cell, time.perf_counter() - tick, skipped=False), folder)
     else:
-        print(format_summary(out.summary))
-        print(f"  results         {folder}")
+        emit(format_summary(out.summary), folder)
+        emit(f"  results         {folder}", folder)
+        if cfg.get("track", True):
+            from fairsim.experiment.tracking import log_single_run, tracking_uri
+
+            log_single_run(Path(cfg.results_dir), folder)
+            emit(f"  MLflow          experiment \"runs\" in {tracking_uri(Path(cfg.results_dir))} (make ui); +track=false skips it", folder)
 
 
 if __name__ == "__main__":

@@ -3,6 +3,7 @@ and figure modules, commands are built right, and a tiny end-to-end run (a real 
 of 30-job traces through Hydra) draws its figure and writes REPORT.md."""
 
 import importlib
+import sys
 from pathlib import Path
 
 import pandas as pd
@@ -45,7 +46,7 @@ def test_sweep_command_adds_the_scale_overrides_and_suffix():
     assert cmd[1:] == [str(ROOT / "run.py"), "-m", "+experiment=paper_simulated", "sweep_name=paper_simulated_full",
                        "results_dir=res", "cluster=scale8", "num_jobs=20000", "seed=0,1,2,3,4", "hydra.launcher.n_jobs=1"]
     small = reproduce.sweep_command(PLAN, "testbed", "small", "results", [])
-    assert small[3:] == ["+experiment=paper_testbed", "sweep_name=paper_testbed", "results_dir=results"]
+    assert small[3:] == ["+experiment=paper_testbed", "sweep_name=paper_testbed", "results_dir=results", "seed=0,1,2,3,4"]
 
 
 def test_needed_collects_sweeps_and_benches_of_the_chosen_figures():
@@ -106,3 +107,22 @@ def test_tiny_reproduce_end_to_end(tmp_path):
     assert reproduce.main([*common, "--draw-only", "--out", str(tmp_path / "again")]) == 0
     for name in ("fig7.pdf", "fig7.png", "REPORT.md", "data/fig7.csv"):
         assert (tmp_path / "figs" / name).read_bytes() == (tmp_path / "again" / name).read_bytes(), name
+
+
+def test_sweep_progress_bar_passes_the_sweep_output_through(capfd):
+    script = ("import sys\n"
+              "for i in range(1, 4): print(f'[sweep s] cell{i}: 0.1 s | {i}/3 cells done, {3 - i} left, 0.1 s/cell')\n"
+              "sys.exit(3)\n")
+    code = reproduce.run_sweep([sys.executable, "-c", script], "testbed", bar=True)
+    out, err = capfd.readouterr()
+    assert code == 3
+    assert [line for line in out.splitlines() if line.startswith("[sweep s]")] == [
+        f"[sweep s] cell{i}: 0.1 s | {i}/3 cells done, {3 - i} left, 0.1 s/cell" for i in (1, 2, 3)]
+    assert "sweep testbed" in err and "3/3" in err  # the bar, on stderr
+
+
+def test_machine_dependent_timings_stay_out_of_the_committed_figures():
+    from fairsim.figures.fig13 import MACHINE_DIR
+
+    ignored = (ROOT / ".gitignore").read_text().splitlines()
+    assert f"paper_figs/{MACHINE_DIR}/" in ignored  # fig13 draws its timings there (tests/test_figures.py)

@@ -16,6 +16,7 @@ from __future__ import annotations
 import argparse
 import importlib
 import json
+import re
 import subprocess
 import sys
 import time
@@ -25,6 +26,7 @@ import pandas as pd
 import yaml
 
 from fairsim.errors import InputError, require
+from fairsim.experiment.output import interactive
 
 ROOT = Path(__file__).resolve().parents[2]
 PLAN = ROOT / "experiments" / "paper.yaml"
@@ -94,10 +96,28 @@ def parse_bench_table(text: str) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=header)
 
 
-def run_sweep(cmd: list[str], role: str) -> int:
+CELLS_DONE = re.compile(r"\| (\d+)/(\d+) cells done")  # the per-cell status line of fairsim.experiment.sweep
+
+
+def run_sweep(cmd: list[str], role: str, bar: bool | None = None) -> int:
+    """Run one sweep as a subprocess. On a terminal (``bar=None``) its lines scroll above a
+    progress bar of complete cells; elsewhere its output passes through untouched."""
     print(f"[reproduce] sweep {role}: {' '.join(cmd[1:])}", flush=True)
     started = time.perf_counter()
-    code = subprocess.run(cmd).returncode
+    if not (interactive() if bar is None else bar):
+        code = subprocess.run(cmd).returncode
+    else:
+        from tqdm import tqdm
+
+        with subprocess.Popen(cmd, stdout=subprocess.PIPE, text=True, bufsize=1) as proc, \
+                tqdm(desc=f"sweep {role}", unit="cell", file=sys.stderr, dynamic_ncols=True) as progress:
+            for line in proc.stdout:
+                progress.write(line.rstrip("\n"), file=sys.stdout)
+                if found := CELLS_DONE.search(line):
+                    progress.total = int(found[2])
+                    progress.n = int(found[1])
+                    progress.refresh()
+            code = proc.wait()
     print(f"[reproduce] sweep {role}: exit {code} after {time.perf_counter() - started:.0f} s", flush=True)
     return code
 
@@ -203,22 +223,29 @@ def main(argv: list[str] | None = None) -> int:
                     if spec.get("optional") and all(r in inputs.sweeps for r in spec.get("sweeps", []))]
     out = Path(args.out)
     drawn, notes, examples, sections = {}, [], [], []
-    for name in figures:
-        spec = plan["figures"][name]
-        try:
-            # worked examples and tables run their own small instances and return paper-vs-ours rows
-            module = importlib.import_module(spec["module"])
-            returned = module.draw(inputs, out, **(spec.get("options") or {}))
-            examples += [row for row in returned or [] if isinstance(row, Check)]
-            drawn[name] = spec.get("what", "")
-            shown = out / "data" / f"{name}.csv" if spec.get("what", "").startswith("table:") else \
-                out / f"{name}.{'md' if name.startswith('table') else 'pdf'}"
-            print(f"[reproduce] {name}: {shown}", flush=True)
-            if hasattr(module, "report_section"):  # a figure or table may add its own section to REPORT.md
-                sections += module.report_section(inputs, plan["headlines"])
-        except MissingInput as exc:
-            notes.append(f"{name} not drawn: {exc}")
-            print(f"[reproduce] {name}: not drawn, {exc}", flush=True)
+    from tqdm import tqdm
+
+    from fairsim.experiment.output import progress_bar
+
+    with progress_bar(len(figures), "figures", unit="figure") as advance:
+        for name in figures:
+            spec = plan["figures"][name]
+            try:
+                # worked examples and tables run their own small instances and return paper-vs-ours rows
+                module = importlib.import_module(spec["module"])
+                returned = module.draw(inputs, out, **(spec.get("options") or {}))
+                examples += [row for row in returned or [] if isinstance(row, Check)]
+                drawn[name] = spec.get("what", "")
+                shown = out / "data" / f"{name}.csv" if spec.get("what", "").startswith("table:") else \
+                    out / f"{name}.{'md' if name.startswith('table') else 'pdf'}"
+                tqdm.write(f"[reproduce] {name}: {shown}", file=sys.stdout)
+                if hasattr(module, "report_section"):  # a figure or table may add its own section to REPORT.md
+                    sections += module.report_section(inputs, plan["headlines"])
+            except MissingInput as exc:
+                notes.append(f"{name} not drawn: {exc}")
+                tqdm.write(f"[reproduce] {name}: not drawn, {exc}", file=sys.stdout)
+            if advance:
+                advance(1)
     rows = evaluate(plan["headlines"], inputs, gaps)
     command = " ".join(["python -m fairsim.experiment.reproduce --scale", args.scale, *(["--only", *args.only] if args.only else []),
                         *(f"--sweep-arg {a}" for a in args.sweep_arg)])

@@ -93,6 +93,8 @@ def _check_type(value: Any, annotation: Any, source: str, key: str) -> None:
 def validate_top(cfg: DictConfig) -> None:
     seed = cfg.get("seed")
     require(isinstance(seed, int) and not isinstance(seed, bool) and seed >= 0, "config", "seed", f"must be an integer >= 0, got {seed!r}")
+    track = cfg.get("track", True)  # optional: +track=false (see conf/config.yaml)
+    require(isinstance(track, bool), "config", "track", f"must be true or false, got {track!r}")
     load = cfg.get("load")
     if load is not None:
         require(isinstance(load, (int, float)) and not isinstance(load, bool) and math.isfinite(load) and 0 < load <= 10,
@@ -123,7 +125,11 @@ def build_jobs(cfg: DictConfig, cluster: ClusterSpec) -> tuple[Workload, JobSet]
     return workload, JobSet.build(workload.trace, workload.catalog, cluster, source=workload.source)
 
 
-def run_config(cfg: DictConfig) -> RunOutput:
+def run_config(cfg: DictConfig, progress: bool | None = False) -> RunOutput:
+    """Build and run one simulation. ``progress``: a bar of finished jobs on stderr (None: only
+    when stderr is a terminal; the default False keeps sweeps and tests silent)."""
+    from fairsim.experiment.output import progress_bar
+
     validate_top(cfg)
     cluster = build_cluster(cfg)
     sim_cfg = SimConfig.from_config(OmegaConf.to_container(cfg.sim, resolve=True))
@@ -133,7 +139,9 @@ def run_config(cfg: DictConfig) -> RunOutput:
     tick = time.perf_counter()
     window = workload.window if sim_cfg.until == "window" else None
     awaited = None if window is None else np.flatnonzero((jobs.job_id >= window[0]) & (jobs.job_id < window[1]))
-    result = simulate(jobs, cluster, policy, sim_cfg, seed=int(cfg.seed), until=awaited)
+    total = len(jobs) if awaited is None else len(awaited)
+    with progress_bar(total, f"{cfg.policy.get('name', 'run')} on {cfg.workload.get('name', '')}", enabled=progress) as advance:
+        result = simulate(jobs, cluster, policy, sim_cfg, seed=int(cfg.seed), until=awaited, progress=advance)
     table = add_job_metrics(result.jobs, jobs, cluster, result.rounds)
     stats = {**result.stats, "wall_s": time.perf_counter() - tick}
     summary = summarize(table, result.rounds, cluster, stats, window=workload.window)
@@ -174,12 +182,14 @@ def format_summary(summary: dict) -> str:
     return "\n".join([
         f"policy={summary['policy']} cluster={summary['cluster']} workload={summary['workload']} seed={summary['seed']}",
         f"  jobs finished   {summary['finished_jobs']}/{summary['num_jobs']}",
-        f"  avg JCT         {h('avg_jct_s')}  (median {h('median_jct_s')}, p95 {h('p95_jct_s')}, p99 {h('p99_jct_s')})",
-        f"  makespan        {h('makespan_s')}",
-        f"  rho (FTF)       mean {f('rho_mean')}  max {f('rho_max')}  share<1 {f('rho_lt1_share', '.1%')}",
-        f"  starvation      mean {h('starvation_mean_s')}  max {h('starvation_max_s')}",
-        f"  migrations      {summary['migrations']} ({f('switches_to_faster_share', '.0%')} of type switches to a faster type), {h('overhead_s_total')} lost to overheads",
-        f"  GPU utilization {f('gpu_utilization', '.1%')}",
+        f"  avg JCT         {h('avg_jct_s')}  (median {h('median_jct_s')}, p95 {h('p95_jct_s')}, p99 {h('p99_jct_s')}; lower is better)",
+        f"  makespan        {h('makespan_s')}  (lower is better)",
+        f"  rho (FTF)       mean {f('rho_mean')}  max {f('rho_max')}  (lower is fairer; < 1 = better than fair share)",
+        f"  rho < 1         {f('rho_lt1_share', '.1%')} of jobs  (higher is fairer)",
+        f"  starvation      mean {h('starvation_mean_s')}  max {h('starvation_max_s')}  (lower is better)",
+        f"  migrations      {summary['migrations']} ({f('switches_to_faster_share', '.0%')} of type switches to a faster type), "
+        f"{h('overhead_s_total')} of job time lost to overheads  (fewer and less are better)",
+        f"  GPU utilization {f('gpu_utilization', '.1%')}  (higher is better)",
         f"  policy time     {f('policy_s_mean', '.4f')} s/decision, {summary['policy_calls']} decisions, {summary['rounds']} rounds, {f('wall_s', '.2f')} s wall",
     ] + ([f"  WARNING         {summary['warning']}"] if summary.get("warning") else []))
 

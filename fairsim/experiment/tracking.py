@@ -1,7 +1,7 @@
 """MLflow logging of a sweep, done by one process after the cells ran.
 
 Store: ``sqlite:///<results>/mlflow.db`` (never the file store). One MLflow experiment per sweep,
-one run per cell, named by the cell folder and tagged ``fairsim.cell``; params are the cell's
+one run per cell (single runs: the experiment "runs", one run per run folder), named by the cell folder and tagged ``fairsim.cell``; params are the cell's
 resolved config (flattened), metrics its numeric summary. Logging is idempotent: a cell that
 already has a FINISHED run is skipped; a run left unfinished by a crash is deleted and the cell
 logged again, so every cell appears exactly once however often the sweep is resumed.
@@ -18,6 +18,7 @@ from pathlib import Path
 import yaml
 
 CELL_TAG = "fairsim.cell"
+RUNS_EXPERIMENT = "runs"  # single runs (python run.py without -m), one MLflow run per run folder
 
 
 def tracking_uri(results_dir: Path) -> str:
@@ -92,6 +93,11 @@ def log_sweep(results_dir: Path, sweep_name: str, cells: list[Path]) -> int:
         client.set_terminated(run.info.run_id, "FINISHED")
         count += 1
     return count
+
+
+def log_single_run(results_dir: Path, folder: Path) -> int:
+    """Log one complete single run (its folder) to the "runs" experiment; 0 if already logged."""
+    return log_sweep(results_dir, RUNS_EXPERIMENT, [Path(folder)])
 
 
 def logged_cells(results_dir: Path, sweep_name: str) -> list[str]:

@@ -1,5 +1,5 @@
 """Fig. 12: mean and max finish-time fairness rho of each baseline as a ratio to FFT on the
-simulated traces 3-9 (baseline / FFT, mean over seeds with 95% CI)."""
+simulated traces 3-9 (baseline / FFT, geometric mean over seeds with 95% interval)."""
 
 from __future__ import annotations
 
@@ -13,4 +13,4 @@ METRICS = {"rho_mean": "mean rho / FFT", "rho_max": "max rho / FFT"}
 
 def draw(inputs: Inputs, out_dir: Path) -> list[Path]:
     return ratio_figure(inputs.sweep("simulated").cells, METRICS, out_dir, "fig12",
-                        "Fig. 12: fairness vs FFT, simulated traces 3-9 (ratio > 1: FFT fairer)", by_trace=True)
+                        "Fig. 12: fairness vs FFT, simulated traces 3-9 (ratio > 1: FFT fairer)", "simulated", by_trace=True)

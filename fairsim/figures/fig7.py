@@ -1,5 +1,5 @@
 """Fig. 7: average JCT and makespan of each baseline as a ratio to FFT on traces 1 and 2
-(baseline / FFT, mean over seeds with 95% CI; above the dashed line = FFT is better)."""
+(baseline / FFT, geometric mean over seeds with 95% interval; above the dashed line = FFT is better)."""
 
 from __future__ import annotations
 
@@ -13,4 +13,4 @@ METRICS = {"avg_jct_s": "avg JCT / FFT", "makespan_s": "makespan / FFT"}
 
 def draw(inputs: Inputs, out_dir: Path) -> list[Path]:
     return ratio_figure(inputs.sweep("testbed").cells, METRICS, out_dir, "fig7",
-                        "Fig. 7: baselines vs FFT, traces 1-2 (ratio > 1: FFT better)")
+                        "Fig. 7: baselines vs FFT, traces 1-2 (ratio > 1: FFT better)", "testbed")

@@ -1,8 +1,9 @@
 """The headline numbers of PAPER.md sec. 4, computed from the sweeps and judged for direction.
 
 Each claim is a mapping from experiments/paper.yaml; its ``kind`` picks an evaluator from
-``EVALUATORS``. An evaluator returns one row per number: the paper's value, ours (mean over seeds
-with its 95% t-interval) and a verdict on the direction:
+``EVALUATORS``. An evaluator returns one row per number: the paper's value, ours (ratios: the
+geometric mean over seeds with the t-interval of the log ratios; values: the mean with its
+t-interval cut at 0; differences: the mean with its t-interval) and a verdict on the direction:
     yes   the whole interval is on the paper's side (of 1 for ratios, of 0 for differences)
     weak  the mean is on the paper's side but the interval reaches across
     no    the mean is on the other side
@@ -19,7 +20,7 @@ import pandas as pd
 
 from fairsim.figures import style
 from fairsim.figures.data import Inputs, MissingInput
-from fairsim.figures.stats import REFERENCE, Interval, mean_ci, paired_differences, paired_ratios
+from fairsim.figures.stats import REFERENCE, Interval, mean_ci, nonneg_ci, paired_differences, paired_ratios, ratio_ci
 
 
 @dataclass(frozen=True)
@@ -63,11 +64,11 @@ def evaluate_ratio(spec: Mapping, inputs: Inputs) -> list[Row]:
     if spec.get("reduce", "pool") == "pool":
         rows = []
         for baseline, ratios in found.items():
-            ci = mean_ci(ratios)
+            ci = ratio_ci(ratios)
             name = f"{claim} [{style.label(baseline)}]" if len(found) > 1 else claim
             rows.append(Row(name, paper, f"{fmt(ci)} (n={ci.n})", verdict(ci, 1.0, expect_above=True)))
         return rows
-    groups = [(b, w, mean_ci(part)) for b, ratios in found.items() if not ratios.empty
+    groups = [(b, w, ratio_ci(part)) for b, ratios in found.items() if not ratios.empty
               for w, part in ratios.groupby(level="workload", sort=True)]
     above = sum(ci.mean > 1 for _, _, ci in groups)
     baseline, workload, best = max(groups, key=lambda g: (g[2].mean, g[0], g[1]))
@@ -87,7 +88,8 @@ def evaluate_compare(spec: Mapping, inputs: Inputs) -> list[Row]:
     higher = spec.get("better", "lower") == "higher"
     digits = 1 if unit else 2
     present = set(cells["policy"])
-    value = {p: mean_ci(cells.loc[cells["policy"] == p, metric].astype(float) * scale) for p in spec["policies"]}
+    upper = scale if metric.endswith("_share") else None  # a share of 1 is 100% at scale 100
+    value = {p: nonneg_ci(cells.loc[cells["policy"] == p, metric].astype(float) * scale, upper) for p in spec["policies"]}
     rows = []
     for other in (p for p in spec["policies"] if p != REFERENCE):
         claim = f"{spec['claim']} [FFT vs {style.label(other)}]"
@@ -97,7 +99,7 @@ def evaluate_compare(spec: Mapping, inputs: Inputs) -> list[Row]:
             continue
         diff = mean_ci(paired_differences(cells, metric, other) * scale)
         ours = (f"FFT {fmt(value[REFERENCE], unit, digits)} vs {style.label(other)} {fmt(value[other], unit, digits)}; "
-                f"difference {fmt(diff, unit, digits)}")
+                f"difference {fmt(diff, unit, digits)} (n={diff.n})")
         rows.append(Row(claim, str(spec["paper"]), ours, verdict(diff, 0.0, expect_above=higher)))
     return rows
 
@@ -115,7 +117,7 @@ def evaluate_profile_error(spec: Mapping, inputs: Inputs) -> list[Row]:
         return [Row(spec["claim"], str(spec["paper"]), f"not measured: no runs at error 0 and {error:g}", "not measured")]
     with_err, without = jct.xs(error, level=0), jct.xs(0.0, level=0)
     common = with_err.index.intersection(without.index)
-    ci = mean_ci(with_err.loc[common] / without.loc[common])
+    ci = ratio_ci(with_err.loc[common] / without.loc[common])
     return [Row(spec["claim"], str(spec["paper"]), f"{fmt(ci)} (n={ci.n})",
                 verdict(ci, float(spec["limit"]), expect_above=False))]
 

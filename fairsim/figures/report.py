@@ -9,6 +9,7 @@ from typing import Mapping, Sequence
 from fairsim.figures import style
 from fairsim.figures.data import Inputs
 from fairsim.figures.headlines import Row
+from fairsim.figures.stats import METHOD_NOTE
 
 
 def _cell(text: str) -> str:
@@ -46,9 +47,13 @@ def write_report(path: Path, scale: str, rows: Sequence[Row], inputs: Inputs, fi
     lines = [
         "# Reproducing FFT (ICS'25): headline numbers",
         "",
-        f"Scale **{scale}**, made by `{command}`. Every value of ours comes from the sweeps below: the",
-        "mean over seeds with its 95% t-interval in brackets. Ratios are baseline / FFT of the same",
-        "trace and seed (> 1: FFT is better). Verdict on the direction of the paper's claim:",
+        f"Scale **{scale}**, made by `{command}`. Every value of ours comes from the sweeps below,",
+        "with its 95% interval over seeds in brackets and n (seeds, or trace x seed pairs where traces",
+        "are pooled). Ratios (baseline / FFT of the same trace and seed; > 1: FFT is better) are",
+        "geometric means with a t-interval of the log ratios, so they never go below 0; non-negative",
+        "values (shares, hours) are means with a t-interval cut at 0; differences (FFT - baseline) use",
+        f"the plain t-interval. The figures use the same intervals; their footnote reads: \"{METHOD_NOTE}\"",
+        "Verdict on the direction of the paper's claim:",
         "**yes** = the whole interval is on the paper's side, **weak** = the mean is but the interval",
         "reaches across, **no** = the mean is on the other side. \"up to\" claims take the trace with",
         "the largest mean ratio (selected after the fact, so its interval is optimistic).",
@@ -73,6 +78,8 @@ def write_report(path: Path, scale: str, rows: Sequence[Row], inputs: Inputs, fi
         "  compare directions and ratios.",
         "- The paper's testbed numbers come from real GPUs; ours come from the simulator on the same",
         "  cluster shape (the paper reports its simulator within 4.9% of its testbed).",
+        "- Fig. 13a (time of one FFT decision) is wall-clock time of the machine that ran it, so it is",
+        "  drawn to `machine/fig13a_timing.{pdf,png}` beside this report and kept out of git.",
         *[f"- {n}" for n in notes],
         "",
         "## Sweeps",

@@ -8,6 +8,8 @@ same results give the same bytes on every rerun.
 from __future__ import annotations
 
 import contextlib
+import hashlib
+import textwrap
 from pathlib import Path
 
 import matplotlib as mpl
@@ -15,19 +17,29 @@ import pandas as pd
 import seaborn as sns
 from matplotlib.figure import Figure
 
-# Display name and colour of each policy, in drawing order; a policy keeps its colour in every
-# figure, and a family shares a hue (FFT variants blue/cyan, Gavel greens, SRTF pinks).
+# Display name and colour of each policy, in drawing order. A policy keeps its colour in every
+# figure. Colours come from the Okabe-Ito and Paul Tol colour-blind-safe sets, one distinct colour
+# per policy; policies drawn together (the baselines of Figs. 7-9 and 11-12, the variants of
+# Fig. 10) get the most distinct ones. Lines also differ by marker, so no figure relies on hue alone.
 POLICIES = {
-    "ours": ("FFT", "#1f77b4"), "ours_noswitch": ("FFT no-switch", "#aec7e8"),
-    "ours_nofair": ("FFT no-fair", "#17becf"), "ours_constmu": ("FFT const-mu", "#9edae5"),
-    "gavel": ("Gavel", "#2ca02c"), "gavel_mmf": ("Gavel-MMF", "#98df8a"), "gavel_ftf": ("Gavel-FTF", "#bcbd22"),
-    "themis": ("Themis", "#d62728"), "tiresias": ("Tiresias", "#9467bd"), "tiresias_las": ("Tiresias-LAS", "#c5b0d5"),
-    "allox": ("AlloX", "#8c564b"), "pal": ("PAL", "#ff7f0e"), "srtf": ("SRTF", "#e377c2"),
-    "srtf_agnostic": ("SRTF-agnostic", "#f7b6d2"), "fifo": ("FIFO", "#7f7f7f"),
+    "ours": ("FFT", "#0072B2", "o"), "ours_noswitch": ("FFT no-switch", "#CC6677", "v"),
+    "ours_nofair": ("FFT no-fair", "#DDCC77", "<"), "ours_constmu": ("FFT const-mu", "#AA4499", ">"),
+    "gavel": ("Gavel", "#009E73", "s"), "gavel_mmf": ("Gavel-MMF", "#E69F00", "D"),
+    "gavel_ftf": ("Gavel-FTF", "#999933", "d"), "themis": ("Themis", "#D55E00", "^"),
+    "tiresias": ("Tiresias", "#CC79A7", "P"), "tiresias_las": ("Tiresias-LAS", "#882255", "p"),
+    "allox": ("AlloX", "#56B4E9", "X"), "pal": ("PAL", "#332288", "*"), "srtf": ("SRTF", "#000000", "h"),
+    "srtf_agnostic": ("SRTF-agnostic", "#44AA99", "H"), "fifo": ("FIFO", "#888888", "8"),
 }
 POLICY_LABELS = {k: v[0] for k, v in POLICIES.items()}
 POLICY_COLORS = {k: v[1] for k, v in POLICIES.items()}
+POLICY_MARKERS = {k: v[2] for k, v in POLICIES.items()}
+# Unknown policies (a new module not listed above) get one of these, picked by a stable hash of
+# the name, so the choice is the same on every machine and run.
+FALLBACK_COLORS = ("#117733", "#88CCEE", "#661100", "#6699CC", "#AA4466", "#4477AA", "#228833", "#EE7733")
 WORKLOAD_LABELS = {f"trace{i}": f"Trace {i}" for i in range(1, 10)}
+PAPER_LABEL = "paper"  # legend label of every value read off the paper
+PAPER_COLOR = "black"
+PAPER_MARKER = "x"
 DPI = 150
 
 
@@ -35,8 +47,19 @@ def label(policy: str) -> str:
     return POLICY_LABELS.get(policy, policy)
 
 
+def _stable_index(name: str, size: int) -> int:
+    return int(hashlib.sha256(name.encode()).hexdigest(), 16) % size
+
+
 def color(policy: str) -> str:
-    return POLICY_COLORS.get(policy, "#404040")
+    """The policy's fixed colour (a deterministic fallback colour for unknown names)."""
+    if policy in POLICY_COLORS:
+        return POLICY_COLORS[policy]
+    return FALLBACK_COLORS[_stable_index(policy, len(FALLBACK_COLORS))]
+
+
+def marker(policy: str) -> str:
+    return POLICY_MARKERS.get(policy, "o")
 
 
 def policy_order(policies) -> list[str]:
@@ -47,6 +70,10 @@ def policy_order(policies) -> list[str]:
 
 def workload_order(workloads) -> list[str]:
     return sorted(set(workloads), key=lambda w: (len(w), w))
+
+
+def workload_label(workload: str) -> str:
+    return WORKLOAD_LABELS.get(workload, workload)
 
 
 @contextlib.contextmanager
@@ -62,6 +89,36 @@ def new_figure(ncols: int, nrows: int = 1, width: float = 3.2, height: float = 2
     fig = Figure(figsize=(width * ncols, height * nrows), layout="constrained")
     axes = fig.subplots(nrows, ncols, squeeze=False)
     return fig, axes
+
+
+def panel_letters(axes) -> None:
+    """(a), (b), ... before each visible panel's title, in reading order."""
+    visible = [ax for ax in axes if ax.get_visible()]
+    for letter, ax in zip("abcdefghijklmnopqrstuvwxyz", visible):
+        title = ax.get_title()
+        ax.set_title(f"({letter}) {title}" if title else f"({letter})", loc="left")
+        ax.set_title("")  # the centred title moved to the left-aligned one
+
+
+def legend_outside(fig: Figure, axes, title: str | None = None, ncols: int | None = None) -> None:
+    """One legend for the whole figure, right of the panels (never over data or the title): every
+    distinct label of every panel, in first-seen order."""
+    handles, labels = {}, []
+    for ax in axes:
+        for handle, text in zip(*ax.get_legend_handles_labels()):
+            if text not in handles and not text.startswith("_"):
+                handles[text] = handle
+                labels.append(text)
+    if labels:
+        rows = max(4, int(fig.get_figheight() * 4.5))  # entries that fit in one column at 7 pt
+        fig.legend([handles[t] for t in labels], labels, loc="outside right center", title=title,
+                   ncols=ncols or -(-len(labels) // rows), frameon=False)
+
+
+def note(fig: Figure, text: str) -> None:
+    """A small footnote under the panels (what the bars are, n)."""
+    width = max(40, int(fig.get_figwidth() * 17))  # characters per line at 6.5 pt
+    fig.supxlabel(textwrap.fill(text, width), fontsize=6.5, color="0.25")
 
 
 def save(fig: Figure, out_dir: Path, stem: str, data: pd.DataFrame | None = None) -> list[Path]:

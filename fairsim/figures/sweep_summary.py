@@ -13,14 +13,19 @@ from pathlib import Path
 
 import pandas as pd
 
-from fairsim.figures.plots import ci_bars
+from fairsim.figures.plots import HOUR, ci_bars, ci_points, footnote, log_axis, shown_name
 from fairsim.figures.stats import summarize_groups
-from fairsim.figures.style import color, label, new_figure, paper_style, policy_order, save
+from fairsim.figures.style import (color, label, legend_outside, marker, new_figure, panel_letters, paper_style,
+                                   policy_order, save)
 
-PANELS = {"avg_jct_s": ("mean JCT (h)", 1 / 3600), "rho_mean": ("mean finish-time fairness rho", 1.0)}
+# metric -> (axis label, scale, drawing): bars from 0, or points on a log axis (rho has outliers)
+PANELS = {"avg_jct_s": ("mean JCT, lower is better", "hours", HOUR, "bars"),
+          "rho_mean": ("mean rho, lower is fairer", "rho (log scale)", 1.0, "log")}
 
 
 def draw(sweep_dir: Path) -> list[Path]:
+    """<sweep>/figures/summary.{pdf,png} and figures/data/summary.csv; the csv's ``metric`` names
+    the unit drawn (avg_jct_h is hours)."""
     sweep_dir = Path(sweep_dir)
     cells = pd.read_parquet(sweep_dir / "results.parquet")
     loads = [str(v) for v in sorted(cells["load"].unique())]
@@ -29,13 +34,22 @@ def draw(sweep_dir: Path) -> list[Path]:
     tables = []
     with paper_style():
         fig, axes = new_figure(len(PANELS))
-        for ax, (metric, (ylabel, scale)) in zip(axes[0], PANELS.items()):
-            table = summarize_groups(cells.assign(value=cells[metric].astype(float) * scale), "value", ["policy", "load"])
-            ci_bars(ax, table, "load", "policy", loads, policies, color, lambda v: f"load {v}", label)
+        for ax, (metric, (title, ylabel, scale, kind)) in zip(axes[0], PANELS.items()):
+            table = summarize_groups(cells.assign(value=cells[metric].astype(float) * scale), "value", ["policy", "load"],
+                                     log=kind == "log")
+            if kind == "log":
+                _, extent = ci_points(ax, table, "load", "policy", loads, policies, color, lambda v: f"load {v}", label,
+                                      markers=marker)
+                log_axis(ax, extent)
+            else:
+                ci_bars(ax, table, "load", "policy", loads, policies, color, lambda v: f"load {v}", label)
             ax.set_ylabel(ylabel)
-            tables.append(table.assign(metric=metric))
-        axes[0][0].legend(frameon=False)
-        fig.suptitle(f"sweep {sweep_dir.name}")
+            ax.set_title(title)
+            tables.append(table.assign(metric=shown_name(metric, scale)))
+        panel_letters(axes[0])
+        legend_outside(fig, axes[0])
+        footnote(fig, *tables)
+        fig.suptitle(f"sweep {sweep_dir.name}", fontsize=9)
         return save(fig, sweep_dir / "figures", "summary", pd.concat(tables, ignore_index=True))
 
 

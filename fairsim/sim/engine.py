@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass
+from typing import Callable
 
 import numpy as np
 import pandas as pd
@@ -84,8 +85,9 @@ class Engine:
     still active then keep a NaN finish time."""
 
     def __init__(self, jobs: JobSet, cluster: ClusterSpec, policy: Policy, config: SimConfig, seed: int = 0,
-                 until: np.ndarray | None = None):
+                 until: np.ndarray | None = None, progress: Callable[[int], None] | None = None):
         self.jobs, self.cluster, self.policy, self.cfg, self.seed = jobs, cluster, policy, config, seed
+        self.progress = progress  # called with the number of awaited jobs that finished in a round (display only)
         n = len(jobs)
         self.awaited = np.ones(n, dtype=bool)  # the jobs whose completion ends the run
         if until is not None:
@@ -171,7 +173,10 @@ class Engine:
             rounds += 1
             changed = finished is not None
             if changed:
-                awaited_left -= int(np.count_nonzero(self.awaited[active[finished]]))
+                done = int(np.count_nonzero(self.awaited[active[finished]]))
+                awaited_left -= done
+                if self.progress is not None:
+                    self.progress(done)
                 keep = ~finished
                 if self.placer is not None:
                     self.placer.release(active[finished])
@@ -417,5 +422,5 @@ _ROUND_COLUMNS = ["t_s", "duration_s", "rounds", "active_jobs", "running_jobs", 
 
 
 def simulate(jobs: JobSet, cluster: ClusterSpec, policy: Policy, config: SimConfig | None = None, seed: int = 0,
-             until: np.ndarray | None = None) -> SimResult:
-    return Engine(jobs, cluster, policy, config or SimConfig(), seed, until).run()
+             until: np.ndarray | None = None, progress: Callable[[int], None] | None = None) -> SimResult:
+    return Engine(jobs, cluster, policy, config or SimConfig(), seed, until, progress).run()
