@@ -26,7 +26,8 @@ POLICIES = {
     "ours_nofair": ("FFT no-fair", "#DDCC77", "<"), "ours_constmu": ("FFT const-mu", "#AA4499", ">"),
     "gavel": ("Gavel", "#009E73", "s"), "gavel_mmf": ("Gavel-MMF", "#E69F00", "D"),
     "gavel_ftf": ("Gavel-FTF", "#999933", "d"), "themis": ("Themis", "#D55E00", "^"),
-    "tiresias": ("Tiresias", "#CC79A7", "P"), "tiresias_las": ("Tiresias-LAS", "#882255", "p"),
+    "tiresias": ("Tiresias", "#CC79A7", "P"), "tiresias_random": ("Tiresias (random queue)", "#661100", "P"),
+    "tiresias_las": ("Tiresias-LAS", "#882255", "p"), "tiresias_las2q": ("Tiresias-LAS 2q", "#6699CC", "p"),
     "allox": ("AlloX", "#56B4E9", "X"), "pal": ("PAL", "#332288", "*"), "srtf": ("SRTF", "#000000", "h"),
     "srtf_agnostic": ("SRTF-agnostic", "#44AA99", "H"), "fifo": ("FIFO", "#888888", "8"),
 }
