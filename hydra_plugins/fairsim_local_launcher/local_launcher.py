@@ -6,8 +6,9 @@ changed only where a sweep ends badly or leaves processes behind:
   computing its way to the same error;
 - a worker process that dies (killed, out of memory) ends the sweep with one line instead of
   joblib's traceback;
-- workers leave ``idle_worker_timeout`` seconds after their last cell (loky's default is 300),
-  and each exits as soon as the sweep's parent is gone (``SweepCallback.on_job_start``).
+- a worker exits as soon as the sweep's parent is gone (``SweepCallback.on_job_start`` starts
+  the watch), instead of idling until loky's idle timeout (300 s). A shorter idle timeout is not
+  used: loky then stops idle workers while cells wait on a lock, which broke concurrent sweeps.
 
 Complete cells are kept in every case, and a rerun of the same command runs only the rest.
 """
@@ -15,7 +16,7 @@ Complete cells are kept in every case, and a rerun of the same command runs only
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Sequence
 
 from hydra.core.singleton import Singleton
 from hydra.core.utils import JobReturn, JobStatus, setup_globals
@@ -23,10 +24,6 @@ from hydra_plugins.hydra_joblib_launcher.joblib_launcher import JoblibLauncher
 
 
 class LocalLauncher(JoblibLauncher):
-    def __init__(self, idle_worker_timeout: float = 30.0, **joblib_options: Any) -> None:
-        super().__init__(**joblib_options)
-        self.idle_worker_timeout = idle_worker_timeout
-
     def launch(self, job_overrides: Sequence[Sequence[str]], initial_job_idx: int) -> Sequence[JobReturn]:
         from hydra_plugins.hydra_joblib_launcher._core import execute_job, process_joblib_cfg
         from joblib import Parallel, delayed
@@ -37,7 +34,7 @@ class LocalLauncher(JoblibLauncher):
         sweep_dir = Path(str(self.config.hydra.sweep.dir))
         options = dict(self.joblib, backend="loky")  # Hydra's joblib launcher pins loky too
         process_joblib_cfg(options)
-        options.update(return_as="generator_unordered", idle_worker_timeout=self.idle_worker_timeout)
+        options["return_as"] = "generator_unordered"
         state = Singleton.get_state()
         jobs = (delayed(execute_job)(initial_job_idx + i, overrides, self.hydra_context, self.config, self.task_function, state)
                 for i, overrides in enumerate(job_overrides))
