@@ -15,6 +15,7 @@ Complete cells are kept in every case, and a rerun of the same command runs only
 
 from __future__ import annotations
 
+import warnings
 from pathlib import Path
 from typing import Sequence
 
@@ -44,7 +45,9 @@ class LocalLauncher(JoblibLauncher):
             for run in outputs:  # in completion order, so the first resource error stops the sweep
                 line = sweep_abort_line(run._return_value, sweep_dir) if run.status == JobStatus.FAILED else None
                 if line:
-                    outputs.close()  # joblib cancels the queued cells and stops the running ones
+                    with warnings.catch_warnings():  # joblib's note on the cells it cancels is not news here
+                        warnings.simplefilter("ignore")
+                        outputs.close()  # joblib cancels the queued cells and stops the running ones
                     fail(line)
                 runs.append(run)
         except Exception as exc:
