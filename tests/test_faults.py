@@ -280,9 +280,17 @@ def half_then_crash(self, path, *args, **kwargs):
     raise OSError("disk full")
 
 
+TINY = ["num_jobs=10", "policy=fifo"]
+
+
 @pytest.fixture(scope="module")
 def tiny_run() -> RunOutput:
-    return run_config(compose_config(["num_jobs=10", "policy=fifo"]))
+    return run_config(compose_config(TINY))
+
+
+def tiny_cell(run: RunOutput, folder: Path) -> Path:
+    """A complete cell: result files and the config they came from."""
+    return write_results(run, folder, compose_config(TINY))
 
 
 def test_crash_while_writing_a_run_keeps_previous_files_and_no_summary(tmp_path, tiny_run, monkeypatch):
@@ -302,10 +310,10 @@ def test_crash_while_writing_a_run_keeps_previous_files_and_no_summary(tmp_path,
 
 def test_crash_while_collecting_keeps_previous_results_parquet(tmp_path, tiny_run, monkeypatch):
     sweep = tmp_path / "sweep"
-    write_results(tiny_run, sweep / "seed=0")
+    tiny_cell(tiny_run, sweep / "seed=0")
     collect(sweep)
     before = (sweep / "results.parquet").read_bytes()
-    write_results(tiny_run, sweep / "seed=1")
+    tiny_cell(tiny_run, sweep / "seed=1")
     monkeypatch.setattr(pd.DataFrame, "to_parquet", half_then_crash)
     with pytest.raises(OSError):
         collect(sweep)
@@ -318,8 +326,8 @@ def test_crash_while_collecting_keeps_previous_results_parquet(tmp_path, tiny_ru
 
 
 def test_torn_summary_is_not_a_complete_cell(tmp_path, tiny_run):
-    write_results(tiny_run, tmp_path / "a")
-    write_results(tiny_run, tmp_path / "b")
+    tiny_cell(tiny_run, tmp_path / "a")
+    tiny_cell(tiny_run, tmp_path / "b")
     (tmp_path / "b" / "summary.json").write_text('{"avg_jct_s": 12')  # as if cut off mid-write by hand
     assert [c.name for c in complete_cells(tmp_path)] == ["a"]
 
@@ -346,7 +354,7 @@ def test_mlflow_logging_cut_off_is_repaired_exactly_once(results, tiny_run, monk
 
     sweep = results / "sweeps" / "log_cut"
     for seed in range(3):
-        write_results(tiny_run, sweep / f"seed={seed}")
+        tiny_cell(tiny_run, sweep / f"seed={seed}")
     _, cells = collect(sweep)
     real = MlflowClient.set_terminated
     calls = {"n": 0}
