@@ -18,6 +18,7 @@ from __future__ import annotations
 import errno
 import os
 import re
+import socket
 import sys
 import threading
 import time
@@ -146,12 +147,16 @@ def claim_cell(folder: Path, cell: str, cfg: DictConfig) -> Iterator[bool]:
         lock.release()
 
 
-def watch_parent(parent_pid: int, poll_s: float = 0.5) -> None:
+def watch_parent(parent_pid: int, parent_host: str, poll_s: float = 0.5) -> None:
     """In a worker process of the sweep's parent: exit as soon as the parent is gone. Without it
     an orphaned loky worker finishes the cells it holds and idles until loky's idle timeout.
     A cell cut off this way has no summary, so it is not complete and runs again on a rerun."""
-    if os.getpid() == parent_pid or os.getppid() != parent_pid:
-        return  # the cell runs in the parent itself, or under a launcher of its own (Dask, Slurm)
+    if os.getpid() == parent_pid or socket.gethostname() != parent_host:
+        return  # the cell runs in the parent itself, or on another machine (Dask, Slurm)
+    if os.getppid() != parent_pid:
+        if _alive(parent_pid):
+            return  # a launcher with processes of its own (submitit_local): not ours to watch
+        os._exit(1)  # the parent died before this worker took its first cell
     if any(t.name == WATCH_THREAD for t in threading.enumerate()):
         return
 
@@ -161,6 +166,16 @@ def watch_parent(parent_pid: int, poll_s: float = 0.5) -> None:
         os._exit(1)
 
     threading.Thread(target=watch, name=WATCH_THREAD, daemon=True).start()
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
 
 
 # ---- resource errors --------------------------------------------------------------------------
@@ -247,6 +262,7 @@ class SweepCallback(Callback):
         self.started = 0.0
         self.run_id = ""
         self.parent_pid = 0
+        self.parent_host = ""
         self.total = 0
         self.store_error: str | None = None
 
@@ -256,6 +272,7 @@ class SweepCallback(Callback):
         self.started = time.perf_counter()
         self.run_id = f"{os.getpid()}-{uuid.uuid4().hex[:8]}"
         self.parent_pid = os.getpid()
+        self.parent_host = socket.gethostname()
         sweep_dir = Path(config.hydra.sweep.dir)
         self.total = count_cells(config)
         try:
@@ -272,7 +289,7 @@ class SweepCallback(Callback):
     def on_job_start(self, config: DictConfig, **kwargs) -> None:
         if self.run_id:
             self._export()
-            watch_parent(self.parent_pid)
+            watch_parent(self.parent_pid, self.parent_host)
 
     def _export(self) -> None:
         os.environ[RUN_ENV] = self.run_id
