@@ -23,20 +23,27 @@ from fairsim.errors import InputError
 
 @hydra.main(version_base="1.3", config_path="conf", config_name="config")
 def main(cfg: DictConfig) -> None:
-    from fairsim.experiment.output import emit
-    from fairsim.experiment.single import format_summary, run_config, write_results
-    from fairsim.experiment.sweep import cell_is_complete, record_failure, report_progress
-
     hydra_cfg = HydraConfig.get()
     folder = Path(hydra_cfg.runtime.output_dir)
-    in_sweep = hydra_cfg.mode == RunMode.MULTIRUN
+    if hydra_cfg.mode != RunMode.MULTIRUN:
+        return run(cfg, folder, "", in_sweep=False)
+    from fairsim.experiment.sweep import claim_cell
+
     cell = hydra_cfg.job.override_dirname or "default"
-    if in_sweep and cell_is_complete(folder, cfg):
-        emit(report_progress(folder.parent, cell, 0.0, skipped=True), folder)
-        return
+    with claim_cell(folder, cell, cfg) as must_run:  # the cell's lock: one sweep runs it, others wait
+        if must_run:
+            run(cfg, folder, cell, in_sweep=True)
+
+
+def run(cfg: DictConfig, folder: Path, cell: str, in_sweep: bool) -> None:
+    from fairsim.experiment.output import emit
+    from fairsim.experiment.single import format_summary, run_config, write_results
+    from fairsim.experiment.sweep import record_done, record_failure, resource_errno, resource_error_line, with_path
+
     tick = time.perf_counter()
     try:
         out = run_config(cfg, progress=False if in_sweep else None)  # a bar on a terminal, single runs only
+        write_results(out, folder, cfg)
     except InputError as exc:
         if os.environ.get("FAIRSIM_DEBUG"):
             raise
@@ -45,14 +52,23 @@ def main(cfg: DictConfig) -> None:
             return
         emit(f"error: {exc}", folder, sys.stderr)
         sys.exit(2)
+    except OSError as exc:
+        if resource_errno(exc) is not None and not os.environ.get("FAIRSIM_DEBUG"):
+            if in_sweep:  # a full or read-only disk fails every cell: the launcher ends the sweep in one line
+                raise with_path(exc, folder) from exc
+            emit(resource_error_line(exc, folder), folder, sys.stderr)
+            sys.exit(1)
+        if not in_sweep or os.environ.get("FAIRSIM_DEBUG"):
+            raise
+        record_failure(folder, cell, traceback.format_exc())
+        return
     except Exception:
         if not in_sweep or os.environ.get("FAIRSIM_DEBUG"):
             raise
         record_failure(folder, cell, traceback.format_exc())
         return
-    write_results(out, folder, cfg)
     if in_sweep:
-        emit(report_progress(folder.parent, cell, time.perf_counter() - tick, skipped=False), folder)
+        record_done(folder, cell, time.perf_counter() - tick)
     else:
         emit(format_summary(out.summary), folder)
         emit(f"  results         {folder}", folder)

@@ -34,7 +34,7 @@ def test_default_run_writes_complete_results(tmp_path):
     (["load=0"], "load: must be a number in (0, 10]"),
     (["load=-1"], "load: must be a number in (0, 10]"),
     (["seed=1.5"], "seed: must be an integer >= 0"),
-    (["sim.round_len_s=0"], "round_len_s: must be a number of seconds > 0"),
+    (["sim.round_len_s=0"], "round_len_s: must be a number of seconds in [1, 86400]"),
     (["workload=nosuch"], "workload"),
     (["policy=fifo", "policy.backfill=maybe"], "policy fifo: backfill: must be bool"),
 ])

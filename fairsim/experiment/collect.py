@@ -1,6 +1,7 @@
 """Gather a sweep's cell folders into tidy tables.
 
-A cell counts only when its ``summary.json`` exists (written last, atomically) and parses.
+A cell counts only when it is complete by ``fairsim.experiment.cells.why_incomplete``, the
+definition the runner uses to skip it (summary and config parse and agree, per-job table readable).
     <sweep>/results.parquet   one row per cell: the cell's overrides and config labels + its summary
     <sweep>/jobs.parquet      every cell's per-job table, with a ``cell`` column
 """
@@ -13,22 +14,28 @@ from pathlib import Path
 import pandas as pd
 import yaml
 
+from fairsim.experiment.cells import cell_folders, why_incomplete
 from fairsim.experiment.single import SUMMARY, atomic_write
 
 LABELS = {"policy": ("policy", "name"), "cluster": ("cluster", "name"), "workload": ("workload", "name"),
           "sim": ("sim", "name")}
 
 
+def survey(sweep_dir: Path) -> tuple[list[Path], dict[str, str]]:
+    """The complete cell folders, sorted by name (deterministic row order), and for every other
+    cell folder why it is not complete."""
+    complete, incomplete = [], {}
+    for cell in cell_folders(sweep_dir):
+        why = why_incomplete(cell)
+        if why is None:
+            complete.append(cell)
+        else:
+            incomplete[cell.name] = why
+    return complete, incomplete
+
+
 def complete_cells(sweep_dir: Path) -> list[Path]:
-    """Cell folders with a readable summary, sorted by name (deterministic row order)."""
-    cells = []
-    for summary in sorted(Path(sweep_dir).glob(f"*/{SUMMARY}")):
-        try:
-            json.loads(summary.read_text())
-        except (OSError, ValueError):
-            continue  # a torn or unreadable summary: the cell is not done
-        cells.append(summary.parent)
-    return cells
+    return survey(sweep_dir)[0]
 
 
 def cell_row(cell: Path) -> dict:
@@ -46,9 +53,10 @@ def cell_row(cell: Path) -> dict:
     return row
 
 
-def collect(sweep_dir: Path) -> tuple[pd.DataFrame, list[Path]]:
+def collect(sweep_dir: Path, cells: list[Path] | None = None) -> tuple[pd.DataFrame, list[Path]]:
+    """Write the sweep's tables from its complete cells (found here unless given)."""
     sweep_dir = Path(sweep_dir)
-    cells = complete_cells(sweep_dir)
+    cells = complete_cells(sweep_dir) if cells is None else cells
     table = pd.DataFrame([cell_row(c) for c in cells])
     if len(table):
         table.insert(0, "sweep", sweep_dir.name)

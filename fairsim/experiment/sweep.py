@@ -1,69 +1,222 @@
-"""Sweep support: resumable cells, progress lines, and the Hydra callback that collects and logs.
+"""Sweep support: cells that several sweeps may share, progress lines, resource errors, and the
+Hydra callback that collects and logs.
 
 Layout: ``<results_dir>/sweeps/<sweep_name>/<cell>/`` where ``<cell>`` is the cell's overrides
-(``load=0.5,policy=ours``). A cell whose ``summary.json`` exists and whose saved
-``config.yaml`` equals the config it would run with now is complete and is skipped on a rerun;
-anything else runs again from scratch.
+(``load=0.5,policy=ours``). A cell is complete by ``fairsim.experiment.cells.why_incomplete``
+(the collector's definition too) and its saved ``config.yaml`` equals the config it would run
+with now; a complete cell is skipped on a rerun, anything else runs again from scratch with one
+line saying why.
+
+Concurrency: a cell is decided and run while its lock (``<cell>/.lock``, ``filelock``) is held,
+so two sweeps of one grid compute each cell once: the second waits for a cell the first is
+running, then finds it complete. Every multirun keeps its own progress file
+(``.progress.<run id>``), so its summary says what it computed, skipped and waited for.
 """
 
 from __future__ import annotations
 
+import errno
 import os
+import re
+import socket
 import sys
+import threading
 import time
+import uuid
+from contextlib import contextmanager
 from pathlib import Path
+from typing import Iterator
 
 from hydra.experimental.callback import Callback
 from omegaconf import DictConfig, OmegaConf
 
-from fairsim.experiment.single import SUMMARY
-
 PROGRESS = ".progress"
-TOTAL = ".progress_total"
+CELL_LOCK = ".lock"
+COLLECT_LOCK = ".collect.lock"
 FAILED = "error.txt"
+RUN_ENV = "FAIRSIM_SWEEP_RUN"  # this multirun's id: names its progress file (set in each cell's process)
+CELLS_ENV = "FAIRSIM_SWEEP_CELLS"  # cells in this multirun's grid, for the progress lines
+# a cell's outcome in its run's progress file
+RAN, SKIPPED, WAITED, FAILED_STATUS = "ran", "skipped", "waited", "failed"
+WATCH_THREAD = "fairsim-parent-watch"
+
+RESOURCE_ERRORS = {  # errno -> (what happened, what to do)
+    errno.ENOSPC: ("no space left on device", "free space there or point results_dir= at a larger disk"),
+    errno.EDQUOT: ("disk quota exceeded", "free space there or point results_dir= at another disk"),
+    errno.EACCES: ("permission denied", "make it writable for this user or choose another results_dir="),
+    errno.EPERM: ("operation not permitted", "make it writable for this user or choose another results_dir="),
+    errno.EROFS: ("read-only file system", "choose a writable results_dir="),
+}
 
 
 def config_text(cfg: DictConfig) -> str:
     return OmegaConf.to_yaml(cfg, resolve=True)
 
 
-def cell_is_complete(folder: Path, cfg: DictConfig) -> bool:
-    saved = folder / "config.yaml"
-    return (folder / SUMMARY).is_file() and saved.is_file() and saved.read_text() == config_text(cfg)
+# ---- progress ---------------------------------------------------------------------------------
+
+def progress_file(sweep_dir: Path, run_id: str | None = None) -> Path:
+    return Path(sweep_dir) / f"{PROGRESS}.{run_id or os.environ.get(RUN_ENV) or 'unknown'}"
 
 
-def report_progress(sweep_dir: Path, cell: str, seconds: float, skipped: bool) -> str:
-    """Append this cell to the sweep's progress file (O_APPEND: safe across worker processes)
+def read_progress(path: Path) -> dict[str, tuple[float, str]]:
+    """Cell -> (seconds, status) from one run's progress file (the last line of a cell wins)."""
+    out: dict[str, tuple[float, str]] = {}
+    if path.exists():
+        for row in path.read_text().splitlines():
+            parts = row.split("\t")
+            if len(parts) == 3:
+                out[parts[0]] = (float(parts[1]), parts[2])
+    return out
+
+
+def report_progress(sweep_dir: Path, cell: str, seconds: float, status: str) -> str:
+    """Append this cell to its run's progress file (O_APPEND: safe across worker processes)
     and return a one-line status."""
-    line = f"{cell}\t{seconds:.3f}\t{int(skipped)}\n"
-    fd = os.open(sweep_dir / PROGRESS, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
+    path = progress_file(sweep_dir)
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
     try:
-        os.write(fd, line.encode())
+        os.write(fd, f"{cell}\t{seconds:.3f}\t{status}\n".encode())
     finally:
         os.close(fd)
-    rows = [r.split("\t") for r in (sweep_dir / PROGRESS).read_text().splitlines() if r]
-    done = len({r[0] for r in rows})
-    ran = [float(r[1]) for r in rows if r[2] == "0"]
-    total_file = sweep_dir / TOTAL
-    total = int(total_file.read_text()) if total_file.exists() else 0
+    rows = read_progress(path)
+    done = len(rows)
+    ran = [s for s, st in rows.values() if st == RAN]
+    total = int(os.environ.get(CELLS_ENV) or 0)
     left = max(total - done, 0)
     mean = sum(ran) / len(ran) if ran else 0.0
-    status = "skipped (complete)" if skipped else f"{seconds:.1f} s"
-    return (f"[sweep {sweep_dir.name}] {cell}: {status} | {done}/{total or '?'} cells done, {left} left, "
+    shown = {RAN: f"{seconds:.1f} s", SKIPPED: "skipped (complete)", FAILED_STATUS: "FAILED",
+             WAITED: f"skipped (computed by another sweep; waited {seconds:.1f} s)"}[status]
+    return (f"[sweep {Path(sweep_dir).name}] {cell}: {shown} | {done}/{total or '?'} cells done, {left} left, "
             f"{mean:.1f} s/cell" + (f", ~{left * mean / max(os.cpu_count() or 1, 1):.0f} s to go" if left and ran else ""))
 
 
 def record_failure(folder: Path, cell: str, text: str) -> None:
     """Keep a failed cell's error beside it (it has no summary, so it is not complete) and say so."""
-    folder.mkdir(parents=True, exist_ok=True)
-    (folder / FAILED).write_text(text if text.endswith("\n") else text + "\n")
     last = text.strip().splitlines()[-1] if text.strip() else "failed"
-    print(f"[sweep {folder.parent.name}] {cell}: FAILED: {last} (details: {folder / FAILED})", file=sys.stderr)
+    where = folder / FAILED
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        where.write_text(text if text.endswith("\n") else text + "\n")
+    except OSError:
+        where = None  # the error line below still says what went wrong
+    report_progress(folder.parent, cell, 0.0, FAILED_STATUS)
+    print(f"[sweep {folder.parent.name}] {cell}: FAILED: {last}" + (f" (details: {where})" if where else ""), file=sys.stderr)
 
 
-def failed_cells(sweep_dir: Path) -> list[str]:
-    return sorted(p.parent.name for p in Path(sweep_dir).glob(f"*/{FAILED}") if not (p.parent / SUMMARY).exists())
+def record_done(folder: Path, cell: str, seconds: float) -> None:
+    (folder / FAILED).unlink(missing_ok=True)  # an earlier failure of this cell is history now
+    from fairsim.experiment.output import emit
 
+    emit(report_progress(folder.parent, cell, seconds, RAN), folder)  # run.log holds what the cell printed
+
+
+# ---- one cell ---------------------------------------------------------------------------------
+
+@contextmanager
+def claim_cell(folder: Path, cell: str, cfg: DictConfig) -> Iterator[bool]:
+    """Hold the cell's lock and yield whether the cell must run (False: complete, reported as
+    skipped). If another sweep holds the lock, wait for it first and say so."""
+    from filelock import FileLock, Timeout
+
+    from fairsim.experiment.cells import why_incomplete
+
+    sweep = f"[sweep {folder.parent.name}] {cell}"
+    folder.mkdir(parents=True, exist_ok=True)
+    lock = FileLock(folder / CELL_LOCK)
+    tick = time.perf_counter()
+    waited = False
+    try:
+        lock.acquire(blocking=False)
+    except Timeout:
+        print(f"{sweep}: another sweep is running this cell; waiting for it", flush=True)
+        lock.acquire()
+        waited = True
+    try:
+        why = why_incomplete(folder, config_text(cfg))
+        if why is None:
+            print(report_progress(folder.parent, cell, time.perf_counter() - tick, WAITED if waited else SKIPPED), flush=True)
+            yield False
+            return
+        if waited:
+            print(f"{sweep}: the other sweep did not complete it ({why}); running it here", flush=True)
+        elif (folder / FAILED).exists():
+            print(f"{sweep}: failed before (see {folder / FAILED}); running it again", flush=True)
+        elif any((folder / name).exists() for name in ("summary.json", "config.yaml", "jobs.parquet")):
+            print(f"{sweep}: recomputing: {why}", flush=True)
+        yield True
+    finally:
+        lock.release()
+
+
+def watch_parent(parent_pid: int, parent_host: str, poll_s: float = 0.5) -> None:
+    """In a worker process of the sweep's parent: exit as soon as the parent is gone. Without it
+    an orphaned loky worker finishes the cells it holds and idles until loky's idle timeout.
+    A cell cut off this way has no summary, so it is not complete and runs again on a rerun."""
+    if os.getpid() == parent_pid or socket.gethostname() != parent_host:
+        return  # the cell runs in the parent itself, or on another machine (Dask, Slurm)
+    if os.getppid() != parent_pid:
+        if _alive(parent_pid):
+            return  # a launcher with processes of its own (submitit_local): not ours to watch
+        os._exit(1)  # the parent died before this worker took its first cell
+    if any(t.name == WATCH_THREAD for t in threading.enumerate()):
+        return
+
+    def watch() -> None:
+        while os.getppid() == parent_pid:
+            time.sleep(poll_s)
+        os._exit(1)
+
+    threading.Thread(target=watch, name=WATCH_THREAD, daemon=True).start()
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+# ---- resource errors --------------------------------------------------------------------------
+
+def resource_errno(exc: BaseException) -> int | None:
+    """The errno of a resource error (no space, quota, permission, read-only) in ``exc`` or its
+    causes; pyarrow reports it only in its message ("[errno 28] ...")."""
+    seen = set()
+    while exc is not None and id(exc) not in seen:
+        seen.add(id(exc))
+        code = getattr(exc, "errno", None) if isinstance(exc, OSError) else None
+        if code is None and isinstance(exc, OSError):
+            found = re.search(r"\[errno (\d+)\]", str(exc), re.IGNORECASE)
+            code = int(found.group(1)) if found else None
+        if code in RESOURCE_ERRORS:
+            return code
+        exc = exc.__cause__ or exc.__context__
+    return None
+
+
+def resource_error_line(exc: BaseException, where: Path | str | None = None) -> str | None:
+    """One line naming the path and what to do, or None if ``exc`` is no resource error."""
+    code = resource_errno(exc)
+    if code is None:
+        return None
+    what, todo = RESOURCE_ERRORS[code]
+    path = getattr(exc, "filename", None) or where or "?"
+    return f"error: {what}: {path}: {todo}, then rerun the same command (complete cells are kept)"
+
+
+def with_path(exc: OSError, where: Path) -> OSError:
+    """The same resource error, naming ``where`` if it names no file (pyarrow's do not)."""
+    if getattr(exc, "filename", None):
+        return exc
+    code = resource_errno(exc)
+    return OSError(code, os.strerror(code), str(where))
+
+
+# ---- the sweep --------------------------------------------------------------------------------
 
 def count_cells(config: DictConfig) -> int:
     """Cells in this multirun: the product of the sweep overrides' lengths (command line and
@@ -81,46 +234,112 @@ def count_cells(config: DictConfig) -> int:
     return total
 
 
+def sweep_abort_line(exc: BaseException | None, sweep_dir: Path) -> str | None:
+    """The one line that ends a sweep for ``exc`` raised by a cell or by the worker pool: a
+    resource error or a dead worker; None for anything else (not ours to summarize)."""
+    if not isinstance(exc, BaseException):
+        return None
+    line = resource_error_line(exc, sweep_dir)
+    if line is None and type(exc).__name__ == "TerminatedWorkerError":  # joblib's, raised in the parent
+        codes = re.search(r"exit codes of the workers are (\{.*?\})", str(exc))
+        line = (f"error: a worker process of sweep {Path(sweep_dir).name} died (exit codes {codes.group(1) if codes else '?'}: "
+                "killed, or out of memory) and the sweep stopped; complete cells are kept: rerun the same command to run the rest")
+    return line
+
+
+def fail(line: str) -> None:
+    """End the sweep with one line on stderr (Hydra turns a callback's exception into a warning)."""
+    print(line, file=sys.stderr, flush=True)
+    sys.exit(1)
+
+
 class SweepCallback(Callback):
-    """Runs in the parent process of a multirun: creates the MLflow store before the workers
-    start, and after the last cell collects results.parquet and logs every cell to MLflow."""
+    """Runs in the parent process of a multirun: prepares the sweep folder and the MLflow store
+    before the workers start, and after the last cell collects results.parquet and logs every
+    cell to MLflow. ``on_job_start`` runs in each cell's process (the callback travels with the
+    job): it tells the cell its run's id and watches for the parent's death."""
 
     def __init__(self, results_dir: str = "results") -> None:
         self.results_dir = Path(results_dir)
         self.started = 0.0
+        self.run_id = ""
+        self.parent_pid = 0
+        self.parent_host = ""
+        self.total = 0
+        self.store_error: str | None = None
 
     def on_multirun_start(self, config: DictConfig, **kwargs) -> None:
-        from fairsim.experiment.tracking import ensure_store
+        from fairsim.experiment.tracking import ensure_store, store_error_line
 
         self.started = time.perf_counter()
+        self.run_id = f"{os.getpid()}-{uuid.uuid4().hex[:8]}"
+        self.parent_pid = os.getpid()
+        self.parent_host = socket.gethostname()
         sweep_dir = Path(config.hydra.sweep.dir)
-        sweep_dir.mkdir(parents=True, exist_ok=True)
-        (sweep_dir / PROGRESS).unlink(missing_ok=True)
-        for stale in sweep_dir.glob(f"*/{FAILED}"):
-            stale.unlink()  # this run retries those cells
-        (sweep_dir / TOTAL).write_text(str(count_cells(config)))
-        ensure_store(self.results_dir)
+        self.total = count_cells(config)
+        try:
+            sweep_dir.mkdir(parents=True, exist_ok=True)
+            progress_file(sweep_dir, self.run_id).touch()  # also proves the folder writable before any cell runs
+        except OSError as exc:
+            fail(resource_error_line(exc, sweep_dir) or f"error: cannot prepare the sweep folder {sweep_dir}: {exc}")
+        self._export()
+        try:
+            ensure_store(self.results_dir)
+        except Exception as exc:  # a damaged or unwritable store must not cost the cells
+            self.store_error = store_error_line(self.results_dir, exc)
+
+    def on_job_start(self, config: DictConfig, **kwargs) -> None:
+        if self.run_id:
+            self._export()
+            watch_parent(self.parent_pid, self.parent_host)
+
+    def _export(self) -> None:
+        os.environ[RUN_ENV] = self.run_id
+        os.environ[CELLS_ENV] = str(self.total)
 
     def on_multirun_end(self, config: DictConfig, **kwargs) -> None:
-        from fairsim.experiment.collect import collect
-        from fairsim.experiment.tracking import log_sweep, tracking_uri
+        from filelock import FileLock
+
+        from fairsim.experiment.collect import collect, survey
+        from fairsim.experiment.tracking import log_sweep, store_error_line, tracking_uri
 
         sweep_dir = Path(config.hydra.sweep.dir)
-        table, cells = collect(sweep_dir)
-        logged = log_sweep(self.results_dir, sweep_dir.name, cells)
-        expected = int((sweep_dir / TOTAL).read_text()) if (sweep_dir / TOTAL).exists() else len(cells)
+        name = f"[sweep {sweep_dir.name}]"
+        own = read_progress(progress_file(sweep_dir, self.run_id))
+        try:
+            with FileLock(sweep_dir / COLLECT_LOCK):  # two sweeps ending together write whole, consistent tables
+                cells, incomplete = survey(sweep_dir)
+                table, cells = collect(sweep_dir, cells)
+        except OSError as exc:
+            fail(resource_error_line(exc, sweep_dir) or f"error: collecting {sweep_dir}: {exc}")
+        logged = 0
+        store_error = self.store_error
+        if store_error is None:
+            try:
+                logged = log_sweep(self.results_dir, sweep_dir.name, cells)
+            except Exception as exc:
+                store_error = store_error_line(self.results_dir, exc)
         elapsed = time.perf_counter() - self.started
-        print(f"[sweep {sweep_dir.name}] {len(cells)} complete cells in {sweep_dir} ({expected} in this run's grid), "
-              f"{logged} newly logged to MLflow ({tracking_uri(self.results_dir)}), {elapsed:.1f} s")
+        counts = {st: sorted(c for c, (_, s) in own.items() if s == st) for st in (RAN, SKIPPED, WAITED, FAILED_STATUS)}
+        print(f"{name} {len(cells)} complete cells in {sweep_dir} ({self.total} in this run's grid): this run computed "
+              f"{len(counts[RAN])}, found {len(counts[SKIPPED])} complete, waited for {len(counts[WAITED])} that another "
+              f"sweep computed; {logged} newly logged to MLflow ({tracking_uri(self.results_dir)}), {elapsed:.1f} s")
+        if counts[WAITED]:
+            print(f"{name} computed by another sweep while this one waited: {', '.join(counts[WAITED])}")
         if len(table):
-            print(f"[sweep {sweep_dir.name}] results: {sweep_dir / 'results.parquet'}")
-        progress = sweep_dir / PROGRESS
-        finished = len({r.split("\t")[0] for r in progress.read_text().splitlines() if r}) if progress.exists() else 0
-        failed = failed_cells(sweep_dir)
-        if failed:
-            print(f"[sweep {sweep_dir.name}] {len(failed)} cells FAILED: {', '.join(failed)}; the others are kept. "
-                  "Fix the cause and rerun the same command to run only the missing cells.", file=sys.stderr)
-            sys.exit(1)
-        if finished < expected:
-            print(f"[sweep {sweep_dir.name}] warning: {expected - finished} of {expected} cells did not finish; "
+            print(f"{name} results: {sweep_dir / 'results.parquet'}")
+        for cell, why in incomplete.items():
+            if cell not in counts[FAILED_STATUS]:
+                print(f"{name} not collected: {cell}: {why}")
+        progress_file(sweep_dir, self.run_id).unlink(missing_ok=True)
+        problems = []
+        if counts[FAILED_STATUS]:
+            problems.append(f"{name} {len(counts[FAILED_STATUS])} cells FAILED: {', '.join(counts[FAILED_STATUS])}; the others "
+                            "are kept. Fix the cause and rerun the same command to run only the missing cells.")
+        if store_error:
+            problems.append(store_error)
+        if problems:
+            fail("\n".join(problems))
+        if len(own) < self.total:
+            print(f"{name} warning: {self.total - len(own)} of {self.total} cells did not finish; "
                   "rerun the same command to run only those")

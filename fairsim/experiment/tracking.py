@@ -4,7 +4,9 @@ Store: ``sqlite:///<results>/mlflow.db`` (never the file store). One MLflow expe
 one run per cell (single runs: the experiment "runs", one run per run folder), named by the cell folder and tagged ``fairsim.cell``; params are the cell's
 resolved config (flattened), metrics its numeric summary. Logging is idempotent: a cell that
 already has a FINISHED run is skipped; a run left unfinished by a crash is deleted and the cell
-logged again, so every cell appears exactly once however often the sweep is resumed.
+logged again, so every cell appears exactly once however often the sweep is resumed. Creating
+the store and logging a sweep hold ``<results>/mlflow.db.lock``, so two sweeps ending together
+see each other's runs (check, then log, under the lock) and never log a cell twice.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ import yaml
 
 CELL_TAG = "fairsim.cell"
 RUNS_EXPERIMENT = "runs"  # single runs (python run.py without -m), one MLflow run per run folder
+STORE_LOCK_WAIT_S = 600  # a sweep's logging takes seconds; past this the other holder is presumed stuck
 
 
 def tracking_uri(results_dir: Path) -> str:
@@ -36,10 +39,27 @@ def _client(results_dir: Path):
     return MlflowClient(tracking_uri=tracking_uri(results_dir))
 
 
+def store_lock(results_dir: Path):
+    from filelock import FileLock
+
+    Path(results_dir).mkdir(parents=True, exist_ok=True)
+    return FileLock(Path(results_dir) / "mlflow.db.lock", timeout=STORE_LOCK_WAIT_S)
+
+
+def store_error_line(results_dir: Path, exc: BaseException) -> str:
+    """One line naming the store, the cause, and what to do (the results files are unaffected)."""
+    cause = getattr(exc, "orig", None) or exc  # SQLAlchemy keeps the driver's own message here
+    text = str(cause).split("[SQL:")[0]
+    text = " ".join(text.split()) or type(exc).__name__
+    return (f"error: MLflow store {tracking_uri(results_dir)} cannot be opened or written ({text[:200]}); the results "
+            "files are complete; repair or move the store away and rerun the same command to log what was missed")
+
+
 def ensure_store(results_dir: Path) -> None:
     """Create the database (and its tables) up front, from the parent, before any worker starts."""
-    client = _client(results_dir)
-    client.search_experiments(max_results=1)
+    with store_lock(results_dir):
+        client = _client(results_dir)
+        client.search_experiments(max_results=1)
 
 
 def _experiment_id(client, name: str, results_dir: Path) -> str:
@@ -64,6 +84,11 @@ def _flatten(d, prefix: str = "") -> dict[str, str]:
 
 def log_sweep(results_dir: Path, sweep_name: str, cells: list[Path]) -> int:
     """Log every complete cell that is not yet in MLflow. Returns the number of runs logged."""
+    with store_lock(results_dir):
+        return _log_sweep(results_dir, sweep_name, cells)
+
+
+def _log_sweep(results_dir: Path, sweep_name: str, cells: list[Path]) -> int:
     from mlflow.entities import Metric, Param, RunStatus, RunTag
 
     client = _client(results_dir)

@@ -9,6 +9,10 @@ from typing import Any, Mapping
 from fairsim.errors import require
 
 ROUND_ENDS = ("fixed", "latest_finish")
+# Round length bounds. Below 1 s a run needs more rounds than any scheduler decides (the paper's
+# FFT, Gavel and Themis use minutes) and a tiny value (1e-9 s) would spin to max_rounds; above a
+# day a round outlasts most jobs and every decision is stale.
+ROUND_LEN_S = (1.0, 86_400.0)
 UNTIL = ("all", "window")
 
 
@@ -74,7 +78,15 @@ class SimConfig:
             if key in ov:
                 require(_num(ov[key]) and ov[key] >= 0, source, f"overheads.{key}", f"must be a number of seconds >= 0, got {ov[key]!r}")
         if "round_len_s" in cfg:
-            require(_num(cfg["round_len_s"]) and cfg["round_len_s"] > 0, source, "round_len_s", f"must be a number of seconds > 0, got {cfg['round_len_s']!r}")
+            lo, hi = ROUND_LEN_S
+            require(_num(cfg["round_len_s"]) and lo <= cfg["round_len_s"] <= hi, source, "round_len_s",
+                    f"must be a number of seconds in [{lo:g}, {hi:g}], got {cfg['round_len_s']!r}")
+        round_len = cfg.get("round_len_s", cls.round_len_s)
+        restart = ov.get("restart_s", Overheads.restart_s)
+        if ov.get("migration", True) or ov.get("preemption", True):  # the engine drops unpaid overhead when a job
+            # stops: a restart as long as a round leaves a job that a policy pauses every other round without progress, forever
+            require(restart < round_len, source, "overheads.restart_s",
+                    f"must be shorter than a round (sim.round_len_s={round_len:g} s), got {restart!r}")
         if "round_end" in cfg:
             require(cfg["round_end"] in ROUND_ENDS, source, "round_end", f"{cfg['round_end']!r} is not one of {', '.join(ROUND_ENDS)}")
         if "until" in cfg:
@@ -85,6 +97,14 @@ class SimConfig:
         if "max_rounds" in cfg:
             require(isinstance(cfg["max_rounds"], int) and cfg["max_rounds"] > 0, source, "max_rounds", f"must be an integer > 0, got {cfg['max_rounds']!r}")
         return cls(overheads=Overheads(**ov), **cfg)
+
+    def check_horizon(self, last_arrival_s: float, source: str = "sim") -> None:
+        """Refuse a run that cannot finish within max_rounds: it needs a round per round length
+        until the last job arrives, whatever the policy does."""
+        needed = math.ceil(last_arrival_s / self.round_len_s)
+        require(needed < self.max_rounds, source, "max_rounds",
+                f"{self.max_rounds} rounds of {self.round_len_s:g} s end before the last job arrives at {last_arrival_s:.0f} s "
+                f"(needs more than {needed}); raise sim.max_rounds or sim.round_len_s")
 
 
 def _num(x: Any) -> bool:

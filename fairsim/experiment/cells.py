@@ -1,0 +1,81 @@
+"""What makes a sweep cell complete: the one definition the runner (skip or recompute) and the
+collector (row in results.parquet or not) share, so they never disagree about a cell.
+
+A cell folder is complete when
+- ``summary.json`` parses as a JSON object,
+- ``config.yaml`` parses and names the same policy, cluster, workload and seed as the summary
+  (and, for the runner, equals the config the cell would run with now),
+- ``jobs.parquet`` is readable whole and holds at least the jobs the summary counts.
+Anything else is incomplete, with a one-line reason; the runner recomputes such a cell.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import yaml
+
+from fairsim.experiment.single import SUMMARY
+
+CONFIG = "config.yaml"
+JOBS = "jobs.parquet"
+# summary key -> (config group, key) it must agree with, and the label the run gives a nameless entry
+IDENTITY = {"policy": ("policy", ""), "cluster": ("cluster", "custom"), "workload": ("workload", "")}
+
+
+def why_incomplete(folder: Path, expected_config: str | None = None) -> str | None:
+    """None if the cell in ``folder`` is complete, else why not (one line). ``expected_config``
+    (the resolved YAML the cell would run with now) is compared with the saved one when given."""
+    folder = Path(folder)
+    summary_file, config_file = folder / SUMMARY, folder / CONFIG
+    if not summary_file.is_file():
+        return f"no {SUMMARY} (never finished)"
+    try:
+        summary = json.loads(summary_file.read_text())
+    except (OSError, ValueError) as exc:
+        return f"{SUMMARY} is damaged ({_short(exc)})"
+    if not isinstance(summary, dict):
+        return f"{SUMMARY} is damaged (not a JSON object)"
+    try:
+        saved_text = config_file.read_text()
+        saved = yaml.safe_load(saved_text)
+    except FileNotFoundError:
+        return f"no {CONFIG}"
+    except (OSError, ValueError, yaml.YAMLError) as exc:
+        return f"{CONFIG} is damaged ({_short(exc)})"
+    if not isinstance(saved, dict):
+        return f"{CONFIG} is damaged (not a mapping)"
+    if expected_config is not None and saved_text != expected_config:
+        return f"the config changed since it ran ({CONFIG} differs)"
+    for key, (group, unnamed) in IDENTITY.items():
+        configured = str((saved.get(group) or {}).get("name", unnamed))
+        if str(summary.get(key)) != configured:
+            return f"{SUMMARY} says {key}={summary.get(key)!r} but {CONFIG} says {configured!r}"
+    if summary.get("seed") != saved.get("seed"):
+        return f"{SUMMARY} says seed={summary.get('seed')!r} but {CONFIG} says {saved.get('seed')!r}"
+    return _jobs_problem(folder / JOBS, summary.get("num_jobs"))
+
+
+def _jobs_problem(path: Path, num_jobs) -> str | None:
+    import pyarrow.parquet as pq
+
+    if not path.is_file():
+        return f"no {JOBS}"
+    try:
+        rows = pq.read_table(path).num_rows  # whole: a damaged page fails here, not only a torn footer
+    except Exception as exc:  # pyarrow raises its own ArrowInvalid / OSError subclasses
+        return f"{JOBS} is unreadable ({_short(exc)})"
+    if not isinstance(num_jobs, int) or rows < num_jobs:
+        return f"{JOBS} has {rows} rows but {SUMMARY} counts {num_jobs!r} jobs"
+    return None
+
+
+def cell_folders(sweep_dir: Path) -> list[Path]:
+    """Every cell folder of a sweep (a visible sub-folder), sorted by name."""
+    return sorted(p for p in Path(sweep_dir).iterdir() if p.is_dir() and not p.name.startswith("."))
+
+
+def _short(exc: BaseException) -> str:
+    text = " ".join(str(exc).split()) or type(exc).__name__
+    return text if len(text) <= 120 else text[:117] + "..."

@@ -1,0 +1,181 @@
+"""Sweeps that several hands share (issue 14): two sweeps of one grid at once, damaged cells, a
+damaged MLflow store, a full disk. Each case ends with the cells exactly once in results.parquet
+and in MLflow, or with one line and a non-zero exit and no cell that looks complete."""
+
+from __future__ import annotations
+
+import re
+import shutil
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import pandas as pd
+import pytest
+from filelock import FileLock
+
+from fairsim.experiment.cells import why_incomplete
+from fairsim.experiment.collect import complete_cells
+from fairsim.experiment.compose import compose_config
+from fairsim.experiment.single import run_config, write_results
+from fairsim.experiment.sweep import CELL_LOCK, claim_cell
+from fairsim.experiment.tracking import _client, ensure_store, logged_cells
+
+ROOT = Path(__file__).resolve().parents[1]
+GRID = ["policy=fifo,srtf", "load=0.5,0.8", "num_jobs=20"]
+CELLS = sorted(f"load={l},num_jobs=20,policy={p}" for p in ("fifo", "srtf") for l in (0.5, 0.8))
+
+
+@pytest.fixture(scope="module")
+def results(tmp_path_factory) -> Path:
+    """One results folder and MLflow store for the module (creating a store takes seconds)."""
+    path = tmp_path_factory.mktemp("shared")
+    ensure_store(path)
+    return path
+
+
+def sweep_cmd(results: Path, name: str, *grid: str) -> list[str]:
+    return [sys.executable, str(ROOT / "run.py"), "-m", f"results_dir={results}", f"sweep_name={name}", *(grid or GRID)]
+
+
+def sweep(results: Path, name: str, *grid: str, env: dict | None = None) -> subprocess.CompletedProcess:
+    return subprocess.run(sweep_cmd(results, name, *grid), cwd=ROOT, capture_output=True, text=True, timeout=300, env=env)
+
+
+def active_runs(results: Path, name: str) -> list[str]:
+    client = _client(results)
+    exp = client.get_experiment_by_name(name)
+    return sorted(r.data.tags.get("fairsim.cell") for r in client.search_runs([exp.experiment_id], max_results=1000))
+
+
+def computed(stdout: str) -> int:
+    return int(re.search(r"this run computed (\d+)", stdout).group(1))
+
+
+def test_two_sweeps_of_one_grid_started_together(results):
+    """Whether the second waits for cells depends on timing (the claim test below forces it)."""
+    name = "together"
+    cells = CELLS
+    procs = [subprocess.Popen(sweep_cmd(results, name), cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                              text=True) for _ in range(2)]
+    outs = [p.communicate(timeout=300) for p in procs]
+    for proc, (out, err) in zip(procs, outs):
+        assert proc.returncode == 0, "\n----\n".join(o + e for o, e in outs)
+    sweep_dir = results / "sweeps" / name
+    assert sorted(pd.read_parquet(sweep_dir / "results.parquet")["cell"]) == cells  # one row per cell
+    assert active_runs(results, name) == cells  # one MLflow run per cell, nothing duplicated
+    assert logged_cells(results, name) == cells
+    assert sum(computed(out) for out, _ in outs) == len(cells)  # each cell computed by one of them
+    for out, _ in outs:  # each says how it got every cell: computed, found complete, or waited for
+        counts = re.search(r"computed (\d+), found (\d+) complete, waited for (\d+)", out).groups()
+        assert sum(map(int, counts)) == len(cells)
+
+
+def test_a_cell_another_sweep_holds_is_waited_for_then_skipped(tmp_path, capsys):
+    cfg = compose_config(["policy=fifo", "num_jobs=10"])
+    folder = tmp_path / "sweep" / "policy=fifo"
+    folder.mkdir(parents=True)
+    held = FileLock(folder / CELL_LOCK)
+    held.acquire()  # the other sweep is running the cell
+    decided = {}
+
+    def second_sweep():
+        with claim_cell(folder, "policy=fifo", cfg) as must_run:
+            decided["must_run"] = must_run
+
+    waiter = threading.Thread(target=second_sweep)
+    waiter.start()
+    time.sleep(0.5)
+    assert waiter.is_alive() and "must_run" not in decided  # it waits while the lock is held
+    from fairsim.experiment.sweep import config_text
+
+    out = run_config(cfg)
+    write_results(out, folder, cfg)
+    assert (folder / "config.yaml").read_text() == config_text(cfg)
+    held.release()
+    waiter.join(timeout=30)
+    assert decided == {"must_run": False}
+    printed = capsys.readouterr().out
+    assert "another sweep is running this cell; waiting for it" in printed
+    assert "skipped (computed by another sweep" in printed
+
+
+def test_damaged_cells_are_recomputed_and_collected(results):
+    name = "damaged"
+    first = sweep(results, name)
+    assert first.returncode == 0, first.stderr[-2000:]
+    sweep_dir = results / "sweeps" / name
+    torn, garbled = sweep_dir / CELLS[0], sweep_dir / CELLS[1]
+    (torn / "summary.json").write_text('{"avg_jct_s": 12')  # cut off mid-write
+    (garbled / "jobs.parquet").write_bytes(b"PAR1 not a parquet file PAR1")
+    assert why_incomplete(torn).startswith("summary.json is damaged")
+    assert why_incomplete(garbled).startswith("jobs.parquet is unreadable")
+    assert [c.name for c in complete_cells(sweep_dir)] == CELLS[2:]  # the collector agrees with the runner
+    again = sweep(results, name)
+    assert again.returncode == 0, again.stderr[-2000:]
+    assert f"{torn.name}: recomputing: summary.json is damaged" in again.stdout
+    assert f"{garbled.name}: recomputing: jobs.parquet is unreadable" in again.stdout
+    assert computed(again.stdout) == 2 and again.stdout.count("skipped (complete)") == 2
+    assert sorted(pd.read_parquet(sweep_dir / "results.parquet")["cell"]) == CELLS
+    assert logged_cells(results, name) == CELLS
+
+
+def test_a_summary_that_disagrees_with_its_config_is_not_complete(tmp_path):
+    cfg = compose_config(["policy=fifo", "num_jobs=10"])
+    write_results(run_config(cfg), tmp_path / "cell", cfg)
+    assert why_incomplete(tmp_path / "cell") is None
+    text = (tmp_path / "cell" / "summary.json").read_text()
+    (tmp_path / "cell" / "summary.json").write_text(text.replace('"policy": "fifo"', '"policy": "srtf"'))
+    assert "says policy='srtf' but config.yaml says 'fifo'" in why_incomplete(tmp_path / "cell")
+
+
+def test_a_damaged_mlflow_store_costs_no_results(results, tmp_path):
+    bad = tmp_path / "bad_store"
+    bad.mkdir()
+    (bad / "mlflow.db").write_text("not a database\n" * 100)
+    proc = sweep(bad, "store")
+    assert proc.returncode == 1
+    lines = [ln for ln in proc.stderr.splitlines() if ln.strip() and not ln.startswith("[20")]
+    assert len(lines) == 1, proc.stderr[-3000:]
+    assert lines[0].startswith(f"error: MLflow store sqlite:///{(bad / 'mlflow.db').resolve()}") and "file is not a database" in lines[0]
+    sweep_dir = bad / "sweeps" / "store"
+    assert sorted(pd.read_parquet(sweep_dir / "results.parquet")["cell"]) == CELLS  # results complete
+    # the store repaired (here: a good one put in its place), the same command logs what was missed
+    shutil.copy(results / "mlflow.db", bad / "mlflow.db")
+    again = sweep(bad, "store")
+    assert again.returncode == 0, again.stderr[-2000:]
+    assert "4 newly logged to MLflow" in again.stdout
+    assert logged_cells(bad, "store") == CELLS
+
+
+SITE_ENOSPC = '''
+import errno, os
+import pandas as pd
+_real = pd.DataFrame.to_parquet
+def _disk_full(self, path, *args, **kwargs):
+    if "rounds" in str(path):  # after the cell's jobs.parquet landed: the disk fills mid-cell
+        raise OSError(errno.ENOSPC, "[errno 28] No space left on device")
+    return _real(self, path, *args, **kwargs)
+pd.DataFrame.to_parquet = _disk_full
+'''
+
+
+def test_a_full_disk_ends_the_sweep_in_one_line_with_no_cell_complete(results, tmp_path):
+    """ENOSPC injected into every process of the sweep (a sitecustomize on PYTHONPATH) at the
+    second file a cell writes."""
+    site = tmp_path / "site"
+    site.mkdir()
+    (site / "sitecustomize.py").write_text(SITE_ENOSPC)
+    env = {**__import__("os").environ, "PYTHONPATH": f"{site}:{ROOT}"}
+    proc = sweep(results, "full_disk", env=env)
+    assert proc.returncode == 1
+    assert "Traceback" not in proc.stderr
+    lines = [ln for ln in proc.stderr.splitlines() if ln.strip() and not ln.startswith("[20")]
+    assert len(lines) == 1, proc.stderr[-3000:]
+    sweep_dir = results / "sweeps" / "full_disk"
+    assert re.match(rf"error: no space left on device: {re.escape(str(sweep_dir))}/\S+: free space there", lines[0])
+    assert complete_cells(sweep_dir) == []
+    assert not list(sweep_dir.glob("*/summary.json"))
+    assert list(sweep_dir.glob("*/jobs.parquet"))  # the cut-off cells got that far, and are not complete
