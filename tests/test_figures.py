@@ -26,6 +26,7 @@ def cells_table() -> pd.DataFrame:
             rows.append({"cell": f"policy={policy},seed={seed},workload={workload}", "policy": policy, "workload": workload,
                          "cluster": "paper", "seed": seed, "num_jobs": 3, "finished_jobs": 3, "avg_jct_s": jct,
                          "makespan_s": 10 * jct, "rho_mean": jct / 100, "rho_max": jct / 50, "rho_lt1_share": 100 / jct / 2,
+                         "rho_fluid_mean": jct / 100, "rho_fluid_max": jct / 50, "rho_fluid_lt1_share": 100 / jct / 2,
                          "starvation_max_s": jct * 36, "starvation_mean_s": jct * 3, "migrations": int(jct) // 10,
                          "switches_to_faster_share": 0.5, "overhead_s_total": jct, "type_switches": int(jct) // 20})
     return pd.DataFrame(rows)
@@ -38,6 +39,7 @@ def write_sweep(folder, cells: pd.DataFrame) -> SweepData:
     jobs = []
     for i, row in enumerate(cells.itertuples()):
         jobs.append(pd.DataFrame({"cell": row.cell, "job_id": [0, 1, 2], "rho": [0.5, 1.0 + i / 10, 2.0],
+                                  "rho_fluid": [0.5, 1.0 + i / 10, 2.0],
                                   "starvation_s": [0.0, 60.0 * i, 3600.0]}))
         (folder / row.cell).mkdir()
         pd.DataFrame({"t_s": [0.0, 300.0], "duration_s": [300.0, 300.0], "rounds": [1, 1], "active_jobs": [2, 3],
@@ -201,6 +203,6 @@ def test_sweep_summary_names_hours_as_hours(tmp_path):
     cells.to_parquet(tmp_path / "sw" / "results.parquet", index=False)
     sweep_summary.draw(tmp_path / "sw")
     data = pd.read_csv(tmp_path / "sw" / "figures" / "data" / "summary.csv")
-    assert set(data["metric"]) == {"avg_jct_h", "rho_mean"}
+    assert set(data["metric"]) == {"avg_jct_h", "rho_fluid_mean"}
     jct = data[(data["metric"] == "avg_jct_h") & (data["policy"] == "gavel")]
     assert jct["mean"].item() == pytest.approx((200 + 400 + 150 + 160) / 4 / 3600)

@@ -8,7 +8,7 @@ from pathlib import Path
 from fairsim.figures.data import Inputs
 from fairsim.figures.plots import ratio_figure
 
-METRICS = {"rho_mean": "mean rho / FFT", "rho_max": "max rho / FFT"}
+METRICS = {"rho_fluid_mean": "mean rho / FFT", "rho_fluid_max": "max rho / FFT"}  # fluid T_id, REPORT.md's default reading
 
 
 def draw(inputs: Inputs, out_dir: Path) -> list[Path]:

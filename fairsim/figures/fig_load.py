@@ -20,6 +20,7 @@ from matplotlib.ticker import FuncFormatter, NullFormatter
 
 from fairsim.figures import style
 from fairsim.figures.data import Inputs, SweepData
+from fairsim.figures.paper import paper_values
 from fairsim.figures.stats import REFERENCE, paired_ratios
 
 ROLE = "load"
@@ -32,23 +33,28 @@ class Panel:
     metric: str
     kind: str  # "ratio" (baseline / FFT, pooled geometric mean) or "value" (per policy, mean)
     policies: tuple[str, ...]
-    paper: Mapping[str, float]  # the paper's value per policy (PAPER.md sec. 4), where it gives one
     scale: float = 1.0
     log: bool = True
 
+    def paper(self) -> dict[str, float]:
+        """The paper's testbed value per policy (figures/paper.py); per-trace values are averaged,
+        as the panel pools traces 1-2. Shares are drawn in %, hours as hours."""
+        found: dict[str, list[float]] = {}
+        for v in paper_values("testbed", self.kind, self.metric):
+            if v.policy is not None:
+                found.setdefault(v.policy, []).append(v.value * (100.0 if self.metric.endswith("lt1_share") else 1.0))
+        return {p: float(np.mean(vals)) for p, vals in found.items()}
 
+
+BASELINES = ("gavel", "tiresias", "pal", "allox", "themis", "gavel_mmf")
 PANELS = (
-    Panel("(a) avg JCT / FFT", "avg_jct_s", "ratio", ("gavel", "tiresias", "pal", "allox", "themis", "gavel_mmf"),
-          {"gavel": 1.415, "tiresias": 3.15, "pal": 2.1, "allox": 5.22}),  # Gavel: mean of traces 1-2 (1.46, 1.37)
-    Panel("(b) makespan / FFT", "makespan_s", "ratio", ("gavel", "tiresias", "pal", "allox", "themis", "gavel_mmf"), {}),
-    Panel("(c) mean rho (fluid T_id) / FFT", "rho_fluid_mean", "ratio", ("gavel", "tiresias", "themis", "gavel_mmf"),
-          {"gavel": 1.64, "tiresias": 1.67}),
-    Panel("(d) max rho (fluid T_id) / FFT", "rho_fluid_max", "ratio", ("gavel", "tiresias", "themis", "gavel_mmf"),
-          {"gavel": 1.4, "tiresias": 2.18}),
+    Panel("(a) avg JCT / FFT", "avg_jct_s", "ratio", BASELINES),
+    Panel("(b) makespan / FFT", "makespan_s", "ratio", BASELINES),
+    Panel("(c) mean rho (fluid T_id) / FFT", "rho_fluid_mean", "ratio", ("gavel", "tiresias", "themis", "gavel_mmf")),
+    Panel("(d) max rho (fluid T_id) / FFT", "rho_fluid_max", "ratio", ("gavel", "tiresias", "themis", "gavel_mmf")),
     Panel("(e) share of jobs with rho < 1 (%, fluid)", "rho_fluid_lt1_share", "value", ("ours", "gavel", "tiresias"),
-          {"ours": 70.0, "gavel": 38.0, "tiresias": 49.0}, scale=100.0, log=False),
-    Panel("(f) max starvation (h)", "starvation_max_s", "value", ("ours", "gavel", "tiresias"),
-          {"ours": 25.0, "gavel": 55.0, "tiresias": 70.0}, scale=1 / 3600, log=False),
+          scale=100.0, log=False),
+    Panel("(f) max starvation (h)", "starvation_max_s", "value", ("ours", "gavel", "tiresias"), scale=1 / 3600, log=False),
 )
 
 
@@ -73,7 +79,7 @@ def load_table(cells: pd.DataFrame) -> pd.DataFrame:
                     value = float(values.mean()) if len(values) else np.nan
                 if len(values):
                     rows.append({"panel": panel.title, "metric": panel.metric, "policy": policy, "arrivals": arrivals,
-                                 "load": load, "value": value, "n": len(values), "paper": panel.paper.get(policy, np.nan)})
+                                 "load": load, "value": value, "n": len(values), "paper": panel.paper().get(policy, np.nan)})
     return pd.DataFrame(rows, columns=["panel", "metric", "policy", "arrivals", "load", "value", "n", "paper"])
 
 
@@ -94,8 +100,8 @@ def draw(inputs: Inputs, out_dir: Path) -> list[Path]:
                     if len(line):
                         ax.plot(line["load"], line["value"], dash, marker="o", markersize=3, linewidth=1.1,
                                 color=style.color(policy))
-                if policy in panel.paper:
-                    ax.axhline(panel.paper[policy], color=style.color(policy), linestyle=":", linewidth=1.0)
+                if policy in panel.paper():
+                    ax.axhline(panel.paper()[policy], color=style.color(policy), linestyle=":", linewidth=1.0)
             if panel.kind == "ratio":
                 ax.axhline(1.0, color="black", linewidth=0.8)
             if panel.log:

@@ -36,13 +36,13 @@ PAPER_VALUES: tuple[PaperValue, ...] = (
     PaperValue("testbed", "ratio", "avg_jct_s", "tiresias", None, 3.15, "up to"),
     PaperValue("testbed", "ratio", "makespan_s", None, None, 3.12, "up to"),
     # Fig. 8: finish-time fairness on the testbed
-    PaperValue("testbed", "value", "rho_lt1_share", "ours", None, 0.70),
-    PaperValue("testbed", "value", "rho_lt1_share", "gavel", None, 0.38),
-    PaperValue("testbed", "value", "rho_lt1_share", "tiresias", None, 0.49),
-    PaperValue("testbed", "ratio", "rho_mean", "gavel", None, 1.64),
-    PaperValue("testbed", "ratio", "rho_mean", "tiresias", None, 1.67),
-    PaperValue("testbed", "ratio", "rho_max", "gavel", None, 1.4),
-    PaperValue("testbed", "ratio", "rho_max", "tiresias", None, 2.18),
+    PaperValue("testbed", "value", "rho_fluid_lt1_share", "ours", None, 0.70),
+    PaperValue("testbed", "value", "rho_fluid_lt1_share", "gavel", None, 0.38),
+    PaperValue("testbed", "value", "rho_fluid_lt1_share", "tiresias", None, 0.49),
+    PaperValue("testbed", "ratio", "rho_fluid_mean", "gavel", None, 1.64),
+    PaperValue("testbed", "ratio", "rho_fluid_mean", "tiresias", None, 1.67),
+    PaperValue("testbed", "ratio", "rho_fluid_max", "gavel", None, 1.4),
+    PaperValue("testbed", "ratio", "rho_fluid_max", "tiresias", None, 2.18),
     # Fig. 9: max starvation in hours (the paper's testbed hours; ours are scaled traces)
     PaperValue("testbed", "value", "starvation_max_s", "ours", None, 25.0, "about"),
     PaperValue("testbed", "value", "starvation_max_s", "gavel", None, 55.0, "about"),
@@ -55,10 +55,10 @@ PAPER_VALUES: tuple[PaperValue, ...] = (
     PaperValue("simulated", "ratio", "avg_jct_s", "gavel", None, 1.74, "up to"),
     PaperValue("simulated", "ratio", "avg_jct_s", "pal", None, 2.38, "up to"),
     PaperValue("simulated", "ratio", "avg_jct_s", "tiresias", None, 3.88, "up to"),
-    PaperValue("simulated", "ratio", "rho_mean", "gavel", None, 2.19, "up to"),
-    PaperValue("simulated", "ratio", "rho_mean", "tiresias", None, 2.48, "up to"),
-    PaperValue("simulated", "ratio", "rho_max", "gavel", None, 1.99, "up to"),
-    PaperValue("simulated", "ratio", "rho_max", "tiresias", None, 2.52, "up to"),
+    PaperValue("simulated", "ratio", "rho_fluid_mean", "gavel", None, 2.19, "up to"),
+    PaperValue("simulated", "ratio", "rho_fluid_mean", "tiresias", None, 2.48, "up to"),
+    PaperValue("simulated", "ratio", "rho_fluid_max", "gavel", None, 1.99, "up to"),
+    PaperValue("simulated", "ratio", "rho_fluid_max", "tiresias", None, 2.52, "up to"),
 )
 
 # Fig. 13: (a) seconds per decision with cvxpy on the paper's hardware, by active jobs (PAPER.md

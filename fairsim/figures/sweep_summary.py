@@ -20,7 +20,7 @@ from fairsim.figures.style import (color, label, legend_outside, marker, new_fig
 
 # metric -> (axis label, scale, drawing): bars from 0, or points on a log axis (rho has outliers)
 PANELS = {"avg_jct_s": ("mean JCT, lower is better", "hours", HOUR, "bars"),
-          "rho_mean": ("mean rho, lower is fairer", "rho (log scale)", 1.0, "log")}
+          "rho_fluid_mean": ("mean rho (fluid T_id), lower is fairer", "rho (log scale)", 1.0, "log")}
 
 
 def draw(sweep_dir: Path) -> list[Path]:
