@@ -304,7 +304,12 @@ def distribution_figure(sweep, job_value: str, xlabel: str, panels: dict[str, tu
                 ax.set_xlim(left=0)
             elif xscale != "linear":
                 ax.set_xscale(xscale)
-                ax.xaxis.set_major_locator(LogLocator(base=10, subs=(1.0, 2.0, 5.0)))
+                lo, hi = ax.dataLim.intervalx
+                decades = np.log10(hi / lo) if lo > 0 and hi > lo else 0.0
+                # 1-2-5 ticks over a few decades; over many, LogLocator drops sub-decade ticks
+                # altogether (no labels at all), so label the decades only
+                ax.xaxis.set_major_locator(LogLocator(base=10, subs=(1.0, 2.0, 5.0) if decades <= 3 else (1.0,),
+                                                      numticks=12))
                 ax.xaxis.set_major_formatter(FuncFormatter(lambda x, _: f"{x:g}"))
             ax.xaxis.set_minor_formatter(NullFormatter())
             if cdf_reference is not None:
