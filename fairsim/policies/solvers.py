@@ -32,6 +32,7 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass, field
 
+import highspy
 import numpy as np
 from scipy import sparse
 from scipy.optimize import Bounds, LinearConstraint, linprog, milp
@@ -47,6 +48,7 @@ class AssignmentProblem:
     workers: np.ndarray  # int [n]
     capacity: np.ndarray  # int [T]
     min_gpus: int = 0  # K
+    job_id: np.ndarray | None = None  # int [n] stable ids across rounds (a warm start matches jobs by them)
 
     @property
     def num_jobs(self) -> int:
@@ -158,22 +160,43 @@ def prune_dominated(p: AssignmentProblem) -> AssignmentProblem:
             if len(rows) > limit:
                 order = np.lexsort((rows, p.cost[rows, k]))
                 feasible[rows[order[limit:]], k] = False
-    return AssignmentProblem(p.cost, feasible, p.workers, p.capacity, p.min_gpus)
+    return AssignmentProblem(p.cost, feasible, p.workers, p.capacity, p.min_gpus, p.job_id)
 
 
 def solve_lp_repair(p: AssignmentProblem, time_limit_s: float = 10.0, mip_gap: float = 1e-4,
-                    core: int = 256, keep_types: int = 2) -> Solution:
+                    core: int = 256, keep_types: int = 2, warm: "WarmStart | None" = None) -> Solution:
     """LP relaxation (HiGHS dual simplex: a vertex, so only a few jobs are fractional); keep its
     integral rows except a *core* of the jobs nearest to changing (the fractional ones and the
     ``core`` jobs with the smallest LP reduced costs), and re-solve the core exactly as a small
     MILP over the residual capacity, each core job limited to its ``keep_types`` types of smallest
-    reduced cost (plus those the LP used). The LP optimum bounds the gap of the answer."""
+    reduced cost (plus those the LP used). The LP optimum bounds the gap of the answer.
+
+    With ``warm`` (a ``WarmStart`` kept by the caller from round to round) the relaxation is
+    re-solved from the previous round's basis instead of from scratch; the rest is the same."""
     tick = time.perf_counter()
     if p.num_jobs == 0 or not p.feasible.any():
         return Solution(np.full(p.num_jobs, NOT_RUN, dtype=np.int64), 0.0, "lp_repair", True, False, 0.0)
     q = prune_dominated(p)
     cols = _columns(q)
     a, lo, hi = _matrix(q, cols)
+    if warm is None:
+        relaxation = _lp_cold(q, cols, a, lo, hi, time_limit_s)
+    else:
+        relaxation = warm.relaxation(q, cols, a, lo, hi, time_limit_s)
+    return _repair(p, q, cols, relaxation, tick, time_limit_s, mip_gap, core, keep_types, "lp_repair")
+
+
+@dataclass(frozen=True, eq=False)
+class _Relaxation:
+    """An optimal vertex of the LP relaxation: x, reduced costs, the duals of the one-type rows, the value."""
+    x: np.ndarray
+    reduced: np.ndarray
+    row_duals: np.ndarray
+    value: float
+
+
+def _lp_cold(q: AssignmentProblem, cols: _Columns, a, lo, hi, time_limit_s: float) -> _Relaxation | str:
+    """The relaxation from scratch (scipy linprog, HiGHS dual simplex after presolve); a message on failure."""
     n, t = q.num_jobs, len(q.capacity)
     # linprog wants A_ub x <= b_ub: the K row is negated
     a_ub = sparse.vstack([a[: n + t], -a[n + t:]], format="csr")
@@ -181,7 +204,17 @@ def solve_lp_repair(p: AssignmentProblem, time_limit_s: float = 10.0, mip_gap: f
     lp = linprog(cols.cost, A_ub=a_ub, b_ub=b_ub, bounds=(0, 1), method="highs-ds",
                  options={"time_limit": float(time_limit_s), "presolve": True})
     if lp.status != 0 or lp.x is None:
-        return _escalate(p, tick, time_limit_s, mip_gap, f"LP status {lp.status}: {lp.message}", np.nan, 0)
+        return f"LP status {lp.status}: {lp.message}"
+    marginals = lp.ineqlin.marginals
+    return _Relaxation(lp.x, cols.cost - a_ub.T @ marginals, marginals[:n], float(lp.fun))
+
+
+def _repair(p: AssignmentProblem, q: AssignmentProblem, cols: _Columns, lp: _Relaxation | str, tick: float,
+            time_limit_s: float, mip_gap: float, core: int, keep_types: int, method: str) -> Solution:
+    """Round the LP vertex and re-solve its core exactly (see ``solve_lp_repair``)."""
+    if isinstance(lp, str):
+        return _escalate(p, tick, time_limit_s, mip_gap, lp, np.nan, 0)
+    n = q.num_jobs
     x = lp.x
     frac_col = (x > _FRACTIONAL_TOL) & (x < 1 - _FRACTIONAL_TOL)
     fractional = np.unique(cols.rows[frac_col])
@@ -189,24 +222,143 @@ def solve_lp_repair(p: AssignmentProblem, time_limit_s: float = 10.0, mip_gap: f
     assignment[fractional] = NOT_RUN
     info = {"fractional_jobs": int(len(fractional))}
     if len(fractional) == 0 and q.gpus_used(assignment) >= q.min_gpus:
-        return Solution(assignment, p.objective(assignment), "lp_repair", True, False,
-                        time.perf_counter() - tick, float(lp.fun), info)
-    reduced = cols.cost - a_ub.T @ lp.ineqlin.marginals
-    rows = _core_jobs(q, cols, x, reduced, lp.ineqlin.marginals[:n], fractional, core)
+        return Solution(assignment, p.objective(assignment), method, True, False,
+                        time.perf_counter() - tick, lp.value, info)
+    rows = _core_jobs(q, cols, x, lp.reduced, lp.row_duals, fractional, core)
     if len(rows) == n:  # the core is everything: this is the exact MILP
         allowed = q.feasible
     else:
-        allowed = _core_columns(q, cols, x, reduced, rows, keep_types)
+        allowed = _core_columns(q, cols, x, lp.reduced, rows, keep_types)
     remaining = max(0.1, time_limit_s - (time.perf_counter() - tick))
     repaired = _solve_sub(q, assignment, rows, allowed, remaining, mip_gap)
     if repaired is None:  # too narrow: all types for the core jobs
         repaired = _solve_sub(q, assignment, rows, q.feasible[rows], remaining, mip_gap)
     if repaired is None:
-        return _escalate(p, tick, time_limit_s, mip_gap, "repair could not reach K", float(lp.fun), len(fractional))
+        return _escalate(p, tick, time_limit_s, mip_gap, "repair could not reach K", lp.value, len(fractional))
     obj = p.objective(repaired)
     info["core_jobs"] = int(len(rows))
-    return Solution(repaired, obj, "lp_repair", _within_gap(obj, lp.fun, mip_gap), False,
-                    time.perf_counter() - tick, float(lp.fun), info)
+    return Solution(repaired, obj, method, _within_gap(obj, lp.value, mip_gap), False,
+                    time.perf_counter() - tick, lp.value, info)
+
+
+class WarmStart:
+    """The LP relaxation kept alive in HiGHS (``highspy``) from one round to the next.
+
+    Consecutive rounds differ in a few arriving and finishing jobs and in slowly moving costs,
+    so the last round's optimal basis is nearly optimal for this one. Columns are matched by
+    (job id, type) and the one-type rows by job id: when the set of columns and rows is the
+    same as last round, only the costs are changed in place (HiGHS keeps its factorization);
+    otherwise the new program is passed and the last basis is carried over to it (a column or
+    row that is new starts nonbasic at 0, resp. basic; HiGHS completes the basis where removed
+    jobs left it short). The dual simplex then restarts from there. If HiGHS does not report
+    an optimum, the round falls back to the cold relaxation and the state is dropped.
+
+    One object per run: its state is that run's last round, so the answers are a function of
+    the run's rounds so far (deterministic for a config and seed)."""
+
+    def __init__(self):
+        self._h = None
+        self._ids = self._keys = self._lower = self._upper = None  # the model in HiGHS, in its order
+        self._sorted_keys = self._key_status = None  # last basis, columns, sorted by key
+        self._sorted_ids = self._id_status = None  # last basis, one-type rows, sorted by job id
+        self._tail_status = None  # last basis, capacity rows and the K row
+        self.counts = {"warm": 0, "in_place": 0, "cold": 0, "fell_back": 0}
+
+    def relaxation(self, q: AssignmentProblem, cols: _Columns, a, lo, hi, time_limit_s: float) -> _Relaxation | str:
+        ids = q.job_id if q.job_id is not None else np.arange(q.num_jobs)
+        n, t = q.num_jobs, len(q.capacity)
+        keys = ids[cols.rows] * t + cols.types
+        h = self._highs()
+        in_place = (self._keys is not None and np.array_equal(keys, self._keys) and np.array_equal(ids, self._ids)
+                    and np.array_equal(lo, self._lower) and np.array_equal(hi, self._upper))
+        if in_place:
+            h.changeColsCost(len(keys), np.arange(len(keys), dtype=np.int32), cols.cost)
+            h.setOptionValue("presolve", "off")
+            self.counts["in_place"] += 1
+        else:
+            h.passModel(_highs_lp(a, lo, hi, cols.cost))
+            has_basis = self._sorted_keys is not None and len(self._tail_status) == t + 1
+            if has_basis:
+                has_basis = h.setBasis(self._carried_basis(keys, ids)) == highspy.HighsStatus.kOk
+            self.counts["warm" if has_basis else "cold"] += 1
+            h.setOptionValue("presolve", "off" if has_basis else "choose")
+        h.setOptionValue("time_limit", float(time_limit_s))
+        h.run()
+        if h.getModelStatus() != highspy.HighsModelStatus.kOptimal:
+            reason = h.modelStatusToString(h.getModelStatus())
+            self.__init__()  # a fresh start next round
+            self.counts["fell_back"] += 1
+            cold = _lp_cold(q, cols, a, lo, hi, time_limit_s)
+            return cold if isinstance(cold, _Relaxation) else f"warm LP: {reason}; cold LP: {cold}"
+        solution = h.getSolution()
+        x = np.asarray(solution.col_value)
+        y = np.asarray(solution.row_dual)
+        self._remember(h, ids, keys, lo, hi, x, n, t)
+        value = float(h.getInfo().objective_function_value)
+        return _Relaxation(x, cols.cost - a.T @ y, y[:n], value)
+
+    def _highs(self):
+        if self._h is None:
+            h = highspy._Highs()  # the bare binding: highspy.Highs prints a banner on stdout when made
+            h.setOptionValue("output_flag", False)
+            h.setOptionValue("threads", 1)
+            h.setOptionValue("solver", "simplex")
+            h.setOptionValue("simplex_strategy", 1)  # dual, as the cold path (linprog highs-ds)
+            self._h = h
+        return self._h
+
+    def _carried_basis(self, keys: np.ndarray, ids: np.ndarray):
+        col = _lookup(self._sorted_keys, self._key_status, keys, _LOWER)
+        row = _lookup(self._sorted_ids, self._id_status, ids, _BASIC)
+        basis = highspy.HighsBasis()
+        basis.col_status = [_STATUS[c] for c in col.tolist()]
+        basis.row_status = [_STATUS[r] for r in np.concatenate([row, self._tail_status]).tolist()]
+        basis.valid = True
+        basis.alien = True  # removed jobs may leave it short of basic variables: HiGHS completes it
+        return basis
+
+    def _remember(self, h, ids, keys, lo, hi, x, n, t) -> None:
+        """The optimal basis, read cheaply: the basic variables' indices, and every other column
+        at the bound its value sits on (a job row can only be at its upper bound, the K row at its lower)."""
+        basic = np.asarray(h.getBasicVariables()[1], dtype=np.int64)
+        col = np.where(x > 0.5, _UPPER, _LOWER).astype(np.int8)
+        col[basic[basic >= 0]] = _BASIC
+        row = np.full(n + t + 1, _UPPER, dtype=np.int8)
+        row[n + t] = _LOWER
+        row[-1 - basic[basic < 0]] = _BASIC
+        order = np.argsort(keys, kind="stable")
+        self._sorted_keys, self._key_status = keys[order], col[order]
+        order = np.argsort(ids, kind="stable")
+        self._sorted_ids, self._id_status = ids[order], row[:n][order]
+        self._tail_status = row[n:]
+        self._ids, self._keys, self._lower, self._upper = ids.copy(), keys, lo.copy(), hi.copy()
+
+
+_LOWER, _BASIC, _UPPER = (int(s) for s in (highspy.HighsBasisStatus.kLower, highspy.HighsBasisStatus.kBasic,
+                                           highspy.HighsBasisStatus.kUpper))
+_STATUS = {int(s): s for s in highspy.HighsBasisStatus.__members__.values()}
+
+
+def _lookup(sorted_keys: np.ndarray, status: np.ndarray, keys: np.ndarray, missing: int) -> np.ndarray:
+    """The status of each key last round, ``missing`` for keys that are new."""
+    if not len(sorted_keys):
+        return np.full(len(keys), missing, dtype=np.int8)
+    pos = np.minimum(np.searchsorted(sorted_keys, keys), len(sorted_keys) - 1)
+    return np.where(sorted_keys[pos] == keys, status[pos], missing).astype(np.int8)
+
+
+def _highs_lp(a: sparse.csr_matrix, lo: np.ndarray, hi: np.ndarray, cost: np.ndarray):
+    csc = a.tocsc()
+    lp = highspy.HighsLp()
+    lp.num_col_, lp.num_row_ = csc.shape[1], csc.shape[0]
+    lp.col_cost_ = cost
+    lp.col_lower_, lp.col_upper_ = np.zeros(len(cost)), np.ones(len(cost))
+    lp.row_lower_ = np.where(np.isfinite(lo), lo, -highspy.kHighsInf)
+    lp.row_upper_ = np.where(np.isfinite(hi), hi, highspy.kHighsInf)
+    lp.a_matrix_.format_ = highspy.MatrixFormat.kColwise
+    lp.a_matrix_.start_, lp.a_matrix_.index_, lp.a_matrix_.value_ = csc.indptr, csc.indices, csc.data
+    lp.a_matrix_.num_col_, lp.a_matrix_.num_row_ = csc.shape[1], csc.shape[0]
+    return lp
 
 
 def _core_jobs(p: AssignmentProblem, cols: _Columns, x: np.ndarray, reduced: np.ndarray, row_duals: np.ndarray,
