@@ -45,8 +45,9 @@ ROUND_S = 300.0
 START_S = 200 * 3600.0
 
 
-def scale8() -> ClusterSpec:
-    return ClusterSpec.from_config({"name": "scale8", "counts": SCALE8})
+def scale8(divide: int = 1) -> ClusterSpec:
+    """The scale8 mix; ``divide`` > 1 shrinks every type (for tests: the same shape, smaller)."""
+    return ClusterSpec.from_config({"name": "scale8", "counts": {k: max(1, v // divide) for k, v in SCALE8.items()}})
 
 
 def draw_jobs(rng: np.random.Generator, count: int, now: float, cluster: ClusterSpec, max_age_s: float) -> dict:
@@ -58,6 +59,7 @@ def draw_jobs(rng: np.random.Generator, count: int, now: float, cluster: Cluster
     tput = base[:, None] * TYPE_SPEED[None, :] * rng.lognormal(0.0, 0.2, (count, t))
     feasible = rng.random((count, t)) >= 0.05
     feasible[np.arange(count), rng.integers(0, t, count)] = True  # every job runs somewhere
+    feasible &= workers[:, None] <= cluster.counts[None, :]  # (on a divided cluster, not always)
     tput = np.where(feasible, tput, 0.0)
     work = tput.max(axis=1) * np.exp(rng.uniform(np.log(1800), np.log(100 * 3600), count))  # 0.5-100 h on its best type
     done = work * rng.uniform(0.0, 0.9, count) if max_age_s > 0 else np.zeros(count)
@@ -74,11 +76,12 @@ class ChurnedRounds:
     round a random maximal packing). ``advance(assignment)`` plays one round: the jobs placed
     progress by a round of their type's throughput and leave when done, and new jobs arrive, a
     Poisson number with the departures of the round as its mean (at least ``min_arrivals``), so the
-    active count wanders around where it started. Job ids are stable and never reused."""
+    active count wanders around where it started. Job ids are stable and never reused.
+    ``divide`` shrinks the cluster (``scale8``), for tests."""
 
-    def __init__(self, num_jobs: int, seed: int, min_arrivals: float = 2.0):
+    def __init__(self, num_jobs: int, seed: int, min_arrivals: float = 2.0, divide: int = 1):
         self.rng = np.random.default_rng(seed)
-        self.cluster = scale8()
+        self.cluster = scale8(divide)
         self.capacity = self.cluster.counts.astype(np.int64)
         self.min_arrivals = float(min_arrivals)
         self.now = START_S
