@@ -10,6 +10,7 @@ from fairsim.policies.solvers import AssignmentProblem, WarmStart, solve_lp_repa
 
 
 def churned_pair(num_jobs=250, seed=0, divide=8, **options):
+    options.setdefault("repair_core", 40)  # below the job count: the LP + repair route, not the exact MILP
     seq = ChurnedRounds(num_jobs, seed, divide=divide)
     ids = 10 * num_jobs
     cold = start_policy(seq, seed, ids, warm_start=False, **options)
@@ -126,3 +127,10 @@ def test_warm_start_option_is_checked():
     with pytest.raises(InputError, match="warm_start"):
         FFTPolicy(warm_start="yes")
     assert not FFTPolicy(solver="milp", warm_start=True).warm_start  # nothing to keep for the exact MILP
+
+
+def test_basis_status_codes_are_highs_own():
+    import highspy
+
+    status = highspy.HighsBasisStatus
+    assert (solvers._LOWER, solvers._BASIC, solvers._UPPER) == (int(status.kLower), int(status.kBasic), int(status.kUpper))

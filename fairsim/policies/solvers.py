@@ -32,7 +32,6 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass, field
 
-import highspy
 import numpy as np
 from scipy import sparse
 from scipy.optimize import Bounds, LinearConstraint, linprog, milp
@@ -279,12 +278,12 @@ class WarmStart:
             h.passModel(_highs_lp(a, lo, hi, cols.cost))
             has_basis = self._sorted_keys is not None and len(self._tail_status) == t + 1
             if has_basis:
-                has_basis = h.setBasis(self._carried_basis(keys, ids)) == highspy.HighsStatus.kOk
+                has_basis = h.setBasis(self._carried_basis(keys, ids)) == _hs().HighsStatus.kOk
             self.counts["warm" if has_basis else "cold"] += 1
             h.setOptionValue("presolve", "off" if has_basis else "choose")
         h.setOptionValue("time_limit", float(time_limit_s))
         h.run()
-        if h.getModelStatus() != highspy.HighsModelStatus.kOptimal:
+        if h.getModelStatus() != _hs().HighsModelStatus.kOptimal:
             reason = h.modelStatusToString(h.getModelStatus())
             self.__init__()  # a fresh start next round
             self.counts["fell_back"] += 1
@@ -299,7 +298,7 @@ class WarmStart:
 
     def _highs(self):
         if self._h is None:
-            h = highspy._Highs()  # the bare binding: highspy.Highs prints a banner on stdout when made
+            h = _hs()._Highs()  # the bare binding: highspy.Highs prints a banner on stdout when made
             h.setOptionValue("output_flag", False)
             h.setOptionValue("threads", 1)
             h.setOptionValue("solver", "simplex")
@@ -310,9 +309,10 @@ class WarmStart:
     def _carried_basis(self, keys: np.ndarray, ids: np.ndarray):
         col = _lookup(self._sorted_keys, self._key_status, keys, _LOWER)
         row = _lookup(self._sorted_ids, self._id_status, ids, _BASIC)
-        basis = highspy.HighsBasis()
-        basis.col_status = [_STATUS[c] for c in col.tolist()]
-        basis.row_status = [_STATUS[r] for r in np.concatenate([row, self._tail_status]).tolist()]
+        status = {int(s): s for s in _hs().HighsBasisStatus.__members__.values()}
+        basis = _hs().HighsBasis()
+        basis.col_status = [status[c] for c in col.tolist()]
+        basis.row_status = [status[r] for r in np.concatenate([row, self._tail_status]).tolist()]
         basis.valid = True
         basis.alien = True  # removed jobs may leave it short of basic variables: HiGHS completes it
         return basis
@@ -334,9 +334,14 @@ class WarmStart:
         self._ids, self._keys, self._lower, self._upper = ids.copy(), keys, lo.copy(), hi.copy()
 
 
-_LOWER, _BASIC, _UPPER = (int(s) for s in (highspy.HighsBasisStatus.kLower, highspy.HighsBasisStatus.kBasic,
-                                           highspy.HighsBasisStatus.kUpper))
-_STATUS = {int(s): s for s in highspy.HighsBasisStatus.__members__.values()}
+_LOWER, _BASIC, _UPPER = 0, 1, 2  # HiGHS's HighsBasisStatus kLower, kBasic, kUpper (checked in the tests)
+
+
+def _hs():
+    """highspy, imported on first use: the cold path (the default) never needs it."""
+    import highspy
+
+    return highspy
 
 
 def _lookup(sorted_keys: np.ndarray, status: np.ndarray, keys: np.ndarray, missing: int) -> np.ndarray:
@@ -348,6 +353,7 @@ def _lookup(sorted_keys: np.ndarray, status: np.ndarray, keys: np.ndarray, missi
 
 
 def _highs_lp(a: sparse.csr_matrix, lo: np.ndarray, hi: np.ndarray, cost: np.ndarray):
+    highspy = _hs()
     csc = a.tocsc()
     lp = highspy.HighsLp()
     lp.num_col_, lp.num_row_ = csc.shape[1], csc.shape[0]
