@@ -134,3 +134,14 @@ def test_basis_status_codes_are_highs_own():
 
     status = highspy.HighsBasisStatus
     assert (solvers._LOWER, solvers._BASIC, solvers._UPPER) == (int(status.kLower), int(status.kBasic), int(status.kUpper))
+
+
+def test_a_warm_run_is_deterministic_and_finishes_every_job():
+    from fairsim.experiment.compose import compose_config
+    from fairsim.experiment.single import run_config
+
+    cfg = ["num_jobs=60", "load=1.5", "policy.warm_start=true"]
+    first, second = run_config(compose_config(cfg)), run_config(compose_config(cfg))
+    assert first.summary["finished_jobs"] == 60 and first.summary["solver_fallbacks"] == 0
+    assert first.summary["solver_calls"] > 0
+    assert first.jobs["jct_s"].tolist() == second.jobs["jct_s"].tolist()

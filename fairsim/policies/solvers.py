@@ -270,6 +270,7 @@ class WarmStart:
         h = self._highs()
         in_place = (self._keys is not None and np.array_equal(keys, self._keys) and np.array_equal(ids, self._ids)
                     and np.array_equal(lo, self._lower) and np.array_equal(hi, self._upper))
+        self._keys = None  # until this solve is remembered: a failure midway forces a full pass next round
         if in_place:
             h.changeColsCost(len(keys), np.arange(len(keys), dtype=np.int32), cols.cost)
             h.setOptionValue("presolve", "off")
