@@ -276,7 +276,7 @@ class WarmStart:
             h.setOptionValue("presolve", "off")
             self.counts["in_place"] += 1
         else:
-            h.passModel(_highs_lp(a, lo, hi, cols.cost))
+            h.passModel(_highs_lp(cols, n, t, lo, hi))
             has_basis = self._sorted_keys is not None and len(self._tail_status) == t + 1
             if has_basis:
                 has_basis = h.setBasis(self._carried_basis(keys, ids)) == _hs().HighsStatus.kOk
@@ -353,18 +353,26 @@ def _lookup(sorted_keys: np.ndarray, status: np.ndarray, keys: np.ndarray, missi
     return np.where(sorted_keys[pos] == keys, status[pos], missing).astype(np.int8)
 
 
-def _highs_lp(a: sparse.csr_matrix, lo: np.ndarray, hi: np.ndarray, cost: np.ndarray):
+def _highs_lp(cols: _Columns, n: int, t: int, lo: np.ndarray, hi: np.ndarray):
+    """The relaxation as a HiGHS LP, column-wise straight from the columns: each has three
+    entries, in row order its job's one-type row, its type's capacity row and the K row (the
+    same matrix as ``_matrix``, without a sparse conversion)."""
     highspy = _hs()
-    csc = a.tocsc()
+    nv = len(cols.rows)
+    index = np.empty(3 * nv, dtype=np.int32)
+    value = np.empty(3 * nv)
+    index[0::3], index[1::3], index[2::3] = cols.rows, n + cols.types, n + t
+    value[0::3], value[1::3], value[2::3] = 1.0, cols.width, cols.width
     lp = highspy.HighsLp()
-    lp.num_col_, lp.num_row_ = csc.shape[1], csc.shape[0]
-    lp.col_cost_ = cost
-    lp.col_lower_, lp.col_upper_ = np.zeros(len(cost)), np.ones(len(cost))
+    lp.num_col_, lp.num_row_ = nv, n + t + 1
+    lp.col_cost_ = cols.cost
+    lp.col_lower_, lp.col_upper_ = np.zeros(nv), np.ones(nv)
     lp.row_lower_ = np.where(np.isfinite(lo), lo, -highspy.kHighsInf)
     lp.row_upper_ = np.where(np.isfinite(hi), hi, highspy.kHighsInf)
     lp.a_matrix_.format_ = highspy.MatrixFormat.kColwise
-    lp.a_matrix_.start_, lp.a_matrix_.index_, lp.a_matrix_.value_ = csc.indptr, csc.indices, csc.data
-    lp.a_matrix_.num_col_, lp.a_matrix_.num_row_ = csc.shape[1], csc.shape[0]
+    lp.a_matrix_.start_ = np.arange(0, 3 * nv + 1, 3, dtype=np.int32)
+    lp.a_matrix_.index_, lp.a_matrix_.value_ = index, value
+    lp.a_matrix_.num_col_, lp.a_matrix_.num_row_ = nv, n + t + 1
     return lp
 
 
