@@ -16,7 +16,7 @@ The first round of each sequence (where both start cold) is left out of the medi
 - ``same``: share of rounds in which the two decided the same, job for job;
 - ``frac``: most fractional jobs in an LP vertex; ``gap_vs_LP``: worst certified gap (ours vs LP bound);
 - ``milp``: (``--milp``) the exact program with scipy milp on ``--exact-rounds`` rounds per
-  sequence, for the gap of the LP+repair route;
+  sequence, for the gap of the LP+repair route (``-`` when it never finished within the limit);
 - ``cvxpy``: the same integer program written in cvxpy and solved by its default MILP solver
   (build + solve time), on the same rounds. Skipped, and said so, when cvxpy is not installed (an
   optional extra, never a runtime dependency);
@@ -201,7 +201,8 @@ def run_size(n: int, args) -> dict:
                 if args.milp:
                     exact = solve_milp(problem, args.time_limit, args.mip_gap)
                     milp_t.append(exact.time_s)
-                    milp_gap.append(_gap(cold.last_solution.objective, exact.objective))
+                    if exact.optimal:  # only where the exact MILP finishes (not a time-limited incumbent)
+                        milp_gap.append(_gap(cold.last_solution.objective, exact.objective))
                 if args.have_cvxpy:
                     obj, secs = cvxpy_solve(problem, args.time_limit, args.mip_gap)
                     cv_t.append(secs)
@@ -212,7 +213,7 @@ def run_size(n: int, args) -> dict:
            "warm_x": med(cold_t) / med(warm_t), "same": float(np.mean(same)), "frac": max(frac),
            "gap_vs_LP": max(lp_gap) if lp_gap else float("nan")}
     if args.milp:
-        row.update({"milp_s": med(milp_t), "gap_vs_milp": max(milp_gap)})
+        row.update({"milp_s": med(milp_t), "gap_vs_milp": max(milp_gap) if milp_gap else float("nan")})
     if args.have_cvxpy:
         row.update({"cvxpy_s": med(cv_t), "speedup": med(cv_t) / row["ours_s"], "gap_vs_cvxpy": max(cv_gap)})
     return row
