@@ -14,7 +14,8 @@ The first round of each sequence (where both start cold) is left out of the medi
   solver and the policy's default warm start setting (today: cold, see docs/ours.md);
 - ``cold_s``, ``warm_s``: the two, and ``warm_x`` = cold / warm; ``lp_cold_s``, ``lp_warm_s``:
   the LP relaxation's share of each (the rest is costs, K(t), pruning and the repair's sub-MILP);
-- ``same``: share of rounds in which the two decided the same, job for job;
+- ``same``: share of rounds in which the two decided the same, job for job; ``warm_vs_cold``:
+  median over rounds of (objective(warm) - objective(cold)) / |objective(cold)|;
 - ``frac``: most fractional jobs in an LP vertex; ``gap_vs_LP``: worst certified gap (ours vs LP bound);
 - ``milp``: (``--milp``) the exact program with scipy milp on ``--exact-rounds`` rounds per
   sequence, for the gap of the LP+repair route (``-`` when it never finished within the limit);
@@ -170,7 +171,7 @@ def start_policy(rounds: ChurnedRounds, seed: int, ids: int, **options) -> FFTPo
 def run_size(n: int, args) -> dict:
     """Timings and checks over ``args.reps`` churned sequences of ``args.rounds`` rounds at ``n`` jobs."""
     common = {"solver": args.solver, "time_limit_s": args.time_limit, "mip_gap": args.mip_gap}
-    cold_t, warm_t, ours_t, same, frac, lp_gap, lp_cold, lp_warm = [], [], [], [], [], [], [], []
+    cold_t, warm_t, ours_t, same, frac, lp_gap, lp_cold, lp_warm, diff = [], [], [], [], [], [], [], [], []
     milp_t, milp_gap, cv_t, cv_gap = [], [], [], []
     default_is_warm = FFTPolicy(solver=args.solver).warm_start  # what ``policy=ours`` runs
     exact_at = set(np.linspace(1, args.rounds - 1, args.exact_rounds).round().astype(int).tolist()) if args.rounds > 1 else set()
@@ -195,6 +196,7 @@ def run_size(n: int, args) -> dict:
                 same.append(bool(np.array_equal(decided_cold, decided_warm)))
                 lp_cold.append(cold.last_solution.info.get("lp_s", np.nan))
                 lp_warm.append(warm.last_solution.info.get("lp_s", np.nan))
+                diff.append(_gap(warm.last_solution.objective, cold.last_solution.objective))
             for sol in (cold.last_solution, warm.last_solution):
                 frac.append(sol.info.get("fractional_jobs", 0))
                 if np.isfinite(sol.lower_bound):
@@ -214,7 +216,7 @@ def run_size(n: int, args) -> dict:
     med = statistics.median
     row = {"jobs": n, "ours_s": med(ours_t), "cold_s": med(cold_t), "warm_s": med(warm_t),
            "warm_x": med(cold_t) / med(warm_t), "lp_cold_s": med(lp_cold), "lp_warm_s": med(lp_warm),
-           "same": float(np.mean(same)), "frac": max(frac),
+           "same": float(np.mean(same)), "warm_vs_cold": med(diff), "frac": max(frac),
            "gap_vs_LP": max(lp_gap) if lp_gap else float("nan")}
     if args.milp:
         row.update({"milp_s": med(milp_t), "gap_vs_milp": max(milp_gap) if milp_gap else float("nan")})
@@ -225,7 +227,7 @@ def run_size(n: int, args) -> dict:
 
 _FORMAT = {"jobs": ("{:>6}", "{:>6d}"), "ours_s": ("{:>8}", "{:>8.3f}"), "cold_s": ("{:>8}", "{:>8.3f}"),
            "warm_s": ("{:>8}", "{:>8.3f}"), "warm_x": ("{:>7}", "{:>6.1f}x"),
-           "lp_cold_s": ("{:>9}", "{:>9.3f}"), "lp_warm_s": ("{:>9}", "{:>9.3f}"), "same": ("{:>5}", "{:>5.2f}"),
+           "lp_cold_s": ("{:>9}", "{:>9.3f}"), "lp_warm_s": ("{:>9}", "{:>9.3f}"), "same": ("{:>5}", "{:>5.2f}"), "warm_vs_cold": ("{:>13}", None),
            "frac": ("{:>5}", "{:>5d}"), "gap_vs_LP": ("{:>10}", None), "milp_s": ("{:>8}", "{:>8.2f}"),
            "gap_vs_milp": ("{:>12}", None), "cvxpy_s": ("{:>8}", "{:>8.2f}"), "speedup": ("{:>8}", "{:>7.1f}x"),
            "gap_vs_cvxpy": ("{:>13}", None)}
@@ -264,7 +266,7 @@ def main(argv: list[str]) -> int:
     print(f"FFT decision on 1,000 GPUs of 8 types; solver={args.solver}, {args.reps} sequences x {args.rounds} "
           f"churned rounds per size (round 0 left out), exact solves limited to {args.time_limit:.0f} s, "
           f"mip gap {args.mip_gap:g}")
-    keys = ["jobs", "ours_s", "cold_s", "warm_s", "warm_x", "lp_cold_s", "lp_warm_s", "same", "frac", "gap_vs_LP"]
+    keys = ["jobs", "ours_s", "cold_s", "warm_s", "warm_x", "lp_cold_s", "lp_warm_s", "same", "warm_vs_cold", "frac", "gap_vs_LP"]
     if args.milp:
         keys += ["milp_s", "gap_vs_milp"]
     if args.have_cvxpy:
