@@ -18,7 +18,8 @@ n + T + 1 rows. Three ways to solve it, all returning a ``Solution``:
   fractional jobs (a vertex has at most about one per coupling row: T capacity rows and the K
   row) and the jobs with the smallest LP reduced costs. The core is re-solved exactly as a small
   MILP over the residual capacity. If that cannot reach K, the full MILP is tried. The LP optimum
-  is a lower bound, so every answer carries its own certified gap.
+  is a lower bound, so every answer carries its own certified gap. With a ``WarmStart`` (kept by
+  the caller across rounds) the LP is re-solved in HiGHS (``highspy``) from last round's basis.
 - ``solve_greedy``: the documented fallback. Jobs in ascending order of their cheapest cost,
   each on its cheapest feasible type with room; every job is tried, so the packing is maximal
   (nothing that still fits is left out) though it may fall short of K.
