@@ -145,3 +145,18 @@ def test_a_warm_run_is_deterministic_and_finishes_every_job():
     assert first.summary["finished_jobs"] == 60 and first.summary["solver_fallbacks"] == 0
     assert first.summary["solver_calls"] > 0
     assert first.jobs["jct_s"].tolist() == second.jobs["jct_s"].tolist()
+
+
+def test_warm_reduced_costs_are_c_minus_a_transpose_y():
+    rng = np.random.default_rng(11)
+    n, t = 80, 4
+    p = AssignmentProblem(rng.normal(5.0, 2.0, (n, t)), rng.random((n, t)) > 0.2, rng.choice([1, 2, 4], size=n),
+                          np.array([10, 8, 8, 6]), 25, np.arange(n))
+    q = solvers.prune_dominated(p)
+    cols = solvers._columns(q)
+    warm = WarmStart()
+    lp = warm.relaxation(q, cols, 10.0)
+    y = np.asarray(warm._h.getSolution().row_dual)
+    a, _, _ = solvers._matrix(q, cols)
+    np.testing.assert_allclose(lp.reduced, cols.cost - a.T @ y, atol=1e-9)
+    np.testing.assert_allclose(lp.reduced, np.asarray(warm._h.getSolution().col_dual), atol=1e-7)

@@ -107,9 +107,14 @@ def _matrix(p: AssignmentProblem, cols: _Columns) -> tuple[sparse.csr_matrix, np
     c = np.concatenate([idx, idx, idx])
     v = np.concatenate([ones, cols.width, cols.width])
     a = sparse.csr_matrix((v, (r, c)), shape=(n + t + 1, nv))
+    return (a, *_row_bounds(p))
+
+
+def _row_bounds(p: AssignmentProblem) -> tuple[np.ndarray, np.ndarray]:
+    n, t = p.num_jobs, len(p.capacity)
     lower = np.concatenate([np.full(n, -np.inf), np.full(t, -np.inf), [float(p.min_gpus)]])
     upper = np.concatenate([np.ones(n), p.capacity.astype(np.float64), [np.inf]])
-    return a, lower, upper
+    return lower, upper
 
 
 def _to_assignment(p: AssignmentProblem, cols: _Columns, x: np.ndarray) -> np.ndarray:
@@ -178,12 +183,11 @@ def solve_lp_repair(p: AssignmentProblem, time_limit_s: float = 10.0, mip_gap: f
         return Solution(np.full(p.num_jobs, NOT_RUN, dtype=np.int64), 0.0, "lp_repair", True, False, 0.0)
     q = prune_dominated(p)
     cols = _columns(q)
-    a, lo, hi = _matrix(q, cols)
     lp_tick = time.perf_counter()
     if warm is None:
-        relaxation = _lp_cold(q, cols, a, lo, hi, time_limit_s)
-    else:
-        relaxation = warm.relaxation(q, cols, a, lo, hi, time_limit_s)
+        relaxation = _lp_cold(q, cols, *_matrix(q, cols), time_limit_s)
+    else:  # builds its own matrix (column-wise, for HiGHS) and only the cold fallback needs this one
+        relaxation = warm.relaxation(q, cols, time_limit_s)
     lp_s = time.perf_counter() - lp_tick
     sol = _repair(p, q, cols, relaxation, tick, time_limit_s, mip_gap, core, keep_types, "lp_repair")
     sol.info["lp_s"] = lp_s  # the relaxation's share of time_s (what the warm start saves)
@@ -268,9 +272,10 @@ class WarmStart:
         self._tail_status = None  # last basis, capacity rows and the K row
         self.counts = {"warm": 0, "in_place": 0, "cold": 0, "fell_back": 0}
 
-    def relaxation(self, q: AssignmentProblem, cols: _Columns, a, lo, hi, time_limit_s: float) -> _Relaxation | str:
+    def relaxation(self, q: AssignmentProblem, cols: _Columns, time_limit_s: float) -> _Relaxation | str:
         ids = q.job_id if q.job_id is not None else np.arange(q.num_jobs)
         n, t = q.num_jobs, len(q.capacity)
+        lo, hi = _row_bounds(q)
         keys = ids[cols.rows] * t + cols.types
         h = self._highs()
         in_place = (self._keys is not None and np.array_equal(keys, self._keys) and np.array_equal(ids, self._ids)
@@ -293,14 +298,16 @@ class WarmStart:
             reason = h.modelStatusToString(h.getModelStatus())
             self.__init__()  # a fresh start next round
             self.counts["fell_back"] += 1
-            cold = _lp_cold(q, cols, a, lo, hi, time_limit_s)
+            cold = _lp_cold(q, cols, *_matrix(q, cols), time_limit_s)
             return cold if isinstance(cold, _Relaxation) else f"warm LP: {reason}; cold LP: {cold}"
         solution = h.getSolution()
         x = np.asarray(solution.col_value)
         y = np.asarray(solution.row_dual)
         self._remember(h, ids, keys, lo, hi, x, n, t)
         value = float(h.getInfo().objective_function_value)
-        return _Relaxation(x, cols.cost - a.T @ y, y[:n], value)
+        # reduced costs c - A'y, A's three entries per column as in _highs_lp
+        reduced = cols.cost - (y[cols.rows] + cols.width * y[n + cols.types] + cols.width * y[n + t])
+        return _Relaxation(x, reduced, y[:n], value)
 
     def _highs(self):
         if self._h is None:
