@@ -116,7 +116,7 @@ def test_a_failed_warm_solve_falls_back_to_the_cold_lp():
     view = seq.view()
     # the round is then the cold path's: the same linprog, the same repair, the same decision
     assert np.array_equal(warm.decide(view), cold.decide(view))
-    assert state.counts["fell_back"] == 1 and state._h is None  # next round starts afresh
+    assert state.counts["fell_back"] == 1 and state.counts["cold"] == 1 and state._h is None  # next round starts afresh
     assert not warm.last_solution.fallback
 
 

@@ -296,7 +296,9 @@ class WarmStart:
         h.run()
         if h.getModelStatus() != _hs().HighsModelStatus.kOptimal:
             reason = h.modelStatusToString(h.getModelStatus())
+            counts = self.counts
             self.__init__()  # a fresh start next round
+            self.counts = counts
             self.counts["fell_back"] += 1
             cold = _lp_cold(q, cols, *_matrix(q, cols), time_limit_s)
             return cold if isinstance(cold, _Relaxation) else f"warm LP: {reason}; cold LP: {cold}"
