@@ -3,6 +3,10 @@ Philly traces of 1k to 20k jobs.
 
     python -m fairsim.bench engine                  # sizes 1k 2k 4k 8k 16k 20k, 3 repeats each
     python -m fairsim.bench engine --sizes 20000 --repeats 5 --load 0.8
+    python -m fairsim.bench engine --policy ours --sizes 20000 --repeats 1   # FFT's paper-scale cell
+    python -m fairsim.bench engine --policy ours --sizes 20000 --repeats 1 --set policy.warm_start=true
+
+``--set KEY=VALUE`` (repeatable) passes any further config override to the runs.
 
 Each measurement runs in a fresh child process (so peak RSS is that run's own) through the same
 config path as ``run.py``. Reported per size: median wall seconds of the simulation, of the whole
@@ -26,11 +30,11 @@ from fairsim.experiment.compose import compose_config
 DEFAULT_SIZES = [1000, 2000, 4000, 8000, 16000, 20000]
 
 
-def child(num_jobs: int, load: float, seed: int, policy: str, cluster: str, workload: str) -> dict:
+def child(num_jobs: int, load: float, seed: int, policy: str, cluster: str, workload: str, extra: list[str]) -> dict:
     from fairsim.experiment.single import run_config
 
     cfg = compose_config([f"policy={policy}", f"cluster={cluster}", f"workload={workload}",
-                          f"num_jobs={num_jobs}", f"load={load}", f"seed={seed}"])
+                          f"num_jobs={num_jobs}", f"load={load}", f"seed={seed}", *extra])
     tick = time.perf_counter()
     out = run_config(cfg)
     total = time.perf_counter() - tick
@@ -60,13 +64,15 @@ def main(argv: list[str]) -> int:
     ap.add_argument("--policy", default="fifo")
     ap.add_argument("--cluster", default="scale8")
     ap.add_argument("--workload", default="philly_raw")
+    ap.add_argument("--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE",
+                    help="a further config override for every run (repeatable)")
     ap.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
     if args.child:
-        print(json.dumps(child(args.sizes[0], args.load, args.seed, args.policy, args.cluster, args.workload)))
+        print(json.dumps(child(args.sizes[0], args.load, args.seed, args.policy, args.cluster, args.workload, args.overrides)))
         return 0
     print(f"engine benchmark: policy={args.policy} cluster={args.cluster} workload={args.workload} "
-          f"load={args.load} seed={args.seed}, median of {args.repeats}")
+          f"load={args.load} seed={args.seed}{''.join(' ' + o for o in args.overrides)}, median of {args.repeats}")
     header = f"{'jobs':>6} {'sim s':>7} {'total s':>8} {'rounds':>7} {'rounds/s':>9} {'decisions':>9} {'active':>7} {'us/dec/job':>10} {'RSS MB':>7} {'done':>6}"
     print(header)
     for size in args.sizes:
@@ -74,7 +80,8 @@ def main(argv: list[str]) -> int:
         for _ in range(args.repeats):
             cmd = [sys.executable, "-m", "fairsim.bench", "engine", "--child", "--sizes", str(size),
                    "--load", str(args.load), "--seed", str(args.seed), "--policy", args.policy,
-                   "--cluster", args.cluster, "--workload", args.workload]
+                   "--cluster", args.cluster, "--workload", args.workload,
+                   *(f"--set={o}" for o in args.overrides)]
             proc = subprocess.run(cmd, capture_output=True, text=True)
             if proc.returncode != 0:
                 print(proc.stderr.strip().splitlines()[-1] if proc.stderr.strip() else "child failed", file=sys.stderr)

@@ -12,24 +12,23 @@ times the number of jobs in it). Two solvers return the same optimum value:
 - ``WarmMaxMin``: a persistent HiGHS model over every class registered so far. Between solves
   only the class sizes change (a few coefficients and bounds), so HiGHS restarts the dual simplex
   from the previous basis instead of solving from scratch: about 10x faster on Gavel's replays,
-  where the allocation is recomputed thousands of times. It uses the HiGHS bindings that scipy bundles
-  (``scipy.optimize._highspy``, private); when they are missing it falls back to ``linprog``.
+  where the allocation is recomputed thousands of times. It uses HiGHS's own Python API
+  (``highspy``); if HiGHS ever reports anything but an optimum it goes on with ``linprog``.
   Where the optimum is not unique the vertex it returns can differ from a cold solve's.
 - ``RequirementMaxMin``: the same LP for one set of jobs with throughput targets (``a = tput /
   need``, written as ``need_j * z <= tput_j . y_j`` so only z's coefficients change): gavel_ftf's
   bisection re-solves it from the previous basis, 5-10x faster than cold solves.
+
+Both persistent models use ``highspy._Highs``, the binding class itself: ``highspy.Highs`` adds a
+modelling layer and callbacks, and prints HiGHS's banner on stdout when it is made.
 """
 
 from __future__ import annotations
 
+import highspy
 import numpy as np
 from scipy import sparse
 from scipy.optimize import linprog
-
-try:  # scipy >= 1.15 bundles HiGHS's own Python bindings
-    from scipy.optimize._highspy import _core as _highs
-except ImportError:  # pragma: no cover - depends on the scipy build
-    _highs = None
 
 
 def solve_max_min(a: np.ndarray, g: np.ndarray, capacity: np.ndarray) -> np.ndarray:
@@ -72,19 +71,18 @@ class WarmMaxMin:
         self.gang = np.zeros(0)  # GPUs per job of each class
         self.g = np.zeros(0)  # GPUs per unit of y in the model now (0 = switched off)
         self.h = None
-        if _highs is not None:
-            self._build_empty()
+        self._build_empty()
 
     @property
     def num_classes(self) -> int:
         return len(self.gang)
 
     def _build_empty(self) -> None:
-        h = _highs._Highs()
+        h = highspy._Highs()
         h.setOptionValue("output_flag", False)
         h.setOptionValue("threads", 1)
         h.setOptionValue("presolve", "off")  # warm restarts from the previous basis
-        inf = _highs.kHighsInf
+        inf = highspy.kHighsInf
         h.addCol(-1.0, 0.0, inf, 0, np.empty(0, np.int32), np.empty(0))
         h.addRows(self.t, np.full(self.t, -inf), self.capacity, 0, np.zeros(self.t, np.int32),
                   np.empty(0, np.int32), np.empty(0))
@@ -119,7 +117,7 @@ class WarmMaxMin:
         if self.h is not None:
             self._update(new_g)
             self.h.run()
-            if self.h.getModelStatus() == _highs.HighsModelStatus.kOptimal:
+            if self.h.getModelStatus() == highspy.HighsModelStatus.kOptimal:
                 col = np.asarray(self.h.getSolution().col_value)
                 return np.clip(col[1:].reshape(-1, self.t), 0.0, 1.0) * (new_g > 0)[:, None]
             self.h = None  # never seen; keep going on the cold path rather than stop the run
@@ -152,13 +150,12 @@ class RequirementMaxMin:
 
     For one fixed set of jobs solved for many ``need`` vectors (the bisection of gavel_ftf):
     only the coefficients of z change between solves, so one HiGHS model is kept and each
-    solve restarts from the previous basis. Falls back to cold ``linprog`` solves when scipy's
-    HiGHS bindings are missing."""
+    solve restarts from the previous basis (cold ``linprog`` solves if HiGHS ever fails)."""
 
     def __init__(self, tput: np.ndarray, g: np.ndarray, capacity: np.ndarray):
         self.tput, self.g = tput, np.asarray(g, dtype=np.float64)
         self.capacity = np.asarray(capacity, dtype=np.float64)
-        self.h = None if _highs is None else self._build()
+        self.h = self._build()
 
     def _build(self):
         n, t = self.tput.shape
@@ -172,18 +169,18 @@ class RequirementMaxMin:
         index[n::3], index[n + 1::3], index[n + 2::3] = job, n + job, 2 * n + typ
         value[n::3], value[n + 1::3], value[n + 2::3] = -self.tput.ravel(), 1.0, self.g[job]
         start = np.r_[0, n + 3 * np.arange(n * t + 1)].astype(np.int32)
-        lp = _highs.HighsLp()
+        lp = highspy.HighsLp()
         lp.num_col_, lp.num_row_ = n * t + 1, 2 * n + t
-        inf = _highs.kHighsInf
+        inf = highspy.kHighsInf
         lp.col_cost_ = np.r_[-1.0, np.zeros(n * t)]
         lp.col_lower_ = np.zeros(n * t + 1)
         lp.col_upper_ = np.r_[inf, np.where(self.tput.ravel() > 0, inf, 0.0)]
         lp.row_lower_ = np.full(2 * n + t, -inf)
         lp.row_upper_ = np.r_[np.zeros(n), np.ones(n), self.capacity]
-        lp.a_matrix_.format_ = _highs.MatrixFormat.kColwise
+        lp.a_matrix_.format_ = highspy.MatrixFormat.kColwise
         lp.a_matrix_.start_, lp.a_matrix_.index_, lp.a_matrix_.value_ = start, index, value
         lp.a_matrix_.num_col_, lp.a_matrix_.num_row_ = n * t + 1, 2 * n + t
-        h = _highs._Highs()
+        h = highspy._Highs()
         h.setOptionValue("output_flag", False)
         h.setOptionValue("threads", 1)
         h.passModel(lp)
@@ -195,7 +192,7 @@ class RequirementMaxMin:
             for j, v in enumerate(need.tolist()):
                 self.h.changeCoeff(j, 0, v)
             self.h.run()
-            if self.h.getModelStatus() == _highs.HighsModelStatus.kOptimal:
+            if self.h.getModelStatus() == highspy.HighsModelStatus.kOptimal:
                 col = np.asarray(self.h.getSolution().col_value)
                 return np.clip(col[1:].reshape(n, t), 0.0, 1.0)
             self.h = None  # never seen; continue on the cold path

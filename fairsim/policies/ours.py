@@ -30,7 +30,7 @@ from fairsim.cluster import ClusterSpec
 from fairsim.errors import require
 from fairsim.policies.base import Policy, PolicyView
 from fairsim.policies.fair_share import TAU_MODES, fair_finish, fair_rate
-from fairsim.policies.solvers import SOLVERS, AssignmentProblem, Solution, max_packing, solve_greedy
+from fairsim.policies.solvers import SOLVERS, AssignmentProblem, Solution, WarmStart, max_packing, solve_greedy
 
 WORK_TERMS = ("total", "remaining")
 WORK_UNITS = ("best_rounds", "native")
@@ -43,7 +43,7 @@ TAU_FROM = ("arrival", "now")
 class FFTPolicy(Policy):
     event_driven = False  # rho changes every round
 
-    def __init__(self, solver: str = "lp_repair", time_limit_s: float = 10.0, mip_gap: float = 1e-4,
+    def __init__(self, solver: str = "lp_repair", time_limit_s: float = 10.0, mip_gap: float = 1e-4, warm_start: bool = False,
                  repair_core: int = 256, repair_keep_types: int = 2, work_term: str = "total", work_units: str = "best_rounds",
                  switch_units: str = "gpu_rounds", switch_when_idle: str = "engine", switch_penalty: bool = True,
                  fairness: bool = True, mu: str = "adaptive", mu_const: float = 1.0,
@@ -60,10 +60,12 @@ class FFTPolicy(Policy):
             require(isinstance(value, (int, float)) and not isinstance(value, bool) and value >= 0, src, key,
                     f"must be a number >= 0, got {value!r}")
         require(time_limit_s > 0, src, "time_limit_s", f"must be > 0, got {time_limit_s!r}")
+        require(isinstance(warm_start, bool), src, "warm_start", f"must be true or false, got {warm_start!r}")
         for key, value in (("repair_core", repair_core), ("repair_keep_types", repair_keep_types)):
             require(isinstance(value, int) and not isinstance(value, bool) and value >= 1, src, key, f"must be an integer >= 1, got {value!r}")
         self.solver, self.time_limit_s, self.mip_gap = solver, float(time_limit_s), float(mip_gap)
         self._solver_options = {"core": repair_core, "keep_types": repair_keep_types} if solver == "lp_repair" else {}
+        self.warm_start = warm_start and solver == "lp_repair"  # the exact MILP has no relaxation to keep
         self.work_term, self.work_units, self.switch_units = work_term, work_units, switch_units
         self.switch_when_idle, self.switch_penalty, self.fairness = switch_when_idle, bool(switch_penalty), bool(fairness)
         self.mu_mode, self.mu_const, self.tau_mode, self.tau_from = mu, float(mu_const), tau_multiworker, tau_from
@@ -84,6 +86,9 @@ class FFTPolicy(Policy):
         self._stats = {"solver_calls": 0, "solver_time_s": 0.0, "solver_fallbacks": 0, "solver_escalations": 0,
                        "solver_time_limit_hits": 0, "solver_max_fractional_jobs": 0, "k_shortfall_rounds": 0}
         self.last_solution: Solution | None = None
+        self.last_problem: AssignmentProblem | None = None
+        if self.warm_start:  # a new run starts from scratch
+            self._solver_options["warm"] = WarmStart()
 
     def stats(self) -> dict[str, float]:
         return dict(self._stats)
@@ -131,7 +136,7 @@ class FFTPolicy(Policy):
         cost = self._cost(view, theta, theta_u)
         k = self._min_gpus(view) if self.work_conserving else 0
         self._remember(view)
-        return AssignmentProblem(cost, view.feasible, view.workers, view.capacity, k)
+        return AssignmentProblem(cost, view.feasible, view.workers, view.capacity, k, ids)
 
     def _update_rho(self, view: PolicyView, theta_u: np.ndarray) -> None:
         """Eq. 5 for last round: rho += mu (W / (tau - a) - theta x), floored at 0."""
@@ -210,4 +215,4 @@ class FFTPolicy(Policy):
         st["solver_time_limit_hits"] += int(bool(sol.info.get("time_limit_hit", False)))
         st["solver_max_fractional_jobs"] = max(st["solver_max_fractional_jobs"], int(sol.info.get("fractional_jobs", 0)))
         st["k_shortfall_rounds"] += int(problem.gpus_used(sol.assignment) < problem.min_gpus)
-        self.last_solution = sol
+        self.last_solution, self.last_problem = sol, problem

@@ -18,7 +18,8 @@ n + T + 1 rows. Three ways to solve it, all returning a ``Solution``:
   fractional jobs (a vertex has at most about one per coupling row: T capacity rows and the K
   row) and the jobs with the smallest LP reduced costs. The core is re-solved exactly as a small
   MILP over the residual capacity. If that cannot reach K, the full MILP is tried. The LP optimum
-  is a lower bound, so every answer carries its own certified gap.
+  is a lower bound, so every answer carries its own certified gap. With a ``WarmStart`` (kept by
+  the caller across rounds) the LP is re-solved in HiGHS (``highspy``) from last round's basis.
 - ``solve_greedy``: the documented fallback. Jobs in ascending order of their cheapest cost,
   each on its cheapest feasible type with room; every job is tried, so the packing is maximal
   (nothing that still fits is left out) though it may fall short of K.
@@ -47,6 +48,7 @@ class AssignmentProblem:
     workers: np.ndarray  # int [n]
     capacity: np.ndarray  # int [T]
     min_gpus: int = 0  # K
+    job_id: np.ndarray | None = None  # int [n] stable ids across rounds (a warm start matches jobs by them)
 
     @property
     def num_jobs(self) -> int:
@@ -105,9 +107,14 @@ def _matrix(p: AssignmentProblem, cols: _Columns) -> tuple[sparse.csr_matrix, np
     c = np.concatenate([idx, idx, idx])
     v = np.concatenate([ones, cols.width, cols.width])
     a = sparse.csr_matrix((v, (r, c)), shape=(n + t + 1, nv))
+    return (a, *_row_bounds(p))
+
+
+def _row_bounds(p: AssignmentProblem) -> tuple[np.ndarray, np.ndarray]:
+    n, t = p.num_jobs, len(p.capacity)
     lower = np.concatenate([np.full(n, -np.inf), np.full(t, -np.inf), [float(p.min_gpus)]])
     upper = np.concatenate([np.ones(n), p.capacity.astype(np.float64), [np.inf]])
-    return a, lower, upper
+    return lower, upper
 
 
 def _to_assignment(p: AssignmentProblem, cols: _Columns, x: np.ndarray) -> np.ndarray:
@@ -158,22 +165,46 @@ def prune_dominated(p: AssignmentProblem) -> AssignmentProblem:
             if len(rows) > limit:
                 order = np.lexsort((rows, p.cost[rows, k]))
                 feasible[rows[order[limit:]], k] = False
-    return AssignmentProblem(p.cost, feasible, p.workers, p.capacity, p.min_gpus)
+    return AssignmentProblem(p.cost, feasible, p.workers, p.capacity, p.min_gpus, p.job_id)
 
 
 def solve_lp_repair(p: AssignmentProblem, time_limit_s: float = 10.0, mip_gap: float = 1e-4,
-                    core: int = 256, keep_types: int = 2) -> Solution:
+                    core: int = 256, keep_types: int = 2, warm: "WarmStart | None" = None) -> Solution:
     """LP relaxation (HiGHS dual simplex: a vertex, so only a few jobs are fractional); keep its
     integral rows except a *core* of the jobs nearest to changing (the fractional ones and the
     ``core`` jobs with the smallest LP reduced costs), and re-solve the core exactly as a small
     MILP over the residual capacity, each core job limited to its ``keep_types`` types of smallest
-    reduced cost (plus those the LP used). The LP optimum bounds the gap of the answer."""
+    reduced cost (plus those the LP used). The LP optimum bounds the gap of the answer.
+
+    With ``warm`` (a ``WarmStart`` kept by the caller from round to round) the relaxation is
+    re-solved from the previous round's basis instead of from scratch; the rest is the same."""
     tick = time.perf_counter()
     if p.num_jobs == 0 or not p.feasible.any():
         return Solution(np.full(p.num_jobs, NOT_RUN, dtype=np.int64), 0.0, "lp_repair", True, False, 0.0)
     q = prune_dominated(p)
     cols = _columns(q)
-    a, lo, hi = _matrix(q, cols)
+    lp_tick = time.perf_counter()
+    if warm is None:
+        relaxation = _lp_cold(q, cols, *_matrix(q, cols), time_limit_s)
+    else:  # builds its own matrix (column-wise, for HiGHS) and only the cold fallback needs this one
+        relaxation = warm.relaxation(q, cols, time_limit_s)
+    lp_s = time.perf_counter() - lp_tick
+    sol = _repair(p, q, cols, relaxation, tick, time_limit_s, mip_gap, core, keep_types, "lp_repair")
+    sol.info["lp_s"] = lp_s  # the relaxation's share of time_s (what the warm start saves)
+    return sol
+
+
+@dataclass(frozen=True, eq=False)
+class _Relaxation:
+    """An optimal vertex of the LP relaxation: x, reduced costs, the duals of the one-type rows, the value."""
+    x: np.ndarray
+    reduced: np.ndarray
+    row_duals: np.ndarray
+    value: float
+
+
+def _lp_cold(q: AssignmentProblem, cols: _Columns, a, lo, hi, time_limit_s: float) -> _Relaxation | str:
+    """The relaxation from scratch (scipy linprog, HiGHS dual simplex after presolve); a message on failure."""
     n, t = q.num_jobs, len(q.capacity)
     # linprog wants A_ub x <= b_ub: the K row is negated
     a_ub = sparse.vstack([a[: n + t], -a[n + t:]], format="csr")
@@ -181,7 +212,17 @@ def solve_lp_repair(p: AssignmentProblem, time_limit_s: float = 10.0, mip_gap: f
     lp = linprog(cols.cost, A_ub=a_ub, b_ub=b_ub, bounds=(0, 1), method="highs-ds",
                  options={"time_limit": float(time_limit_s), "presolve": True})
     if lp.status != 0 or lp.x is None:
-        return _escalate(p, tick, time_limit_s, mip_gap, f"LP status {lp.status}: {lp.message}", np.nan, 0)
+        return f"LP status {lp.status}: {lp.message}"
+    marginals = lp.ineqlin.marginals
+    return _Relaxation(lp.x, cols.cost - a_ub.T @ marginals, marginals[:n], float(lp.fun))
+
+
+def _repair(p: AssignmentProblem, q: AssignmentProblem, cols: _Columns, lp: _Relaxation | str, tick: float,
+            time_limit_s: float, mip_gap: float, core: int, keep_types: int, method: str) -> Solution:
+    """Round the LP vertex and re-solve its core exactly (see ``solve_lp_repair``)."""
+    if isinstance(lp, str):
+        return _escalate(p, tick, time_limit_s, mip_gap, lp, np.nan, 0)
+    n = q.num_jobs
     x = lp.x
     frac_col = (x > _FRACTIONAL_TOL) & (x < 1 - _FRACTIONAL_TOL)
     fractional = np.unique(cols.rows[frac_col])
@@ -189,24 +230,164 @@ def solve_lp_repair(p: AssignmentProblem, time_limit_s: float = 10.0, mip_gap: f
     assignment[fractional] = NOT_RUN
     info = {"fractional_jobs": int(len(fractional))}
     if len(fractional) == 0 and q.gpus_used(assignment) >= q.min_gpus:
-        return Solution(assignment, p.objective(assignment), "lp_repair", True, False,
-                        time.perf_counter() - tick, float(lp.fun), info)
-    reduced = cols.cost - a_ub.T @ lp.ineqlin.marginals
-    rows = _core_jobs(q, cols, x, reduced, lp.ineqlin.marginals[:n], fractional, core)
+        return Solution(assignment, p.objective(assignment), method, True, False,
+                        time.perf_counter() - tick, lp.value, info)
+    rows = _core_jobs(q, cols, x, lp.reduced, lp.row_duals, fractional, core)
     if len(rows) == n:  # the core is everything: this is the exact MILP
         allowed = q.feasible
     else:
-        allowed = _core_columns(q, cols, x, reduced, rows, keep_types)
+        allowed = _core_columns(q, cols, x, lp.reduced, rows, keep_types)
     remaining = max(0.1, time_limit_s - (time.perf_counter() - tick))
     repaired = _solve_sub(q, assignment, rows, allowed, remaining, mip_gap)
     if repaired is None:  # too narrow: all types for the core jobs
         repaired = _solve_sub(q, assignment, rows, q.feasible[rows], remaining, mip_gap)
     if repaired is None:
-        return _escalate(p, tick, time_limit_s, mip_gap, "repair could not reach K", float(lp.fun), len(fractional))
+        return _escalate(p, tick, time_limit_s, mip_gap, "repair could not reach K", lp.value, len(fractional))
     obj = p.objective(repaired)
     info["core_jobs"] = int(len(rows))
-    return Solution(repaired, obj, "lp_repair", _within_gap(obj, lp.fun, mip_gap), False,
-                    time.perf_counter() - tick, float(lp.fun), info)
+    return Solution(repaired, obj, method, _within_gap(obj, lp.value, mip_gap), False,
+                    time.perf_counter() - tick, lp.value, info)
+
+
+class WarmStart:
+    """The LP relaxation kept alive in HiGHS (``highspy``) from one round to the next.
+
+    Consecutive rounds differ in a few arriving and finishing jobs and in slowly moving costs,
+    so the last round's optimal basis is nearly optimal for this one. Columns are matched by
+    (job id, type) and the one-type rows by job id: when the set of columns and rows is the
+    same as last round, only the costs are changed in place (HiGHS keeps its factorization);
+    otherwise the new program is passed and the last basis is carried over to it (a column or
+    row that is new starts nonbasic at 0, resp. basic; HiGHS completes the basis where removed
+    jobs left it short). The dual simplex then restarts from there. If HiGHS does not report
+    an optimum, the round falls back to the cold relaxation and the state is dropped.
+
+    One object per run: its state is that run's last round, so the answers are a function of
+    the run's rounds so far (deterministic for a config and seed)."""
+
+    def __init__(self):
+        self._h = None
+        self._ids = self._keys = self._lower = self._upper = None  # the model in HiGHS, in its order
+        self._sorted_keys = self._key_status = None  # last basis, columns, sorted by key
+        self._sorted_ids = self._id_status = None  # last basis, one-type rows, sorted by job id
+        self._tail_status = None  # last basis, capacity rows and the K row
+        self.counts = {"warm": 0, "in_place": 0, "cold": 0, "fell_back": 0}
+
+    def relaxation(self, q: AssignmentProblem, cols: _Columns, time_limit_s: float) -> _Relaxation | str:
+        ids = q.job_id if q.job_id is not None else np.arange(q.num_jobs)
+        n, t = q.num_jobs, len(q.capacity)
+        lo, hi = _row_bounds(q)
+        keys = ids[cols.rows] * t + cols.types
+        h = self._highs()
+        in_place = (self._keys is not None and np.array_equal(keys, self._keys) and np.array_equal(ids, self._ids)
+                    and np.array_equal(lo, self._lower) and np.array_equal(hi, self._upper))
+        self._keys = None  # until this solve is remembered: a failure midway forces a full pass next round
+        if in_place:
+            h.changeColsCost(len(keys), np.arange(len(keys), dtype=np.int32), cols.cost)
+            h.setOptionValue("presolve", "off")
+            self.counts["in_place"] += 1
+        else:
+            h.passModel(_highs_lp(cols, n, t, lo, hi))
+            has_basis = self._sorted_keys is not None and len(self._tail_status) == t + 1
+            if has_basis:
+                has_basis = h.setBasis(self._carried_basis(keys, ids)) == _hs().HighsStatus.kOk
+            self.counts["warm" if has_basis else "cold"] += 1
+            h.setOptionValue("presolve", "off" if has_basis else "choose")
+        h.setOptionValue("time_limit", float(time_limit_s))
+        h.run()
+        if h.getModelStatus() != _hs().HighsModelStatus.kOptimal:
+            reason = h.modelStatusToString(h.getModelStatus())
+            counts = self.counts
+            self.__init__()  # a fresh start next round
+            self.counts = counts
+            self.counts["fell_back"] += 1
+            cold = _lp_cold(q, cols, *_matrix(q, cols), time_limit_s)
+            return cold if isinstance(cold, _Relaxation) else f"warm LP: {reason}; cold LP: {cold}"
+        solution = h.getSolution()
+        x = np.asarray(solution.col_value)
+        y = np.asarray(solution.row_dual)
+        self._remember(h, ids, keys, lo, hi, x, n, t)
+        value = float(h.getInfo().objective_function_value)
+        # reduced costs c - A'y, A's three entries per column as in _highs_lp
+        reduced = cols.cost - (y[cols.rows] + cols.width * y[n + cols.types] + cols.width * y[n + t])
+        return _Relaxation(x, reduced, y[:n], value)
+
+    def _highs(self):
+        if self._h is None:
+            h = _hs()._Highs()  # the bare binding: highspy.Highs prints a banner on stdout when made
+            h.setOptionValue("output_flag", False)
+            h.setOptionValue("threads", 1)
+            h.setOptionValue("solver", "simplex")
+            h.setOptionValue("simplex_strategy", 1)  # dual, as the cold path (linprog highs-ds)
+            self._h = h
+        return self._h
+
+    def _carried_basis(self, keys: np.ndarray, ids: np.ndarray):
+        col = _lookup(self._sorted_keys, self._key_status, keys, _LOWER)
+        row = _lookup(self._sorted_ids, self._id_status, ids, _BASIC)
+        status = {int(s): s for s in _hs().HighsBasisStatus.__members__.values()}
+        basis = _hs().HighsBasis()
+        basis.col_status = [status[c] for c in col.tolist()]
+        basis.row_status = [status[r] for r in np.concatenate([row, self._tail_status]).tolist()]
+        basis.valid = True
+        basis.alien = True  # removed jobs may leave it short of basic variables: HiGHS completes it
+        return basis
+
+    def _remember(self, h, ids, keys, lo, hi, x, n, t) -> None:
+        """The optimal basis, read cheaply: the basic variables' indices, and every other column
+        at the bound its value sits on (a job row can only be at its upper bound, the K row at its lower)."""
+        basic = np.asarray(h.getBasicVariables()[1], dtype=np.int64)
+        col = np.where(x > 0.5, _UPPER, _LOWER).astype(np.int8)
+        col[basic[basic >= 0]] = _BASIC
+        row = np.full(n + t + 1, _UPPER, dtype=np.int8)
+        row[n + t] = _LOWER
+        row[-1 - basic[basic < 0]] = _BASIC
+        order = np.argsort(keys, kind="stable")
+        self._sorted_keys, self._key_status = keys[order], col[order]
+        order = np.argsort(ids, kind="stable")
+        self._sorted_ids, self._id_status = ids[order], row[:n][order]
+        self._tail_status = row[n:]
+        self._ids, self._keys, self._lower, self._upper = ids.copy(), keys, lo.copy(), hi.copy()
+
+
+_LOWER, _BASIC, _UPPER = 0, 1, 2  # HiGHS's HighsBasisStatus kLower, kBasic, kUpper (checked in the tests)
+
+
+def _hs():
+    """highspy, imported on first use: the cold path (the default) never needs it."""
+    import highspy
+
+    return highspy
+
+
+def _lookup(sorted_keys: np.ndarray, status: np.ndarray, keys: np.ndarray, missing: int) -> np.ndarray:
+    """The status of each key last round, ``missing`` for keys that are new."""
+    if not len(sorted_keys):
+        return np.full(len(keys), missing, dtype=np.int8)
+    pos = np.minimum(np.searchsorted(sorted_keys, keys), len(sorted_keys) - 1)
+    return np.where(sorted_keys[pos] == keys, status[pos], missing).astype(np.int8)
+
+
+def _highs_lp(cols: _Columns, n: int, t: int, lo: np.ndarray, hi: np.ndarray):
+    """The relaxation as a HiGHS LP, column-wise straight from the columns: each has three
+    entries, in row order its job's one-type row, its type's capacity row and the K row (the
+    same matrix as ``_matrix``, without a sparse conversion)."""
+    highspy = _hs()
+    nv = len(cols.rows)
+    index = np.empty(3 * nv, dtype=np.int32)
+    value = np.empty(3 * nv)
+    index[0::3], index[1::3], index[2::3] = cols.rows, n + cols.types, n + t
+    value[0::3], value[1::3], value[2::3] = 1.0, cols.width, cols.width
+    lp = highspy.HighsLp()
+    lp.num_col_, lp.num_row_ = nv, n + t + 1
+    lp.col_cost_ = cols.cost
+    lp.col_lower_, lp.col_upper_ = np.zeros(nv), np.ones(nv)
+    lp.row_lower_ = np.where(np.isfinite(lo), lo, -highspy.kHighsInf)
+    lp.row_upper_ = np.where(np.isfinite(hi), hi, highspy.kHighsInf)
+    lp.a_matrix_.format_ = highspy.MatrixFormat.kColwise
+    lp.a_matrix_.start_ = np.arange(0, 3 * nv + 1, 3, dtype=np.int32)
+    lp.a_matrix_.index_, lp.a_matrix_.value_ = index, value
+    lp.a_matrix_.num_col_, lp.a_matrix_.num_row_ = nv, n + t + 1
+    return lp
 
 
 def _core_jobs(p: AssignmentProblem, cols: _Columns, x: np.ndarray, reduced: np.ndarray, row_duals: np.ndarray,
