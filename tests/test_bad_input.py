@@ -153,7 +153,7 @@ CASES = [
          "mechanism.unallocated", "reserve, skip"),
     case("workload_kind", ["workload.kind=bogus"], "workload philly", "kind", "philly, gavel_generated, file"),
     case("workload_catalog", ["workload.catalog=bogus"], "workload philly", "catalog", "paper, gavel, table"),
-    case("workload_option", ["+workload.foo=1"], "workload philly", "foo", "allowed: catalog"),
+    case("workload_option", ["+workload.foo=1"], "workload philly", "foo", "allowed: arrivals, catalog"),
     case("workload_worker_mix", ["+workload.workers={3: 0.5}"], "workload philly", "workers", "sum to 1"),
     case("arrivals_unknown", ["workload=trace2", "workload.arrivals=bursty"], "workload trace2", "arrivals", "poisson, philly"),
     case("span_negative", ["workload=trace2", "workload.span_h=-1"], "workload trace2", "span_h", "> 0"),
