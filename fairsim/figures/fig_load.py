@@ -186,9 +186,15 @@ def report_section(inputs: Inputs, specs: Sequence[Mapping]) -> list[str]:
         head,
         "|---|" + "---|" * (len(arrivals) * len(loads) + 1),
     ]
+    skipped = []
     for claim, row in verdicts.iterrows():
         marks = [MARK.get(row.get((a, v), "not measured"), "?") for a in arrivals for v in loads]
+        if all(m == "-" for m in marks):  # a policy this sweep does not run
+            skipped.append(str(claim))
+            continue
         holds = "; ".join(f"{a}: {_ranges([v for v in loads if row.get((a, v)) == 'yes'])}" for a in arrivals)
         lines.append(f"| {str(claim).replace('|', '/')} | " + " | ".join(marks) + f" | {holds} |")
     lines.append("")
+    if skipped:
+        lines += [f"Not in this sweep (its policies did not run): {'; '.join(skipped)}.", ""]
     return lines
