@@ -19,7 +19,7 @@ import numpy as np
 import pandas as pd
 
 from fairsim.errors import InputError, require
-from fairsim.figures.stats import mean_ci
+from fairsim.figures.stats import nonneg_ci
 
 HOUR = 3600.0
 CONTEXT = {"avg_jct_s": "avg JCT h", "makespan_s": "makespan h", "rho_lt1_share": "share rho<1",
@@ -33,9 +33,8 @@ def calibration_table(cells: pd.DataFrame, metric: str = "starvation_max_s", pol
     require(len(cells) > 0, "calibration", "policy", f"no cells of policy {policy!r} in the sweep")
     rows = []
     for (arrivals, load), part in cells.groupby(["arrivals", "load"], sort=True):
-        ci = mean_ci(part[metric].astype(float) / HOUR)
-        row = {"arrivals": arrivals, "load": float(load), "mean_h": ci.mean, "lo_h": max(ci.lo, 0.0) if np.isfinite(ci.lo) else ci.lo,
-               "hi_h": ci.hi, "n": ci.n}
+        ci = nonneg_ci(part[metric].astype(float) / HOUR)  # a wait cannot be negative: the interval stops at 0
+        row = {"arrivals": arrivals, "load": float(load), "mean_h": ci.mean, "lo_h": ci.lo, "hi_h": ci.hi, "n": ci.n}
         for workload, w in part.groupby("workload", sort=True):
             row[f"{workload}_h"] = float(w[metric].astype(float).mean() / HOUR)
         for col, name in CONTEXT.items():

@@ -17,7 +17,7 @@ import pandas as pd
 
 from fairsim.figures import style
 from fairsim.figures.data import Inputs
-from fairsim.figures.stats import REFERENCE, mean_ci, paired_differences
+from fairsim.figures.stats import REFERENCE, mean_ci, nonneg_ci, paired_differences
 
 VARIANTS = {"ours_nofair": "no rho", "ours_constmu": "constant mu", "ours_noswitch": "no switching penalty"}
 METRICS = {  # column: (label, scale, digits)
@@ -41,9 +41,8 @@ def ablation_table(cells: pd.DataFrame) -> pd.DataFrame:
         for metric, (_, scale, _) in METRICS.items():
             if metric not in part:
                 continue
-            ci = mean_ci(part[metric].astype(float) * scale)
-            row = {"policy": policy, "metric": metric, "mean": ci.mean, "lo": max(ci.lo, 0.0) if np.isfinite(ci.lo) else np.nan,
-                   "hi": ci.hi, "n": ci.n}
+            ci = nonneg_ci(part[metric].astype(float) * scale)  # every metric here is >= 0
+            row = {"policy": policy, "metric": metric, "mean": ci.mean, "lo": ci.lo, "hi": ci.hi, "n": ci.n}
             if policy != REFERENCE:
                 diff = mean_ci(-paired_differences(cells, metric, policy) * scale)  # variant - FFT
                 row.update({"diff": diff.mean, "diff_lo": diff.lo, "diff_hi": diff.hi, "changes": diff.excludes(0.0)})

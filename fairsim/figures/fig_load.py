@@ -21,7 +21,7 @@ from matplotlib.ticker import FuncFormatter, NullFormatter
 from fairsim.figures import style
 from fairsim.figures.data import Inputs, SweepData
 from fairsim.figures.paper import paper_values
-from fairsim.figures.stats import REFERENCE, paired_ratios
+from fairsim.figures.stats import paired_ratios
 
 ROLE = "load"
 ARRIVAL_STYLE = {"philly": "-", "poisson": "--"}
