@@ -185,8 +185,10 @@ def format_summary(summary: dict) -> str:
         f"  jobs finished   {summary['finished_jobs']}/{summary['num_jobs']}",
         f"  avg JCT         {h('avg_jct_s')}  (median {h('median_jct_s')}, p95 {h('p95_jct_s')}, p99 {h('p99_jct_s')}; lower is better)",
         f"  makespan        {h('makespan_s')}  (lower is better)",
-        f"  rho (FTF)       mean {f('rho_mean')}  max {f('rho_max')}  (lower is fairer; < 1 = better than fair share)",
-        f"  rho < 1         {f('rho_lt1_share', '.1%')} of jobs  (higher is fairer)",
+        f"  rho (FTF)       mean {f('rho_fluid_mean')}  max {f('rho_fluid_max')}  (T_id: fluid max-min fair schedule; "
+        "lower is fairer; < 1 = better than fair share)",
+        f"  rho < 1         {f('rho_fluid_lt1_share', '.1%')} of jobs  (higher is fairer; 1/N-share readings: "
+        f"{f('rho_lt1_share', '.1%')} dynamic N, {f('rho_static_lt1_share', '.1%')} static N)",
         f"  starvation      mean {h('starvation_mean_s')}  max {h('starvation_max_s')}  (lower is better)",
         f"  migrations      {summary['migrations']} ({f('switches_to_faster_share', '.0%')} of type switches to a faster type), "
         f"{h('overhead_s_total')} of job time lost to overheads  (fewer and less are better)",
