@@ -15,14 +15,14 @@ import argparse
 import sys
 from pathlib import Path
 
-import numpy as np
 import pandas as pd
 
 from fairsim.errors import InputError, require
 from fairsim.figures.stats import nonneg_ci
+from fairsim.figures.tables import markdown
 
 HOUR = 3600.0
-CONTEXT = {"avg_jct_s": "avg JCT h", "makespan_s": "makespan h", "rho_lt1_share": "share rho<1",
+CONTEXT = {"avg_jct_s": "avg JCT h", "makespan_s": "makespan h", "rho_lt1_share": "share rho<1 (dynamic N)",
            "gpu_utilization": "GPU util", "arrival_span_h": "span h"}
 
 
@@ -54,15 +54,6 @@ def nearest(table: pd.DataFrame, anchor_h: float) -> pd.DataFrame:
     return pd.DataFrame(picks)
 
 
-def markdown(table: pd.DataFrame, digits: int = 2) -> str:
-    """A pandas table as a Markdown table (numbers to ``digits`` decimals)."""
-    def cell(v) -> str:
-        return f"{v:.{digits}f}" if isinstance(v, (float, np.floating)) else str(v)
-    lines = ["| " + " | ".join(map(str, table.columns)) + " |", "|" + "---|" * len(table.columns)]
-    lines += ["| " + " | ".join(cell(v) for v in row) + " |" for row in table.itertuples(index=False)]
-    return "\n".join(lines)
-
-
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("sweep", type=Path, help="the calibration sweep's folder (holds results.parquet)")
@@ -79,9 +70,9 @@ def main(argv: list[str] | None = None) -> int:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     table.to_csv(args.sweep / "calibration.csv", index=False, float_format="%.6g")
-    print(markdown(table))
+    print(markdown(table, ".2f"))
     print(f"\nnearest to {args.anchor_h:g} h, per arrival model:")
-    print(markdown(nearest(table, args.anchor_h)[["arrivals", "load", "mean_h", "lo_h", "hi_h", "n"]]))
+    print(markdown(nearest(table, args.anchor_h)[["arrivals", "load", "mean_h", "lo_h", "hi_h", "n"]], ".2f"))
     return 0
 
 

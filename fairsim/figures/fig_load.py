@@ -16,11 +16,12 @@ from typing import Mapping, Sequence
 
 import numpy as np
 import pandas as pd
-from matplotlib.ticker import FuncFormatter, NullFormatter
+from matplotlib.ticker import NullFormatter
 
 from fairsim.figures import style
 from fairsim.figures.data import Inputs, SweepData
 from fairsim.figures.paper import paper_values
+from fairsim.figures.plots import log_axis
 from fairsim.figures.stats import paired_ratios
 
 ROLE = "load"
@@ -104,15 +105,13 @@ def draw(inputs: Inputs, out_dir: Path) -> list[Path]:
                     ax.axhline(panel.paper()[policy], color=style.color(policy), linestyle=":", linewidth=1.0)
             if panel.kind == "ratio":
                 ax.axhline(1.0, color="black", linewidth=0.8)
-            if panel.log:
-                ax.set_yscale("log")
-                ax.yaxis.set_major_formatter(_plain)
-                ax.yaxis.set_minor_formatter(_plain_minor)
+            if panel.log:  # the figures' shared log axis: limits from the values drawn, plain-number ticks
+                log_axis(ax, [*part["value"], *panel.paper().values(), 1.0])
             else:
                 ax.set_ylim(bottom=0)
             ax.set_xscale("log")
             ax.set_xticks(sorted(set(cells["load"].astype(float))), [f"{v:g}" for v in sorted(set(cells["load"].astype(float)))])
-            ax.xaxis.set_minor_formatter(_none)
+            ax.xaxis.set_minor_formatter(NullFormatter())
             ax.set_xlabel("offered load")
             ax.set_title(panel.title)
         handles = _legend_handles(table)
@@ -130,18 +129,6 @@ def _legend_handles(table: pd.DataFrame) -> list:
     handles += [Line2D([], [], color="black", linestyle=dash, label=f"{a} arrivals") for a, dash in ARRIVAL_STYLE.items()]
     handles.append(Line2D([], [], color="grey", linestyle=":", label="paper"))
     return handles
-
-
-def _fmt(value, _pos=None) -> str:
-    return f"{value:g}"
-
-
-def _fmt_minor(value, _pos=None) -> str:
-    lead = value / 10 ** np.floor(np.log10(value)) if value > 0 else 0
-    return f"{value:g}" if round(lead) in (2, 5) else ""
-
-
-_plain, _plain_minor, _none = FuncFormatter(_fmt), FuncFormatter(_fmt_minor), NullFormatter()
 
 
 # ---- REPORT.md: direction of each testbed claim per (arrivals, load) ----------------------------------
