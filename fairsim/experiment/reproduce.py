@@ -214,7 +214,7 @@ def main(argv: list[str] | None = None) -> int:
 
     from fairsim.figures.data import MissingInput
     from fairsim.figures.headlines import evaluate
-    from fairsim.figures.report import write_report
+    from fairsim.figures.report import output_files, write_report
     from fairsim.figures.tables import Check
 
     inputs = load_inputs(plan, args.scale, args.results_dir, benches)
@@ -236,9 +236,7 @@ def main(argv: list[str] | None = None) -> int:
                 returned = module.draw(inputs, out, **(spec.get("options") or {}))
                 examples += [row for row in returned or [] if isinstance(row, Check)]
                 drawn[name] = spec.get("what", "")
-                shown = out / "data" / f"{name}.csv" if spec.get("what", "").startswith("table:") else \
-                    out / f"{name}.{'md' if name.startswith('table') else 'pdf'}"
-                tqdm.write(f"[reproduce] {name}: {shown}", file=sys.stdout)
+                tqdm.write(f"[reproduce] {name}: {out / output_files(name, drawn[name])[0]}", file=sys.stdout)
                 if hasattr(module, "report_section"):  # a figure or table may add its own section to REPORT.md
                     sections += module.report_section(inputs, plan["headlines"])
             except MissingInput as exc:

@@ -40,6 +40,17 @@ def example_lines(examples: Sequence) -> list[str]:
             *[f"| {_cell(c.item)} | {_cell(c.quantity)} | {_cell(c.paper)} | {_cell(c.ours)} |" for c in examples], ""]
 
 
+def output_files(name: str, what: str) -> list[str]:
+    """The files a plan entry writes into the output folder: a paper table (``table<N>``) as
+    Markdown, a report-section table (its ``what`` starts with "table:") as data/<name>.csv,
+    any other entry a figure as PDF and PNG."""
+    if name.startswith("table"):
+        return [f"{name}.md"]
+    if what.startswith("table:"):
+        return [f"data/{name}.csv"]
+    return [f"{name}.pdf", f"{name}.png"]
+
+
 def write_report(path: Path, scale: str, rows: Sequence[Row], inputs: Inputs, figures: Mapping[str, str],
                  gaps: Mapping[str, str], command: str, notes: Sequence[str] = (), examples: Sequence = (),
                  sections: Sequence[str] = ()) -> Path:
@@ -91,10 +102,7 @@ def write_report(path: Path, scale: str, rows: Sequence[Row], inputs: Inputs, fi
         "",
         "## Figures",
         "",
-        *[f"- `{name}.md`: {what}" if name.startswith("table")
-          else f"- `data/{name}.csv`: {what}" if what.startswith("table:")  # a report section with its numbers
-          else f"- `{name}.pdf` / `{name}.png`: {what}"
-          for name, what in figures.items()],
+        *[f"- {' / '.join(f'`{f}`' for f in output_files(name, what))}: {what}" for name, what in figures.items()],
         "",
     ]
     path.parent.mkdir(parents=True, exist_ok=True)
