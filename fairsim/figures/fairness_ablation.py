@@ -55,11 +55,7 @@ def _cells(inputs: Inputs) -> pd.DataFrame:
 
 
 def draw(inputs: Inputs, out_dir: Path) -> list[Path]:
-    table = ablation_table(_cells(inputs))
-    path = Path(out_dir) / "data" / "fairness_ablation.csv"
-    path.parent.mkdir(parents=True, exist_ok=True)
-    table.to_csv(path, index=False, float_format="%.6g")
-    return [path]
+    return [style.save_data(ablation_table(_cells(inputs)), out_dir, "fairness_ablation")]
 
 
 def report_section(inputs: Inputs, specs: Sequence[Mapping]) -> list[str]:

@@ -51,11 +51,7 @@ def readings_table(cells: pd.DataFrame) -> pd.DataFrame:
 
 
 def draw(inputs: Inputs, out_dir: Path) -> list[Path]:
-    table = readings_table(inputs.sweep("testbed").cells)
-    path = Path(out_dir) / "data" / "fairness_readings.csv"
-    path.parent.mkdir(parents=True, exist_ok=True)
-    table.to_csv(path, index=False, float_format="%.6g")
-    return [path]
+    return [style.save_data(readings_table(inputs.sweep("testbed").cells), out_dir, "fairness_readings")]
 
 
 def _ci(row: pd.Series, stat: str, digits: int) -> str:

@@ -133,8 +133,13 @@ def save(fig: Figure, out_dir: Path, stem: str, data: pd.DataFrame | None = None
     fig.savefig(png, dpi=DPI, metadata={"Software": None})
     paths = [pdf, png]
     if data is not None:
-        csv = out_dir / "data" / f"{stem}.csv"
-        csv.parent.mkdir(exist_ok=True)
-        data.to_csv(csv, index=False, float_format="%.6g")
-        paths.append(csv)
+        paths.append(save_data(data, out_dir, stem))
     return paths
+
+
+def save_data(data: pd.DataFrame, out_dir: Path, stem: str) -> Path:
+    """Write the numbers behind a figure or table as <out_dir>/data/<stem>.csv (fixed float format)."""
+    csv = Path(out_dir) / "data" / f"{stem}.csv"
+    csv.parent.mkdir(parents=True, exist_ok=True)
+    data.to_csv(csv, index=False, float_format="%.6g")
+    return csv

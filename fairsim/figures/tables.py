@@ -8,6 +8,8 @@ from typing import NamedTuple
 
 import pandas as pd
 
+from fairsim.figures.style import save_data
+
 
 class Check(NamedTuple):
     """One number of the paper beside ours, for REPORT.md."""
@@ -32,9 +34,7 @@ def markdown(table: pd.DataFrame, floatfmt: str = ".3g") -> str:
 def save_table(table: pd.DataFrame, out_dir: Path, stem: str, title: str, notes: list[str] | None = None,
                floatfmt: str = ".3g") -> list[Path]:
     """Write <stem>.md (title, table, notes) and data/<stem>.csv."""
-    out_dir = Path(out_dir)
-    (out_dir / "data").mkdir(parents=True, exist_ok=True)
-    md, csv = out_dir / f"{stem}.md", out_dir / "data" / f"{stem}.csv"
+    csv = save_data(table, out_dir, stem)
+    md = Path(out_dir) / f"{stem}.md"
     md.write_text("\n".join([f"# {title}", "", markdown(table, floatfmt), "", *[f"- {n}" for n in notes or []], ""]))
-    table.to_csv(csv, index=False, float_format="%.6g")
     return [md, csv]
