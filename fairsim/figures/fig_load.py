@@ -22,7 +22,7 @@ from fairsim.figures import style
 from fairsim.figures.data import Inputs, SweepData
 from fairsim.figures.paper import paper_values
 from fairsim.figures.plots import log_axis
-from fairsim.figures.stats import paired_ratios
+from fairsim.figures.stats import nonneg_ci, paired_ratios, ratio_ci
 
 ROLE = "load"
 ARRIVAL_STYLE = {"philly": "-", "poisson": "--"}
@@ -70,17 +70,13 @@ def load_table(cells: pd.DataFrame) -> pd.DataFrame:
     for panel in PANELS:
         for arrivals, load, part in _slices(cells):
             for policy in panel.policies:
-                if panel.kind == "ratio":
-                    values = paired_ratios(part, panel.metric, policy).to_numpy(float)
-                    values = values[np.isfinite(values) & (values > 0)]
-                    value = float(np.exp(np.log(values).mean())) if len(values) else np.nan
+                if panel.kind == "ratio":  # geometric mean, as the headline ratios
+                    ci = ratio_ci(paired_ratios(part, panel.metric, policy))
                 else:
-                    values = part.loc[part["policy"] == policy, panel.metric].to_numpy(float) * panel.scale
-                    values = values[np.isfinite(values)]
-                    value = float(values.mean()) if len(values) else np.nan
-                if len(values):
+                    ci = nonneg_ci(part.loc[part["policy"] == policy, panel.metric].astype(float) * panel.scale)
+                if ci.n:
                     rows.append({"panel": panel.title, "metric": panel.metric, "policy": policy, "arrivals": arrivals,
-                                 "load": load, "value": value, "n": len(values), "paper": panel.paper().get(policy, np.nan)})
+                                 "load": load, "value": ci.mean, "n": ci.n, "paper": panel.paper().get(policy, np.nan)})
     return pd.DataFrame(rows, columns=["panel", "metric", "policy", "arrivals", "load", "value", "n", "paper"])
 
 
