@@ -10,6 +10,7 @@ from fairsim.policies.solvers import AssignmentProblem, WarmStart, solve_lp_repa
 
 
 def churned_pair(num_jobs=250, seed=0, divide=8, **options):
+    options.setdefault("solver", "lp_repair")  # the LP + repair route (tests/test_lp_dive.py has the dive's)
     options.setdefault("repair_core", 40)  # below the job count: the LP + repair route, not the exact MILP
     seq = ChurnedRounds(num_jobs, seed, divide=divide)
     ids = 10 * num_jobs

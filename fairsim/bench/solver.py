@@ -38,7 +38,7 @@ import numpy as np
 
 from fairsim.cluster import ClusterSpec
 from fairsim.policies.base import PolicyView, fastest_first, greedy_fill
-from fairsim.policies.ours import FFTPolicy
+from fairsim.policies.ours import SOLVERS, FFTPolicy
 from fairsim.policies.solvers import AssignmentProblem, solve_milp
 
 SCALE8 = {"K80": 64, "P100": 96, "T4": 160, "V100": 160, "A10": 160, "L4": 96, "A100-40GB": 160, "A100-80GB": 104}
@@ -245,7 +245,7 @@ def main(argv: list[str]) -> int:
     ap.add_argument("--jobs", type=int, nargs="+", default=[1000, 2000, 3000, 4000])
     ap.add_argument("--reps", type=int, default=3, help="churned sequences per size (default 3)")
     ap.add_argument("--rounds", type=int, default=8, help="consecutive rounds per sequence (default 8)")
-    ap.add_argument("--solver", default="lp_repair", choices=["lp_repair", "milp"])
+    ap.add_argument("--solver", default="lp_dive", choices=list(SOLVERS))
     ap.add_argument("--time-limit", type=float, default=30.0, help="seconds per exact solve (milp, cvxpy)")
     ap.add_argument("--mip-gap", type=float, default=1e-4)
     ap.add_argument("--milp", action="store_true", help="also solve with the exact scipy milp for the gap")

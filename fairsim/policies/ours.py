@@ -30,7 +30,11 @@ from fairsim.cluster import ClusterSpec
 from fairsim.errors import require
 from fairsim.policies.base import Policy, PolicyView
 from fairsim.policies.fair_share import TAU_MODES, fair_finish, fair_rate
-from fairsim.policies.solvers import SOLVERS, AssignmentProblem, Solution, WarmStart, max_packing, solve_greedy
+from fairsim.policies.lp_dive import solve_lp_dive
+from fairsim.policies.solvers import (AssignmentProblem, Solution, WarmStart, max_packing, solve_greedy, solve_lp_repair,
+                                      solve_milp)
+
+SOLVERS = {"lp_dive": solve_lp_dive, "lp_repair": solve_lp_repair, "milp": solve_milp}  # docs/ours.md, "Solving the program"
 
 WORK_TERMS = ("total", "remaining")
 WORK_UNITS = ("best_rounds", "native")
@@ -43,7 +47,8 @@ TAU_FROM = ("arrival", "now")
 class FFTPolicy(Policy):
     event_driven = False  # rho changes every round
 
-    def __init__(self, solver: str = "lp_repair", time_limit_s: float = 10.0, mip_gap: float = 1e-4, warm_start: bool = False,
+    def __init__(self, solver: str = "lp_dive", time_limit_s: float = 10.0, mip_gap: float = 1e-4, warm_start: bool = False,
+                 dive_gap: float = 1e-3, dive_nodes: int = 32, exact_columns: int = 512,
                  repair_core: int = 256, repair_keep_types: int = 2, work_term: str = "total", work_units: str = "best_rounds",
                  switch_units: str = "gpu_rounds", switch_when_idle: str = "engine", switch_penalty: bool = True,
                  fairness: bool = True, mu: str = "adaptive", mu_const: float = 1.0,
@@ -55,17 +60,22 @@ class FFTPolicy(Policy):
                                     ("switch_when_idle", switch_when_idle, SWITCH_WHEN_IDLE), ("mu", mu, MU_MODES),
                                     ("tau_multiworker", tau_multiworker, TAU_MODES), ("tau_from", tau_from, TAU_FROM)):
             require(value in allowed, src, key, f"{value!r} is not one of {', '.join(allowed)}")
-        for key, value in (("time_limit_s", time_limit_s), ("mip_gap", mip_gap), ("mu_const", mu_const),
+        for key, value in (("time_limit_s", time_limit_s), ("mip_gap", mip_gap), ("dive_gap", dive_gap), ("mu_const", mu_const),
                            ("keep_tie_break", keep_tie_break), ("rho_weight", rho_weight), ("age_weight", age_weight)):
             require(isinstance(value, (int, float)) and not isinstance(value, bool) and value >= 0, src, key,
                     f"must be a number >= 0, got {value!r}")
         require(time_limit_s > 0, src, "time_limit_s", f"must be > 0, got {time_limit_s!r}")
         require(isinstance(warm_start, bool), src, "warm_start", f"must be true or false, got {warm_start!r}")
-        for key, value in (("repair_core", repair_core), ("repair_keep_types", repair_keep_types)):
-            require(isinstance(value, int) and not isinstance(value, bool) and value >= 1, src, key, f"must be an integer >= 1, got {value!r}")
+        for key, value, least in (("repair_core", repair_core, 1), ("repair_keep_types", repair_keep_types, 1),
+                                  ("dive_nodes", dive_nodes, 0), ("exact_columns", exact_columns, 0)):
+            require(isinstance(value, int) and not isinstance(value, bool) and value >= least, src, key,
+                    f"must be an integer >= {least}, got {value!r}")
         self.solver, self.time_limit_s, self.mip_gap = solver, float(time_limit_s), float(mip_gap)
-        self._solver_options = {"core": repair_core, "keep_types": repair_keep_types} if solver == "lp_repair" else {}
-        self.warm_start = warm_start and solver == "lp_repair"  # the exact MILP has no relaxation to keep
+        self._solver_options = {
+            "lp_dive": {"gap": float(dive_gap), "max_nodes": dive_nodes, "exact_columns": exact_columns},
+            "lp_repair": {"core": repair_core, "keep_types": repair_keep_types},
+            "milp": {}}[solver]
+        self.warm_start = warm_start and solver != "milp"  # the exact MILP has no relaxation to keep
         self.work_term, self.work_units, self.switch_units = work_term, work_units, switch_units
         self.switch_when_idle, self.switch_penalty, self.fairness = switch_when_idle, bool(switch_penalty), bool(fairness)
         self.mu_mode, self.mu_const, self.tau_mode, self.tau_from = mu, float(mu_const), tau_multiworker, tau_from

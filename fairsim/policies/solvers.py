@@ -271,8 +271,25 @@ class WarmStart:
         self._sorted_ids = self._id_status = None  # last basis, one-type rows, sorted by job id
         self._tail_status = None  # last basis, capacity rows and the K row
         self.counts = {"warm": 0, "in_place": 0, "cold": 0, "fell_back": 0}
+        self._failure = ""
 
     def relaxation(self, q: AssignmentProblem, cols: _Columns, time_limit_s: float) -> _Relaxation | str:
+        """The round's relaxation: warm, or cold (``linprog``) if HiGHS reports anything but an optimum."""
+        if not self.solve(q, cols, time_limit_s):
+            cold = _lp_cold(q, cols, *_matrix(q, cols), time_limit_s)
+            return cold if isinstance(cold, _Relaxation) else f"warm LP: {self._failure}; cold LP: {cold}"
+        h, n, t = self._h, q.num_jobs, len(q.capacity)
+        solution = h.getSolution()
+        x = np.asarray(solution.col_value)
+        y = np.asarray(solution.row_dual)
+        value = float(h.getInfo().objective_function_value)
+        # reduced costs c - A'y, A's three entries per column as in _pass_lp
+        reduced = cols.cost - (y[cols.rows] + cols.width * y[n + cols.types] + cols.width * y[n + t])
+        return _Relaxation(x, reduced, y[:n], value)
+
+    def solve(self, q: AssignmentProblem, cols: _Columns, time_limit_s: float) -> bool:
+        """Re-solve the round's relaxation in HiGHS from last round's basis; False (and a fresh
+        start next round) if HiGHS reports anything but an optimum. ``model()`` then holds it."""
         ids = q.job_id if q.job_id is not None else np.arange(q.num_jobs)
         n, t = q.num_jobs, len(q.capacity)
         lo, hi = _row_bounds(q)
@@ -286,7 +303,7 @@ class WarmStart:
             h.setOptionValue("presolve", "off")
             self.counts["in_place"] += 1
         else:
-            h.passModel(_highs_lp(cols, n, t, lo, hi))
+            _pass_lp(h, cols, n, t, lo, hi)
             has_basis = self._sorted_keys is not None and len(self._tail_status) == t + 1
             if has_basis:
                 has_basis = h.setBasis(self._carried_basis(keys, ids)) == _hs().HighsStatus.kOk
@@ -295,21 +312,18 @@ class WarmStart:
         h.setOptionValue("time_limit", float(time_limit_s))
         h.run()
         if h.getModelStatus() != _hs().HighsModelStatus.kOptimal:
-            reason = h.modelStatusToString(h.getModelStatus())
-            counts = self.counts
+            failure, counts = h.modelStatusToString(h.getModelStatus()), self.counts
             self.__init__()  # a fresh start next round
-            self.counts = counts
+            self.counts, self._failure = counts, failure
             self.counts["fell_back"] += 1
-            cold = _lp_cold(q, cols, *_matrix(q, cols), time_limit_s)
-            return cold if isinstance(cold, _Relaxation) else f"warm LP: {reason}; cold LP: {cold}"
-        solution = h.getSolution()
-        x = np.asarray(solution.col_value)
-        y = np.asarray(solution.row_dual)
-        self._remember(h, ids, keys, lo, hi, x, n, t)
-        value = float(h.getInfo().objective_function_value)
-        # reduced costs c - A'y, A's three entries per column as in _highs_lp
-        reduced = cols.cost - (y[cols.rows] + cols.width * y[n + cols.types] + cols.width * y[n + t])
-        return _Relaxation(x, reduced, y[:n], value)
+            return False
+        self._remember(h, ids, keys, lo, hi, np.asarray(h.getSolution().col_value), n, t)
+        h.setOptionValue("presolve", "off")  # what is solved next in this model restarts from its basis
+        return True
+
+    def model(self):
+        """The HiGHS object holding the last relaxation ``solve`` returned True for."""
+        return self._h
 
     def _highs(self):
         if self._h is None:
@@ -367,27 +381,22 @@ def _lookup(sorted_keys: np.ndarray, status: np.ndarray, keys: np.ndarray, missi
     return np.where(sorted_keys[pos] == keys, status[pos], missing).astype(np.int8)
 
 
-def _highs_lp(cols: _Columns, n: int, t: int, lo: np.ndarray, hi: np.ndarray):
-    """The relaxation as a HiGHS LP, column-wise straight from the columns: each has three
+def _pass_lp(h, cols: _Columns, n: int, t: int, lo: np.ndarray, hi: np.ndarray) -> None:
+    """Pass the relaxation to HiGHS column-wise straight from the columns: each has three
     entries, in row order its job's one-type row, its type's capacity row and the K row (the
-    same matrix as ``_matrix``, without a sparse conversion)."""
+    same matrix as ``_matrix``, without a sparse conversion). The array form of ``passModel``:
+    filling a ``HighsLp`` attribute by attribute costs ten times as much."""
     highspy = _hs()
     nv = len(cols.rows)
     index = np.empty(3 * nv, dtype=np.int32)
     value = np.empty(3 * nv)
     index[0::3], index[1::3], index[2::3] = cols.rows, n + cols.types, n + t
     value[0::3], value[1::3], value[2::3] = 1.0, cols.width, cols.width
-    lp = highspy.HighsLp()
-    lp.num_col_, lp.num_row_ = nv, n + t + 1
-    lp.col_cost_ = cols.cost
-    lp.col_lower_, lp.col_upper_ = np.zeros(nv), np.ones(nv)
-    lp.row_lower_ = np.where(np.isfinite(lo), lo, -highspy.kHighsInf)
-    lp.row_upper_ = np.where(np.isfinite(hi), hi, highspy.kHighsInf)
-    lp.a_matrix_.format_ = highspy.MatrixFormat.kColwise
-    lp.a_matrix_.start_ = np.arange(0, 3 * nv + 1, 3, dtype=np.int32)
-    lp.a_matrix_.index_, lp.a_matrix_.value_ = index, value
-    lp.a_matrix_.num_col_, lp.a_matrix_.num_row_ = nv, n + t + 1
-    return lp
+    inf = highspy.kHighsInf
+    h.passModel(nv, n + t + 1, 3 * nv, int(highspy.MatrixFormat.kColwise), int(highspy.ObjSense.kMinimize), 0.0,
+                np.ascontiguousarray(cols.cost), np.zeros(nv), np.ones(nv), np.where(np.isfinite(lo), lo, -inf),
+                np.where(np.isfinite(hi), hi, inf), np.arange(0, 3 * nv + 1, 3, dtype=np.int32), index, value,
+                np.zeros(nv, dtype=np.int32))  # all continuous
 
 
 def _core_jobs(p: AssignmentProblem, cols: _Columns, x: np.ndarray, reduced: np.ndarray, row_duals: np.ndarray,
@@ -486,9 +495,6 @@ def _greedy_after_failure(p: AssignmentProblem, method: str, reason: str, elapse
     sol.time_s += elapsed
     sol.info = {"failed": method, "reason": reason}
     return sol
-
-
-SOLVERS = {"milp": solve_milp, "lp_repair": solve_lp_repair}
 
 
 # ---- K(t): the most GPUs the present jobs can keep busy ----------------------------------------

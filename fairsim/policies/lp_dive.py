@@ -1,0 +1,180 @@
+"""``lp_dive``: FFT's per-round program (``solvers``' module docstring) by its LP relaxation and a
+short depth-first branch and bound in HiGHS, the LP kept alive between the nodes.
+
+Why it is cheap: only gangs make the program hard. With every multi-GPU column fixed at 0 or 1,
+what is left is a transportation problem over the single-GPU jobs (job rows, capacity rows and
+the K row form a network matrix) with integral right-hand sides, so the simplex method's vertex
+is integral there. Branching is needed only on gangs' columns, and an LP vertex has few
+fractional ones (about one per capacity row and the K row).
+
+The search. (1) The dive: solve the LP; while a gang's column is fractional, fix to 1 each
+fractional gang job's column of value >= 1/2 (or the largest fractional gang column if none is)
+and re-solve from the current basis (dual simplex, a few pivots); its integral leaf is the
+incumbent. (2) If that is not certified within ``gap`` of the root LP bound (or the dive ended
+infeasible), the bounds are released and a depth-first branch and bound over single columns
+(fix to 1 first, then to 0) runs from the root, pruning every node whose LP value cannot improve
+the incumbent by more than ``gap``, for at most ``max_nodes`` LP solves. An exhausted search
+proves the incumbent within ``gap`` of the optimum. Every answer carries the root LP value as
+its lower bound (``Solution.lower_bound``); ``info`` has the LP solves and whether it was proven.
+
+A program of at most ``exact_columns`` columns (after the exact pruning of dominated columns) goes
+to ``lp_repair`` with a core of every job: the LP, then the exact MILP if the LP is fractional.
+Small clusters (the 36-GPU testbed) get the exact optimum, as they did under ``lp_repair``.
+"""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+
+from fairsim.policies.solvers import (NOT_RUN, AssignmentProblem, Solution, WarmStart, _columns, _escalate, _pass_lp,
+                                      _hs, _row_bounds, _to_assignment, _within_gap, prune_dominated, solve_lp_repair)
+
+_TOL = 1e-6
+
+
+def solve_lp_dive(p: AssignmentProblem, time_limit_s: float = 10.0, mip_gap: float = 1e-4, gap: float = 1e-3,
+                  max_nodes: int = 32, exact_columns: int = 512, warm: WarmStart | None = None) -> Solution:
+    tick = time.perf_counter()
+    if p.num_jobs == 0 or not p.feasible.any():
+        return Solution(np.full(p.num_jobs, NOT_RUN, dtype=np.int64), 0.0, "lp_dive", True, False, 0.0)
+    q = prune_dominated(p)
+    cols = _columns(q)
+    if len(cols.rows) <= exact_columns:  # small: the LP, then the exact MILP if it is fractional
+        return solve_lp_repair(p, time_limit_s, mip_gap, core=p.num_jobs, warm=warm)
+    h = _root(q, cols, time_limit_s, warm)
+    lp_s = time.perf_counter() - tick
+    if h is None:
+        return _escalate(p, tick, time_limit_s, mip_gap, "LP relaxation not solved", np.nan, 0)
+    root = float(h.getInfo().objective_function_value)
+    x = np.asarray(h.getSolution().col_value)
+    info = {"fractional_jobs": int(len(np.unique(cols.rows[(x > _TOL) & (x < 1 - _TOL)]))), "lp_s": lp_s}
+    best_x, best, lps, proven = _branch(h, cols, root, gap, max_nodes, tick + time_limit_s)
+    info.update({"dive_lps": lps, "dive_proven": proven})
+    if best_x is None:
+        return _escalate(p, tick, time_limit_s, mip_gap, "the dive reached no integral leaf", root, info["fractional_jobs"])
+    assignment = _to_assignment(q, cols, best_x)
+    if not (q.is_valid(assignment) and q.gpus_used(assignment) >= q.min_gpus):  # never hand over a broken answer
+        return _escalate(p, tick, time_limit_s, mip_gap, "a dive leaf broke a constraint", root, info["fractional_jobs"])
+    obj = p.objective(assignment)
+    return Solution(assignment, obj, "lp_dive", proven or _within_gap(obj, root, mip_gap), False,
+                    time.perf_counter() - tick, root, info)
+
+
+def _root(q: AssignmentProblem, cols, time_limit_s: float, warm: WarmStart | None):
+    """HiGHS holding the solved relaxation, or None. Warm: the run's model, re-solved from last
+    round's basis (``WarmStart``); cold, or if that fails: a fresh model solved from scratch."""
+    hs = _hs()
+    if warm is not None and warm.solve(q, cols, time_limit_s):
+        return warm.model()
+    h = hs._Highs()  # the bare binding: highspy.Highs prints a banner on stdout when made
+    for key, value in (("output_flag", False), ("threads", 1), ("solver", "simplex"), ("simplex_strategy", 1),
+                       ("time_limit", float(time_limit_s))):
+        h.setOptionValue(key, value)
+    lo, hi = _row_bounds(q)
+    _pass_lp(h, cols, q.num_jobs, len(q.capacity), lo, hi)
+    h.run()
+    if h.getModelStatus() != hs.HighsModelStatus.kOptimal:
+        return None
+    h.setOptionValue("presolve", "off")  # the nodes restart from the basis
+    return h
+
+
+def _branch(h, cols, root: float, gap: float, max_nodes: int, deadline: float):
+    """The dive, then (if its leaf is not certified within ``gap``) the depth-first search, from
+    the LP optimum in ``h`` (module docstring). Returns (x of the best leaf or None, its value, LP
+    solves, whether the search was exhausted). The column bounds are restored before returning:
+    a warm model goes on to the next round."""
+    fixed = _dive(h, cols, deadline)
+    lps = len(fixed)
+    best_x, best = _leaf(h, cols)
+    _release(h, fixed)
+    if best_x is not None and _within_gap(best, root, gap):
+        return best_x, best, lps, False
+    h.run()  # the root again, from the dive's last basis
+    x, value, searched, proven = _search(h, cols, best_x, best, gap, max_nodes, deadline)
+    return x, value, lps + 1 + searched, proven
+
+
+def _dive(h, cols, deadline: float) -> list[int]:
+    """Fix, while a gang's column is fractional, each fractional gang job's column of value >= 1/2
+    (or the largest fractional one) to 1 and re-solve; stop at an integral or infeasible node.
+    Returns the columns fixed."""
+    gang = cols.width > 1
+    fixed: list[int] = []
+    while _optimal(h) and time.perf_counter() < deadline:
+        x = np.asarray(h.getSolution().col_value)
+        frac = (x > _TOL) & (x < 1 - _TOL)
+        pick = np.flatnonzero(frac & gang if (frac & gang).any() else frac)  # single-GPU columns come out integral
+        if not len(pick):
+            break
+        major = pick[x[pick] >= 0.5]
+        if len(major):
+            _, first = np.unique(cols.rows[major], return_index=True)  # one column per job (ties at 1/2: the lower type)
+            major = major[first]
+        else:
+            major = pick[[np.argmax(x[pick])]]
+        for column in major.tolist():
+            h.changeColBounds(column, 1.0, 1.0)
+        fixed.extend(major.tolist())
+        h.run()
+    return fixed
+
+
+def _search(h, cols, best_x, best: float, gap: float, max_nodes: int, deadline: float):
+    """Depth-first branch and bound over single columns (1 first, then 0) with ``best`` as the
+    incumbent, pruning nodes that cannot improve it by more than ``gap``; at most ``max_nodes``
+    LP solves. Returns (best x, value, LP solves, exhausted)."""
+    gang = cols.width > 1
+    stack: list[list] = []  # [column, tried both ways]
+    nodes = 0
+    exhausted = False
+    while True:
+        slack = gap * max(abs(best), 1e-9) if best_x is not None else 0.0
+        value = float(h.getInfo().objective_function_value) if _optimal(h) else np.inf
+        if value < best - slack:
+            x = np.asarray(h.getSolution().col_value)
+            frac = (x > _TOL) & (x < 1 - _TOL)
+            pick = np.flatnonzero(frac & gang if (frac & gang).any() else frac)
+            if not len(pick):
+                best_x, best = x.copy(), value
+            elif nodes < max_nodes and time.perf_counter() < deadline:
+                column = int(pick[np.argmax(x[pick])])  # ties: the lowest column
+                stack.append([column, False])
+                h.changeColBounds(column, 1.0, 1.0)
+                h.run()
+                nodes += 1
+                continue
+        while stack and stack[-1][1]:
+            h.changeColBounds(stack.pop()[0], 0.0, 1.0)
+        if not stack:
+            exhausted = nodes < max_nodes and time.perf_counter() < deadline
+            break
+        if nodes >= max_nodes or time.perf_counter() >= deadline:
+            break
+        stack[-1][1] = True
+        h.changeColBounds(stack[-1][0], 0.0, 0.0)
+        h.run()
+        nodes += 1
+    _release(h, [column for column, _ in stack])
+    return best_x, best, nodes, exhausted and best_x is not None
+
+
+def _leaf(h, cols):
+    """(x, value) if ``h`` holds an optimal, integral point, else (None, inf)."""
+    if not _optimal(h):
+        return None, np.inf
+    x = np.asarray(h.getSolution().col_value)
+    if ((x > _TOL) & (x < 1 - _TOL)).any():
+        return None, np.inf
+    return x.copy(), float(h.getInfo().objective_function_value)
+
+
+def _release(h, columns) -> None:
+    for column in columns:
+        h.changeColBounds(int(column), 0.0, 1.0)
+
+
+def _optimal(h) -> bool:
+    return h.getModelStatus() == _hs().HighsModelStatus.kOptimal

@@ -1,0 +1,138 @@
+"""``lp_dive`` (FFT's default solver): the LP, a dive and a short branch and bound on gang columns,
+checked against brute force, the exact MILP and its own warm start."""
+
+import numpy as np
+import pytest
+
+from fairsim.bench.solver import ChurnedRounds, start_policy
+from fairsim.policies.lp_dive import solve_lp_dive
+from fairsim.policies.solvers import AssignmentProblem, WarmStart, max_packing, prune_dominated, solve_milp
+from test_solvers import brute_force, random_problem
+
+ALWAYS_DIVE = {"exact_columns": 0}  # never hand a small program to the exact MILP
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_an_exhausted_search_is_the_optimum(seed):
+    # gap 0 and no node limit: the branch and bound must end at the brute-force optimum
+    rng = np.random.default_rng(300 + seed)
+    p = random_problem(rng, 7, 3)
+    best, _ = brute_force(p)
+    sol = solve_lp_dive(p, gap=0.0, max_nodes=10_000, **ALWAYS_DIVE)
+    assert p.is_valid(sol.assignment) and p.gpus_used(sol.assignment) >= p.min_gpus
+    assert sol.objective == pytest.approx(best, abs=1e-6)
+    assert sol.lower_bound <= best + 1e-9 and not sol.fallback
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_any_answer_is_valid_and_bounded(seed):
+    rng = np.random.default_rng(400 + seed)
+    p = random_problem(rng, 7, 3)
+    best, _ = brute_force(p)
+    for nodes in (0, 3):
+        sol = solve_lp_dive(p, max_nodes=nodes, **ALWAYS_DIVE)
+        assert p.is_valid(sol.assignment) and p.gpus_used(sol.assignment) >= p.min_gpus
+        assert sol.lower_bound <= best + 1e-9 <= sol.objective + 2e-9
+
+
+def test_single_gpu_jobs_need_no_branching():
+    # no gangs: the program is a transportation problem, the LP vertex is integral and optimal
+    rng = np.random.default_rng(5)
+    n, t = 400, 5
+    workers = np.ones(n, dtype=np.int64)
+    capacity = np.array([40, 30, 30, 20, 20])
+    feasible = rng.random((n, t)) > 0.1
+    p = AssignmentProblem(rng.normal(3, 4, (n, t)), feasible, workers, capacity, max_packing(workers, feasible, capacity))
+    sol = solve_lp_dive(p, **ALWAYS_DIVE)
+    assert sol.info["dive_lps"] == 0 and sol.info["fractional_jobs"] == 0
+    assert sol.objective == pytest.approx(solve_milp(p).objective, rel=1e-9)
+
+
+def test_gangs_on_a_busy_cluster_are_near_the_exact_optimum():
+    rng = np.random.default_rng(7)
+    n, t = 300, 4
+    workers = rng.choice([1, 2, 4, 8], size=n, p=[0.7, 0.1, 0.15, 0.05])
+    capacity = np.array([40, 40, 30, 30])
+    feasible = rng.random((n, t)) > 0.05
+    cost = workers[:, None] * rng.lognormal(2, 1, (n, 1)) / rng.uniform(0.5, 2, (n, t))
+    p = AssignmentProblem(cost, feasible, workers, capacity, max_packing(workers, feasible, capacity))
+    exact = solve_milp(p, time_limit_s=20)
+    sol = solve_lp_dive(p, **ALWAYS_DIVE)
+    assert sol.info["fractional_jobs"] > 0  # the dive had work to do
+    assert p.is_valid(sol.assignment) and p.gpus_used(sol.assignment) >= p.min_gpus
+    assert sol.objective <= exact.objective + 1e-3 * abs(exact.objective)  # within 0.1%
+
+
+def test_small_programs_go_to_the_exact_milp():
+    rng = np.random.default_rng(9)
+    p = random_problem(rng, 7, 3)
+    sol = solve_lp_dive(p)  # 7 jobs x 3 types: far below exact_columns
+    assert "dive_lps" not in sol.info
+    assert sol.objective == pytest.approx(brute_force(p)[0], abs=1e-6)
+
+
+def churned(num_jobs=300, seed=0, divide=4, **options):
+    seq = ChurnedRounds(num_jobs, seed, divide=divide)
+    cold = start_policy(seq, seed, 10 * num_jobs, warm_start=False, **options)
+    warm = start_policy(seq, seed, 10 * num_jobs, warm_start=True, **options)
+    return seq, cold, warm
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+def test_warm_and_cold_dives_decide_the_same(seed):
+    # the dive reads only the primal LP optimum, unique for generic costs: warm = cold, job for job
+    seq, cold, warm = churned(seed=seed, exact_columns=0)
+    dived = 0
+    for _ in range(8):
+        view = seq.view()
+        decided = cold.decide(view)
+        assert np.array_equal(warm.decide(view), decided)
+        assert warm.last_solution.objective == pytest.approx(cold.last_solution.objective, rel=1e-12)
+        dived += cold.last_solution.info.get("dive_lps", 0) > 0
+        seq.advance(decided)
+    assert dived > 0
+    counts = warm._solver_options["warm"].counts
+    assert counts["cold"] == 1 and counts["fell_back"] == 0
+
+
+def test_the_warm_model_gets_its_bounds_back():
+    seq, _, warm = churned(seed=3, exact_columns=0)
+    for _ in range(3):
+        view = seq.view()
+        seq.advance(warm.decide(view))
+    model = warm._solver_options["warm"].model().getLp()
+    assert np.all(np.asarray(model.col_lower_) == 0.0) and np.all(np.asarray(model.col_upper_) == 1.0)
+
+
+def test_a_warm_start_that_fails_is_solved_cold():
+    seq, cold, warm = churned(seed=4, exact_columns=0)
+    view = seq.view()
+    cold.decide(view)
+    seq.advance(warm.decide(view))
+    state = warm._solver_options["warm"]
+    state.model().setOptionValue("simplex_iteration_limit", 0)  # HiGHS stops before an optimum
+    view = seq.view()
+    assert np.array_equal(warm.decide(view), cold.decide(view))
+    assert state.counts["fell_back"] == 1 and not warm.last_solution.fallback
+
+
+def test_dive_options_are_checked():
+    from fairsim.errors import InputError
+    from fairsim.policies.ours import FFTPolicy
+
+    for bad in ({"dive_gap": -1}, {"dive_nodes": -1}, {"exact_columns": 1.5}, {"solver": "dive"}):
+        with pytest.raises(InputError, match=next(iter(bad))):
+            FFTPolicy(**bad)
+
+
+def test_pruning_is_what_the_dive_sees():
+    # the dive solves the pruned program; pruning is exact, so the optimum is the unpruned one
+    rng = np.random.default_rng(12)
+    p = random_problem(rng, 7, 2)
+    sol = solve_lp_dive(prune_dominated(p), gap=0.0, max_nodes=10_000, **ALWAYS_DIVE)
+    assert sol.objective == pytest.approx(brute_force(p)[0], abs=1e-6)
+
+
+def test_warm_state_is_one_per_run():
+    warm = WarmStart()
+    assert warm.model() is None  # nothing solved yet
