@@ -146,7 +146,7 @@ CASES = [
     case("policy_option_unknown", ["+policy.foo=1"], "policy ours", "foo", "allowed: solver"),
     case("policy_option_type", ["policy=fifo", "policy.backfill=maybe"], "policy fifo", "backfill", "must be bool"),
     case("policy_time_limit_zero", ["policy.time_limit_s=0"], "policy ours", "time_limit_s", "> 0"),
-    case("policy_solver_unknown", ["policy.solver=cplex"], "policy ours", "solver", "milp, lp_repair"),
+    case("policy_solver_unknown", ["policy.solver=cplex"], "policy ours", "solver", "lp_dive, lp_repair, milp"),
     case("policy_target_missing", ["policy._target_=fairsim.policies.nosuch.X"], "policy ours", "_target_", "cannot import"),
     case("themis_knob", ["policy=themis", "policy.fairness_knob=1.5"], "policy themis", "fairness_knob", "[0, 1)"),
     case("gavel_mechanism", ["policy=gavel", "policy.mechanism.unallocated=maybe"], "policy gavel",

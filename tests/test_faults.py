@@ -237,12 +237,12 @@ def test_ours_lp_time_limit_escalates_and_is_counted():
 
 
 def test_ours_solver_that_raises_falls_back(monkeypatch):
-    from fairsim.policies import solvers
+    from fairsim.policies import ours, solvers
 
     def broken(*args, **kwargs):
         raise RuntimeError("HiGHS exploded")
 
-    monkeypatch.setitem(solvers.SOLVERS, "lp_repair", broken)
+    monkeypatch.setitem(ours.SOLVERS, "lp_dive", broken)
     monkeypatch.setattr(solvers, "milp", broken)  # K(t)'s packing ILP too
     s = small_run()
     assert s["solver_calls"] > 0 and s["solver_fallbacks"] == s["solver_calls"]

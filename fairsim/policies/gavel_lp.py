@@ -27,12 +27,12 @@ from __future__ import annotations
 
 import highspy
 import numpy as np
-from scipy import sparse
-from scipy.optimize import linprog
 
 
 def solve_max_min(a: np.ndarray, g: np.ndarray, capacity: np.ndarray) -> np.ndarray:
     """y [C, T] of the LP above, by one cold linprog solve."""
+    from scipy import sparse  # here, not at the top: the warm path (the default) never needs scipy.optimize,
+    from scipy.optimize import linprog  # whose import is about 0.3 s of a Gavel replay's whole command
     c, t = a.shape
     nv = c * t + 1  # y row-major, then z
     cls = np.repeat(np.arange(c), t)

@@ -47,7 +47,7 @@ TAU_FROM = ("arrival", "now")
 class FFTPolicy(Policy):
     event_driven = False  # rho changes every round
 
-    def __init__(self, solver: str = "lp_dive", time_limit_s: float = 10.0, mip_gap: float = 1e-4, warm_start: bool = False,
+    def __init__(self, solver: str = "lp_dive", time_limit_s: float = 10.0, mip_gap: float = 1e-4, warm_start: bool = True,
                  dive_gap: float = 1e-3, dive_nodes: int = 32, exact_columns: int = 512,
                  repair_core: int = 256, repair_keep_types: int = 2, work_term: str = "total", work_units: str = "best_rounds",
                  switch_units: str = "gpu_rounds", switch_when_idle: str = "engine", switch_penalty: bool = True,
