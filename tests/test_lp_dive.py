@@ -136,3 +136,15 @@ def test_pruning_is_what_the_dive_sees():
 def test_warm_state_is_one_per_run():
     warm = WarmStart()
     assert warm.model() is None  # nothing solved yet
+
+
+def test_a_dive_that_reaches_no_leaf_takes_the_repair_route(monkeypatch):
+    import fairsim.policies.lp_dive as lp_dive
+
+    monkeypatch.setattr(lp_dive, "_branch", lambda *args: (None, np.inf, 7, False))  # as when K is too tight to dive
+    rng = np.random.default_rng(21)
+    p = random_problem(rng, 7, 3)
+    sol = solve_lp_dive(p, **ALWAYS_DIVE)
+    assert sol.info["repaired"] and not sol.fallback and "escalated" not in sol.info
+    assert p.is_valid(sol.assignment) and p.gpus_used(sol.assignment) >= p.min_gpus
+    assert sol.objective == pytest.approx(brute_force(p)[0], abs=1e-6)  # a core of every job: exact

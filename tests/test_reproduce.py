@@ -44,9 +44,20 @@ def test_presets_sweep_what_the_figures_compare():
 def test_sweep_command_adds_the_scale_overrides_and_suffix():
     cmd = reproduce.sweep_command(PLAN, "simulated", "full", "res", ["hydra.launcher.n_jobs=1"])
     assert cmd[1:] == [str(ROOT / "run.py"), "-m", "+experiment=paper_simulated", "sweep_name=paper_simulated_full",
-                       "results_dir=res", "cluster=scale8", "num_jobs=20000", "seed=0,1,2,3,4", "hydra.launcher.n_jobs=1"]
+                       "results_dir=res", "cluster=scale8", "num_jobs=20000", "seed=0,1,2", "hydra.launcher.n_jobs=1"]
     small = reproduce.sweep_command(PLAN, "testbed", "small", "results", [])
     assert small[3:] == ["+experiment=paper_testbed", "sweep_name=paper_testbed", "results_dir=results", "seed=0,1,2,3,4"]
+
+
+def test_a_sweep_that_does_not_change_with_the_scale_is_one_sweep():
+    # the testbed traces are already the paper's size: full scale reads (and completes) the small sweep
+    plan = {"scales": {"small": {"suffix": ""}, "full": {"suffix": "_full"}},
+            "sweeps": {"same": {"preset": "p", "small": ["seed=0,1"], "full": ["seed=0,1"]},
+                       "bigger": {"preset": "q", "small": [], "full": ["num_jobs=20000"]}}}
+    assert reproduce.sweep_name(plan, "same", "full") == reproduce.sweep_name(plan, "same", "small") == "p"
+    assert reproduce.sweep_name(plan, "bigger", "full") == "q_full" and reproduce.sweep_name(plan, "bigger", "small") == "q"
+    assert reproduce.sweep_name(PLAN, "testbed", "full") == "paper_testbed"
+    assert PLAN["scales"]["full"]["out"] == "paper_figs/full"
 
 
 def test_needed_collects_sweeps_and_benches_of_the_chosen_figures():

@@ -57,7 +57,13 @@ def needed(plan: dict, figures: list[str]) -> tuple[list[str], list[str]]:
 
 
 def sweep_name(plan: dict, role: str, scale: str) -> str:
-    return plan["sweeps"][role]["preset"] + plan["scales"][scale].get("suffix", "")
+    """The sweep's folder name: the preset, plus the scale's suffix when the sweep's overrides at
+    this scale differ from those at the first scale of the plan. A sweep that does not change
+    with the scale (the testbed's, already the paper's size) is the same sweep at every scale,
+    computed once."""
+    spec, base = plan["sweeps"][role], next(iter(plan["scales"]))
+    same = [str(a) for a in spec.get(scale) or []] == [str(a) for a in spec.get(base) or []]
+    return spec["preset"] + plan["scales"][base if same else scale].get("suffix", "")
 
 
 def sweep_command(plan: dict, role: str, scale: str, results_dir: str, extra: list[str]) -> list[str]:
@@ -171,7 +177,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--scale", default="small", help="small (default, ~30 min on 2 cores) or full (the paper's sizes)")
     ap.add_argument("--only", nargs="+", metavar="FIG", help="draw only these figures (e.g. fig7 fig11) and run only their sweeps")
     ap.add_argument("--results-dir", default="results", help="where the sweeps live (default: results)")
-    ap.add_argument("--out", default="paper_figs", help="figures and REPORT.md go here (default: paper_figs)")
+    ap.add_argument("--out", help="figures and REPORT.md go here (default: the scale's out in the plan: paper_figs, paper_figs/full)")
     ap.add_argument("--plan", default=str(PLAN), help="the experiment list (default: experiments/paper.yaml)")
     ap.add_argument("--draw-only", action="store_true", help="run nothing: draw from the results already on disk")
     ap.add_argument("--sweep-arg", action="append", default=[], metavar="OVERRIDE",
@@ -221,7 +227,7 @@ def main(argv: list[str] | None = None) -> int:
     if not args.only:
         figures += [f for f, spec in plan["figures"].items()
                     if spec.get("optional") and all(r in inputs.sweeps for r in spec.get("sweeps", []))]
-    out = Path(args.out)
+    out = Path(args.out or plan["scales"][args.scale].get("out", "paper_figs"))
     drawn, notes, examples, sections = {}, [], [], []
     from tqdm import tqdm
 

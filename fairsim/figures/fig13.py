@@ -153,8 +153,8 @@ def draw(inputs: Inputs, out_dir: Path) -> list[Path]:
         style.legend_outside(fig, axes[0])
         style.note(fig, "Wall-clock times of this machine (not reproducible bit for bit); (a) and (b) time different "
                         "instances: (a) random 1,000-GPU rounds, median of the reps, (b) the sweeps' own clusters "
-                        "(36 GPUs at small scale). Below about 256 active jobs the lp_repair core (repair_core=256) "
-                        "holds every job, so the repair is the exact MILP over all types: slower than at 500 jobs.")
+                        "(36 GPUs at small scale). A program of at most exact_columns=512 columns after pruning (every "
+                        "round on the 36-GPU testbed) is solved by the exact MILP, larger ones by lp_dive.")
         fig.suptitle("Fig. 13a: time of one FFT decision", fontsize=9)
         data = pd.concat([bench.assign(panel="a"), sim.assign(panel="b")], ignore_index=True)
         paths += style.save(fig, out_dir / MACHINE_DIR, "fig13a_timing", data)

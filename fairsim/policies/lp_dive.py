@@ -9,13 +9,17 @@ fractional ones (about one per capacity row and the K row).
 
 The search. (1) The dive: solve the LP; while a gang's column is fractional, fix to 1 each
 fractional gang job's column of value >= 1/2 (or the largest fractional gang column if none is)
-and re-solve from the current basis (dual simplex, a few pivots); its integral leaf is the
-incumbent. (2) If that is not certified within ``gap`` of the root LP bound (or the dive ended
+and re-solve from the current basis (dual simplex, a few pivots); where that leaves the LP
+infeasible (K near every GPU, and the gangs placed leave holes no remaining job fills), those
+columns are fixed to 0 instead. Its integral leaf is the incumbent. (2) If that is not certified within ``gap`` of the root LP bound (or the dive ended
 infeasible), the bounds are released and a depth-first branch and bound over single columns
 (fix to 1 first, then to 0) runs from the root, pruning every node whose LP value cannot improve
 the incumbent by more than ``gap``, for at most ``max_nodes`` LP solves. An exhausted search
 proves the incumbent within ``gap`` of the optimum. Every answer carries the root LP value as
 its lower bound (``Solution.lower_bound``); ``info`` has the LP solves and whether it was proven.
+(3) If neither reaches an integral leaf (a packing so tight, K near every GPU, that fixing gangs
+one after another leaves holes no remaining job fills), the round takes ``lp_repair``'s route
+from the root LP: keep its integral part, re-solve a core of ``repair_core`` jobs exactly.
 
 A program of at most ``exact_columns`` columns (after the exact pruning of dominated columns) goes
 to ``lp_repair`` with a core of every job: the LP, then the exact MILP if the LP is fractional.
@@ -28,14 +32,16 @@ import time
 
 import numpy as np
 
-from fairsim.policies.solvers import (NOT_RUN, AssignmentProblem, Solution, WarmStart, _columns, _escalate, _pass_lp,
-                                      _hs, _row_bounds, _to_assignment, _within_gap, prune_dominated, solve_lp_repair)
+from fairsim.policies.solvers import (NOT_RUN, AssignmentProblem, Solution, WarmStart, _columns, _escalate, _hs, _pass_lp,
+                                      _relaxation_in, _repair, _row_bounds, _to_assignment, _within_gap, prune_dominated,
+                                      solve_lp_repair)
 
 _TOL = 1e-6
 
 
 def solve_lp_dive(p: AssignmentProblem, time_limit_s: float = 10.0, mip_gap: float = 1e-4, gap: float = 1e-3,
-                  max_nodes: int = 32, exact_columns: int = 512, warm: WarmStart | None = None) -> Solution:
+                  max_nodes: int = 32, exact_columns: int = 512, repair_core: int = 256, repair_keep_types: int = 2,
+                  warm: WarmStart | None = None) -> Solution:
     tick = time.perf_counter()
     if p.num_jobs == 0 or not p.feasible.any():
         return Solution(np.full(p.num_jobs, NOT_RUN, dtype=np.int64), 0.0, "lp_dive", True, False, 0.0)
@@ -52,8 +58,14 @@ def solve_lp_dive(p: AssignmentProblem, time_limit_s: float = 10.0, mip_gap: flo
     info = {"fractional_jobs": int(len(np.unique(cols.rows[(x > _TOL) & (x < 1 - _TOL)]))), "lp_s": lp_s}
     best_x, best, lps, proven = _branch(h, cols, root, gap, max_nodes, tick + time_limit_s)
     info.update({"dive_lps": lps, "dive_proven": proven})
-    if best_x is None:
-        return _escalate(p, tick, time_limit_s, mip_gap, "the dive reached no integral leaf", root, info["fractional_jobs"])
+    if best_x is None:  # a tight packing the dive boxed itself out of: lp_repair's route from the root LP
+        h.run()  # the bounds are back: the root optimum again, a few pivots away
+        if not _optimal(h):
+            return _escalate(p, tick, time_limit_s, mip_gap, "the root LP was lost", root, info["fractional_jobs"])
+        sol = _repair(p, q, cols, _relaxation_in(h, cols, q.num_jobs, len(q.capacity)), tick, time_limit_s, mip_gap,
+                      repair_core, repair_keep_types, "lp_dive")
+        sol.info.update(info, repaired=True)
+        return sol
     assignment = _to_assignment(q, cols, best_x)
     if not (q.is_valid(assignment) and q.gpus_used(assignment) >= q.min_gpus):  # never hand over a broken answer
         return _escalate(p, tick, time_limit_s, mip_gap, "a dive leaf broke a constraint", root, info["fractional_jobs"])
@@ -99,8 +111,8 @@ def _branch(h, cols, root: float, gap: float, max_nodes: int, deadline: float):
 
 def _dive(h, cols, deadline: float) -> list[int]:
     """Fix, while a gang's column is fractional, each fractional gang job's column of value >= 1/2
-    (or the largest fractional one) to 1 and re-solve; stop at an integral or infeasible node.
-    Returns the columns fixed."""
+    (or the largest fractional one) to 1 and re-solve; if that makes the LP infeasible, fix them
+    to 0 instead. Stops at an integral node or a dead end. Returns the columns fixed."""
     gang = cols.width > 1
     fixed: list[int] = []
     while _optimal(h) and time.perf_counter() < deadline:
@@ -115,10 +127,14 @@ def _dive(h, cols, deadline: float) -> list[int]:
             major = major[first]
         else:
             major = pick[[np.argmax(x[pick])]]
+        fixed.extend(major.tolist())
         for column in major.tolist():
             h.changeColBounds(column, 1.0, 1.0)
-        fixed.extend(major.tolist())
         h.run()
+        if not _optimal(h):  # too tight to place them (K at nearly every GPU): exclude them instead
+            for column in major.tolist():
+                h.changeColBounds(column, 0.0, 0.0)
+            h.run()
     return fixed
 
 

@@ -48,7 +48,7 @@ class FFTPolicy(Policy):
     event_driven = False  # rho changes every round
 
     def __init__(self, solver: str = "lp_dive", time_limit_s: float = 10.0, mip_gap: float = 1e-4, warm_start: bool = True,
-                 dive_gap: float = 1e-3, dive_nodes: int = 32, exact_columns: int = 512,
+                 dive_gap: float = 1e-3, dive_nodes: int = 0, exact_columns: int = 512,
                  repair_core: int = 256, repair_keep_types: int = 2, work_term: str = "total", work_units: str = "best_rounds",
                  switch_units: str = "gpu_rounds", switch_when_idle: str = "engine", switch_penalty: bool = True,
                  fairness: bool = True, mu: str = "adaptive", mu_const: float = 1.0,
@@ -72,7 +72,8 @@ class FFTPolicy(Policy):
                     f"must be an integer >= {least}, got {value!r}")
         self.solver, self.time_limit_s, self.mip_gap = solver, float(time_limit_s), float(mip_gap)
         self._solver_options = {
-            "lp_dive": {"gap": float(dive_gap), "max_nodes": dive_nodes, "exact_columns": exact_columns},
+            "lp_dive": {"gap": float(dive_gap), "max_nodes": dive_nodes, "exact_columns": exact_columns,
+                        "repair_core": repair_core, "repair_keep_types": repair_keep_types},
             "lp_repair": {"core": repair_core, "keep_types": repair_keep_types},
             "milp": {}}[solver]
         self.warm_start = warm_start and solver != "milp"  # the exact MILP has no relaxation to keep

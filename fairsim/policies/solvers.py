@@ -278,14 +278,7 @@ class WarmStart:
         if not self.solve(q, cols, time_limit_s):
             cold = _lp_cold(q, cols, *_matrix(q, cols), time_limit_s)
             return cold if isinstance(cold, _Relaxation) else f"warm LP: {self._failure}; cold LP: {cold}"
-        h, n, t = self._h, q.num_jobs, len(q.capacity)
-        solution = h.getSolution()
-        x = np.asarray(solution.col_value)
-        y = np.asarray(solution.row_dual)
-        value = float(h.getInfo().objective_function_value)
-        # reduced costs c - A'y, A's three entries per column as in _pass_lp
-        reduced = cols.cost - (y[cols.rows] + cols.width * y[n + cols.types] + cols.width * y[n + t])
-        return _Relaxation(x, reduced, y[:n], value)
+        return _relaxation_in(self._h, cols, q.num_jobs, len(q.capacity))
 
     def solve(self, q: AssignmentProblem, cols: _Columns, time_limit_s: float) -> bool:
         """Re-solve the round's relaxation in HiGHS from last round's basis; False (and a fresh
@@ -379,6 +372,16 @@ def _lookup(sorted_keys: np.ndarray, status: np.ndarray, keys: np.ndarray, missi
         return np.full(len(keys), missing, dtype=np.int8)
     pos = np.minimum(np.searchsorted(sorted_keys, keys), len(sorted_keys) - 1)
     return np.where(sorted_keys[pos] == keys, status[pos], missing).astype(np.int8)
+
+
+def _relaxation_in(h, cols: _Columns, n: int, t: int) -> _Relaxation:
+    """The optimal vertex HiGHS holds, with reduced costs c - A'y (A's three entries per column
+    as in ``_pass_lp``)."""
+    solution = h.getSolution()
+    x = np.asarray(solution.col_value)
+    y = np.asarray(solution.row_dual)
+    reduced = cols.cost - (y[cols.rows] + cols.width * y[n + cols.types] + cols.width * y[n + t])
+    return _Relaxation(x, reduced, y[:n], float(h.getInfo().objective_function_value))
 
 
 def _pass_lp(h, cols: _Columns, n: int, t: int, lo: np.ndarray, hi: np.ndarray) -> None:
