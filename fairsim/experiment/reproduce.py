@@ -139,11 +139,24 @@ def cached_bench(plan: dict, name: str, scale: str, results_dir: str) -> pd.Data
     return pd.read_csv(table_path) if table_path.is_file() else None
 
 
+def bench_code_digest() -> str:
+    """A digest of the code a benchmark times (the policies and the benchmarks): a cached table
+    is reused only while both its arguments and this code are unchanged."""
+    import hashlib
+
+    digest = hashlib.sha256()
+    for path in sorted([*(ROOT / "fairsim" / "policies").glob("*.py"), *(ROOT / "fairsim" / "bench").glob("*.py")]):
+        digest.update(path.name.encode() + b"\0" + path.read_bytes())
+    return digest.hexdigest()[:16]
+
+
 def run_bench(plan: dict, name: str, scale: str, results_dir: str) -> pd.DataFrame:
-    """Run ``python -m fairsim.bench <name> <args>`` once; reuse the cached table while the args match."""
+    """Run ``python -m fairsim.bench <name> <args>`` once; reuse the cached table while the args
+    and the code it times match."""
     args = [str(a) for a in plan["benches"][name].get(scale) or []]
+    key = {"args": args, "code": bench_code_digest()}
     table_path, args_path = _bench_paths(plan, name, scale, results_dir)
-    if table_path.is_file() and args_path.is_file() and json.loads(args_path.read_text()) == args:
+    if table_path.is_file() and args_path.is_file() and json.loads(args_path.read_text()) == key:
         print(f"[reproduce] benchmark {name}: cached in {table_path}", flush=True)
         return pd.read_csv(table_path)
     print(f"[reproduce] benchmark {name}: python -m fairsim.bench {name} {' '.join(args)}", flush=True)
@@ -156,7 +169,7 @@ def run_bench(plan: dict, name: str, scale: str, results_dir: str) -> pd.DataFra
         raise RuntimeError(f"benchmark {name} printed no table")
     table_path.parent.mkdir(parents=True, exist_ok=True)
     table.to_csv(table_path, index=False)
-    args_path.write_text(json.dumps(args))
+    args_path.write_text(json.dumps(key))
     return table
 
 
