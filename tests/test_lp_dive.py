@@ -7,7 +7,7 @@ import pytest
 from fairsim.bench.solver import ChurnedRounds, start_policy
 from fairsim.policies.lp_dive import solve_lp_dive
 from fairsim.policies.solvers import AssignmentProblem, WarmStart, max_packing, prune_dominated, solve_milp
-from test_solvers import brute_force, random_problem
+from test_solvers import brute_force, busy_cluster_problem, random_problem
 
 ALWAYS_DIVE = {"exact_columns": 0}  # never hand a small program to the exact MILP
 
@@ -49,13 +49,7 @@ def test_single_gpu_jobs_need_no_branching():
 
 
 def test_gangs_on_a_busy_cluster_are_near_the_exact_optimum():
-    rng = np.random.default_rng(7)
-    n, t = 300, 4
-    workers = rng.choice([1, 2, 4, 8], size=n, p=[0.7, 0.1, 0.15, 0.05])
-    capacity = np.array([40, 40, 30, 30])
-    feasible = rng.random((n, t)) > 0.05
-    cost = workers[:, None] * rng.lognormal(2, 1, (n, 1)) / rng.uniform(0.5, 2, (n, t))
-    p = AssignmentProblem(cost, feasible, workers, capacity, max_packing(workers, feasible, capacity))
+    p = busy_cluster_problem()
     exact = solve_milp(p, time_limit_s=20)
     sol = solve_lp_dive(p, **ALWAYS_DIVE)
     assert sol.info["fractional_jobs"] > 0  # the dive had work to do

@@ -69,15 +69,20 @@ def test_milp_and_lp_repair_are_optimal_on_small_instances(seed):
         assert not sol.fallback
 
 
-def test_lp_repair_with_a_small_core_is_near_the_exact_optimum():
-    rng = np.random.default_rng(7)
+def busy_cluster_problem(seed: int = 7) -> AssignmentProblem:
+    """300 jobs of 1-8 workers on 140 GPUs of 4 types: K is every GPU, gangs make the LP fractional."""
+    rng = np.random.default_rng(seed)
     n, t = 300, 4
     workers = rng.choice([1, 2, 4, 8], size=n, p=[0.7, 0.1, 0.15, 0.05])
     capacity = np.array([40, 40, 30, 30])
     feasible = rng.random((n, t)) > 0.05
     cost = workers[:, None] * rng.lognormal(2, 1, (n, 1)) / rng.uniform(0.5, 2, (n, t))
-    k = max_packing(workers, feasible, capacity)
-    p = AssignmentProblem(cost, feasible, workers, capacity, k)
+    return AssignmentProblem(cost, feasible, workers, capacity, max_packing(workers, feasible, capacity))
+
+
+def test_lp_repair_with_a_small_core_is_near_the_exact_optimum():
+    p = busy_cluster_problem()
+    k, capacity = p.min_gpus, p.capacity
     exact = solve_milp(p, time_limit_s=20)
     fast = solve_lp_repair(p, core=30, keep_types=2)
     assert k == capacity.sum()
