@@ -107,15 +107,16 @@ def test_remembered_basis_is_hig_hs_basis():
     np.testing.assert_array_equal(np.concatenate([mine_row, state._tail_status]), row)
 
 
-def test_a_failed_warm_solve_falls_back_to_the_cold_lp():
-    seq, cold, warm = churned_pair(num_jobs=150, seed=2)
+@pytest.mark.parametrize("solver", ["lp_repair", "lp_dive"])
+def test_a_failed_warm_solve_falls_back_to_the_cold_lp(solver):
+    seq, cold, warm = churned_pair(num_jobs=150, seed=2, solver=solver, exact_columns=0)
     view = seq.view()
     cold.decide(view)
     seq.advance(warm.decide(view))
     state = warm._solver_options["warm"]
     state._h.setOptionValue("simplex_iteration_limit", 0)  # HiGHS stops before an optimum
     view = seq.view()
-    # the round is then the cold path's: the same linprog, the same repair, the same decision
+    # the round is then the cold path's: the same LP, the same repair or dive, the same decision
     assert np.array_equal(warm.decide(view), cold.decide(view))
     assert state.counts["fell_back"] == 1 and state.counts["cold"] == 1 and state._h is None  # next round starts afresh
     assert not warm.last_solution.fallback
@@ -161,3 +162,18 @@ def test_warm_reduced_costs_are_c_minus_a_transpose_y():
     a, _, _ = solvers._matrix(q, cols)
     np.testing.assert_allclose(lp.reduced, cols.cost - a.T @ y, atol=1e-9)
     np.testing.assert_allclose(lp.reduced, np.asarray(warm._h.getSolution().col_dual), atol=1e-7)
+
+
+def test_a_long_lived_model_keeps_a_time_limit_per_round():
+    # HiGHS checks time_limit against its whole life's run time: a fixed limit would be reached
+    # after enough rounds and then cut rounds short at machine-dependent moments
+    seq = ChurnedRounds(600, 4, divide=2)
+    policy = start_policy(seq, 4, 6000)
+    p = solvers.prune_dominated(policy.build_problem(seq.view()))
+    cols = solvers._columns(p)
+    warm, rng, limit = WarmStart(), np.random.default_rng(0), 0.1  # each solve takes a few ms
+    for _ in range(60):
+        moved = solvers._Columns(cols.rows, cols.types, cols.cost * rng.uniform(0.9, 1.1, len(cols.cost)), cols.width)
+        assert warm.solve(p, moved, limit)
+    assert warm.model().getRunTime() > limit  # the model has outlived one round's limit
+    assert warm.counts["fell_back"] == 0

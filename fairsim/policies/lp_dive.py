@@ -11,8 +11,8 @@ The search. (1) The dive: solve the LP; while a gang's column is fractional, fix
 fractional gang job's column of value >= 1/2 (or the largest fractional gang column if none is)
 and re-solve from the current basis (dual simplex, a few pivots); where that leaves the LP
 infeasible (K near every GPU, and the gangs placed leave holes no remaining job fills), those
-columns are fixed to 0 instead. Its integral leaf is the incumbent. (2) If that is not certified within ``gap`` of the root LP bound (or the dive ended
-infeasible), the bounds are released and a depth-first branch and bound over single columns
+columns are fixed to 0 instead. Its integral leaf is the incumbent. (2) If that is not
+certified within ``gap`` of the root LP bound (or the dive ended infeasible), the bounds are released and a depth-first branch and bound over single columns
 (fix to 1 first, then to 0) runs from the root, pruning every node whose LP value cannot improve
 the incumbent by more than ``gap``, for at most ``max_nodes`` LP solves. An exhausted search
 proves the incumbent within ``gap`` of the optimum. Every answer carries the root LP value as
@@ -32,9 +32,9 @@ import time
 
 import numpy as np
 
-from fairsim.policies.solvers import (NOT_RUN, AssignmentProblem, Solution, WarmStart, _columns, _escalate, _hs, _pass_lp,
-                                      _relaxation_in, _repair, _row_bounds, _to_assignment, _within_gap, prune_dominated,
-                                      solve_lp_repair)
+from fairsim.policies.solvers import (NOT_RUN, AssignmentProblem, Solution, WarmStart, _columns, _escalate, _hs,
+                                      _lp_repair_pruned, _pass_lp, _relaxation_in, _repair, _row_bounds, _to_assignment,
+                                      _within_gap, new_highs, prune_dominated, set_round_time_limit)
 
 _TOL = 1e-6
 
@@ -48,7 +48,7 @@ def solve_lp_dive(p: AssignmentProblem, time_limit_s: float = 10.0, mip_gap: flo
     q = prune_dominated(p)
     cols = _columns(q)
     if len(cols.rows) <= exact_columns:  # small: the LP, then the exact MILP if it is fractional
-        return solve_lp_repair(p, time_limit_s, mip_gap, core=p.num_jobs, warm=warm)
+        return _lp_repair_pruned(p, q, cols, tick, time_limit_s, mip_gap, p.num_jobs, repair_keep_types, warm)
     h = _root(q, cols, time_limit_s, warm)
     lp_s = time.perf_counter() - tick
     if h is None:
@@ -59,7 +59,6 @@ def solve_lp_dive(p: AssignmentProblem, time_limit_s: float = 10.0, mip_gap: flo
     best_x, best, lps, proven = _branch(h, cols, root, gap, max_nodes, tick + time_limit_s)
     info.update({"dive_lps": lps, "dive_proven": proven})
     if best_x is None:  # a tight packing the dive boxed itself out of: lp_repair's route from the root LP
-        h.run()  # the bounds are back: the root optimum again, a few pivots away
         if not _optimal(h):
             return _escalate(p, tick, time_limit_s, mip_gap, "the root LP was lost", root, info["fractional_jobs"])
         sol = _repair(p, q, cols, _relaxation_in(h, cols, q.num_jobs, len(q.capacity)), tick, time_limit_s, mip_gap,
@@ -77,17 +76,14 @@ def solve_lp_dive(p: AssignmentProblem, time_limit_s: float = 10.0, mip_gap: flo
 def _root(q: AssignmentProblem, cols, time_limit_s: float, warm: WarmStart | None):
     """HiGHS holding the solved relaxation, or None. Warm: the run's model, re-solved from last
     round's basis (``WarmStart``); cold, or if that fails: a fresh model solved from scratch."""
-    hs = _hs()
     if warm is not None and warm.solve(q, cols, time_limit_s):
         return warm.model()
-    h = hs._Highs()  # the bare binding: highspy.Highs prints a banner on stdout when made
-    for key, value in (("output_flag", False), ("threads", 1), ("solver", "simplex"), ("simplex_strategy", 1),
-                       ("time_limit", float(time_limit_s))):
-        h.setOptionValue(key, value)
+    h = new_highs()
+    set_round_time_limit(h, time_limit_s)
     lo, hi = _row_bounds(q)
     _pass_lp(h, cols, q.num_jobs, len(q.capacity), lo, hi)
     h.run()
-    if h.getModelStatus() != hs.HighsModelStatus.kOptimal:
+    if not _optimal(h):
         return None
     h.setOptionValue("presolve", "off")  # the nodes restart from the basis
     return h
@@ -97,12 +93,13 @@ def _branch(h, cols, root: float, gap: float, max_nodes: int, deadline: float):
     """The dive, then (if its leaf is not certified within ``gap``) the depth-first search, from
     the LP optimum in ``h`` (module docstring). Returns (x of the best leaf or None, its value, LP
     solves, whether the search was exhausted). The column bounds are restored before returning:
-    a warm model goes on to the next round."""
+    a warm model goes on to the next round, and ``h`` holds the root optimum again unless the
+    dive's leaf was taken."""
     fixed = _dive(h, cols, deadline)
     lps = len(fixed)
     best_x, best = _leaf(h, cols)
     _release(h, fixed)
-    if best_x is not None and _within_gap(best, root, gap):
+    if best_x is not None and (_within_gap(best, root, gap) or max_nodes == 0):
         return best_x, best, lps, False
     h.run()  # the root again, from the dive's last basis
     x, value, searched, proven = _search(h, cols, best_x, best, gap, max_nodes, deadline)
@@ -117,8 +114,7 @@ def _dive(h, cols, deadline: float) -> list[int]:
     fixed: list[int] = []
     while _optimal(h) and time.perf_counter() < deadline:
         x = np.asarray(h.getSolution().col_value)
-        frac = (x > _TOL) & (x < 1 - _TOL)
-        pick = np.flatnonzero(frac & gang if (frac & gang).any() else frac)  # single-GPU columns come out integral
+        pick = _to_branch_on(x, gang)
         if not len(pick):
             break
         major = pick[x[pick] >= 0.5]
@@ -151,8 +147,7 @@ def _search(h, cols, best_x, best: float, gap: float, max_nodes: int, deadline: 
         value = float(h.getInfo().objective_function_value) if _optimal(h) else np.inf
         if value < best - slack:
             x = np.asarray(h.getSolution().col_value)
-            frac = (x > _TOL) & (x < 1 - _TOL)
-            pick = np.flatnonzero(frac & gang if (frac & gang).any() else frac)
+            pick = _to_branch_on(x, gang)
             if not len(pick):
                 best_x, best = x.copy(), value
             elif nodes < max_nodes and time.perf_counter() < deadline:
@@ -175,6 +170,13 @@ def _search(h, cols, best_x, best: float, gap: float, max_nodes: int, deadline: 
         nodes += 1
     _release(h, [column for column, _ in stack])
     return best_x, best, nodes, exhausted and best_x is not None
+
+
+def _to_branch_on(x: np.ndarray, gang: np.ndarray) -> np.ndarray:
+    """The fractional gang columns, or if none, any fractional column (none at a vertex, as
+    single-GPU columns come out integral; kept so that an odd vertex still ends as a leaf)."""
+    frac = (x > _TOL) & (x < 1 - _TOL)
+    return np.flatnonzero(frac & gang if (frac & gang).any() else frac)
 
 
 def _leaf(h, cols):

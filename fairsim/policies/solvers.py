@@ -182,7 +182,12 @@ def solve_lp_repair(p: AssignmentProblem, time_limit_s: float = 10.0, mip_gap: f
     if p.num_jobs == 0 or not p.feasible.any():
         return Solution(np.full(p.num_jobs, NOT_RUN, dtype=np.int64), 0.0, "lp_repair", True, False, 0.0)
     q = prune_dominated(p)
-    cols = _columns(q)
+    return _lp_repair_pruned(p, q, _columns(q), tick, time_limit_s, mip_gap, core, keep_types, warm)
+
+
+def _lp_repair_pruned(p: AssignmentProblem, q: AssignmentProblem, cols: _Columns, tick: float, time_limit_s: float,
+                      mip_gap: float, core: int, keep_types: int, warm: "WarmStart | None") -> Solution:
+    """``solve_lp_repair`` once ``q`` (``p`` pruned) and its columns are built."""
     lp_tick = time.perf_counter()
     if warm is None:
         relaxation = _lp_cold(q, cols, *_matrix(q, cols), time_limit_s)
@@ -302,7 +307,7 @@ class WarmStart:
                 has_basis = h.setBasis(self._carried_basis(keys, ids)) == _hs().HighsStatus.kOk
             self.counts["warm" if has_basis else "cold"] += 1
             h.setOptionValue("presolve", "off" if has_basis else "choose")
-        h.setOptionValue("time_limit", float(time_limit_s))
+        set_round_time_limit(h, time_limit_s)
         h.run()
         if h.getModelStatus() != _hs().HighsModelStatus.kOptimal:
             failure, counts = h.modelStatusToString(h.getModelStatus()), self.counts
@@ -320,12 +325,7 @@ class WarmStart:
 
     def _highs(self):
         if self._h is None:
-            h = _hs()._Highs()  # the bare binding: highspy.Highs prints a banner on stdout when made
-            h.setOptionValue("output_flag", False)
-            h.setOptionValue("threads", 1)
-            h.setOptionValue("solver", "simplex")
-            h.setOptionValue("simplex_strategy", 1)  # dual, as the cold path (linprog highs-ds)
-            self._h = h
+            self._h = new_highs()
         return self._h
 
     def _carried_basis(self, keys: np.ndarray, ids: np.ndarray):
@@ -364,6 +364,23 @@ def _hs():
     import highspy
 
     return highspy
+
+
+def new_highs():
+    """A quiet, single-threaded HiGHS for the relaxation: dual simplex, as the cold path
+    (linprog highs-ds). The bare binding: ``highspy.Highs`` prints a banner on stdout when made."""
+    h = _hs()._Highs()
+    for key, value in (("output_flag", False), ("threads", 1), ("solver", "simplex"), ("simplex_strategy", 1)):
+        h.setOptionValue(key, value)
+    return h
+
+
+def set_round_time_limit(h, time_limit_s: float) -> None:
+    """Give this round ``time_limit_s`` seconds from now. HiGHS checks ``time_limit`` against the
+    time the object has spent in ``run`` over its whole life, so a model kept across rounds would
+    otherwise reach a fixed limit after enough rounds, and from then on stop at a moment that
+    depends on the machine's speed (a run would no longer give the same numbers twice)."""
+    h.setOptionValue("time_limit", float(h.getRunTime()) + float(time_limit_s))
 
 
 def _lookup(sorted_keys: np.ndarray, status: np.ndarray, keys: np.ndarray, missing: int) -> np.ndarray:
