@@ -29,6 +29,7 @@ import pytest
 from fairsim.experiment.collect import collect, complete_cells
 from fairsim.experiment.compose import compose_config
 from fairsim.experiment.single import RunOutput, atomic_write, run_config, write_results
+from fairsim.experiment.sweep import TRACKER_WARNINGS
 from fairsim.experiment.tracking import ensure_store, log_sweep, logged_cells
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -50,6 +51,14 @@ def _stat(pid: int) -> list[str] | None:
 def alive(pid: int) -> bool:
     st = _stat(pid)
     return st is not None and st[0] not in ("Z", "X")
+
+
+def environ(pid: int) -> dict[str, str]:
+    try:
+        raw = Path(f"/proc/{pid}/environ").read_bytes().decode(errors="replace")
+    except OSError:
+        return {}
+    return dict(item.split("=", 1) for item in raw.split("\0") if "=" in item)
 
 
 def cmdline(pid: int) -> str:
@@ -148,6 +157,9 @@ def test_worker_killed_mid_cell_then_rerun(results):
         started = descendants(proc.pid)
         workers = [p for p in children(proc.pid) if "loky" in cmdline(p) and "resource_tracker" not in cmdline(p)]
         assert workers, [cmdline(p) for p in started]
+        # the tracker would print the killed worker's leaked semaphore at exit (racy, so checked here)
+        trackers = [p for p in started if "resource_tracker" in cmdline(p)]
+        assert trackers and all(TRACKER_WARNINGS in environ(p).get("PYTHONWARNINGS", "") for p in trackers)
         os.kill(workers[0], signal.SIGKILL)
         out, err = proc.communicate(timeout=120)
     finally:

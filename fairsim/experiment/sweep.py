@@ -247,6 +247,19 @@ def sweep_abort_line(exc: BaseException | None, sweep_dir: Path) -> str | None:
     return line
 
 
+# loky's resource tracker (a process of its own, started with the worker pool) warns about the
+# pool's semaphores at exit when a worker was killed mid-task; the sweep has already said what
+# happened in one line, so these warnings are noise. The tracker inherits the environment.
+TRACKER_WARNINGS = "ignore::UserWarning:joblib.externals.loky.backend.resource_tracker"
+
+
+def quiet_resource_tracker() -> None:
+    """Silence loky's resource-tracker warnings in the processes this sweep starts."""
+    current = os.environ.get("PYTHONWARNINGS", "")
+    if TRACKER_WARNINGS not in current.split(","):
+        os.environ["PYTHONWARNINGS"] = ",".join(filter(None, (current, TRACKER_WARNINGS)))
+
+
 def fail(line: str) -> None:
     """End the sweep with one line on stderr (Hydra turns a callback's exception into a warning)."""
     print(line, file=sys.stderr, flush=True)
@@ -283,6 +296,7 @@ class SweepCallback(Callback):
         except OSError as exc:
             fail(resource_error_line(exc, sweep_dir) or f"error: cannot prepare the sweep folder {sweep_dir}: {exc}")
         self._export()
+        quiet_resource_tracker()
         try:
             ensure_store(self.results_dir)
         except Exception as exc:  # a damaged or unwritable store must not cost the cells
