@@ -27,7 +27,10 @@ How this module maps it onto rounds and GPU types:
   The auction is a max-weight assignment of jobs to types under per-type GPU capacity, solved
   exactly with scipy's MILP (HiGHS) on the candidates that could win (for each gang width and
   type, the best-valued jobs up to the number of gangs of that width the free GPUs can hold),
-  with a greedy fallback above ``max_milp_jobs`` candidates.
+  with a greedy fallback above ``max_milp_jobs`` candidates. Auctions of more than
+  ``exact_columns`` bids (only at scale) first try the LP relaxation and a dive
+  (``auction_dive``), whose answer stands when it is within ``dive_gap`` of the LP bound, the
+  gap HiGHS' MILP stops on; ``solver=milp`` always runs the MILP.
 - T_ideal: the job's throughput on a 1/N share of every type, using its fastest types first,
   each for at most (count_k / N) / workers of the time, the time fractions summing to <= 1;
   T_ideal = work / that throughput. It only ranks jobs (who is offered first).
@@ -67,6 +70,7 @@ from scipy.sparse import csr_matrix
 
 from fairsim.cluster import ClusterSpec
 from fairsim.errors import require
+from fairsim.policies.auction_dive import dive_value_assignment, feasible_pairs
 from fairsim.policies.base import NOT_RUN, Policy, PolicyView, fastest_first
 
 
@@ -114,7 +118,7 @@ def max_value_assignment(value: np.ndarray, widths: np.ndarray, free: np.ndarray
 def milp_value_assignment(value: np.ndarray, widths: np.ndarray, free: np.ndarray) -> np.ndarray | None:
     """The MILP of ``max_value_assignment``; None when HiGHS fails or raises (the caller falls back)."""
     n, t = value.shape
-    pairs = np.argwhere((value > 0) & (widths[:, None] <= free[None, :]))
+    pairs = feasible_pairs(value, widths, free)
     out = np.full(n, NOT_RUN, dtype=np.int64)
     if len(pairs) == 0:
         return out
@@ -167,6 +171,7 @@ def unbounded_bids(gain: np.ndarray) -> np.ndarray:
     return np.where(finite, big + (gain - low), -np.inf)
 
 
+SOLVERS = ("lp_dive", "milp")
 RANKS = ("wanting", "all")
 LEFTOVERS = ("auction", "greedy")
 WAITING_RHOS = ("unbounded", "lease_wait")
@@ -174,7 +179,8 @@ WAITING_RHOS = ("unbounded", "lease_wait")
 
 class ThemisPolicy(Policy):
     def __init__(self, fairness_knob: float = 0.2, lease_s: float = 300.0, max_milp_jobs: int = 2000,
-                 rank: str = "wanting", leftover: str = "auction", waiting_rho: str = "unbounded"):
+                 rank: str = "wanting", leftover: str = "auction", waiting_rho: str = "unbounded",
+                 solver: str = "lp_dive", exact_columns: int = 512, dive_gap: float = 1e-4):
         require(0 <= fairness_knob < 1, "policy", "fairness_knob", f"must be in [0, 1), got {fairness_knob!r}")
         require(lease_s > 0, "policy", "lease_s", f"must be > 0 seconds, got {lease_s!r}")
         require(max_milp_jobs >= 0, "policy", "max_milp_jobs", f"must be >= 0, got {max_milp_jobs!r}")
@@ -182,6 +188,12 @@ class ThemisPolicy(Policy):
         require(leftover in LEFTOVERS, "policy", "leftover", f"{leftover!r} is not one of {', '.join(LEFTOVERS)}")
         require(waiting_rho in WAITING_RHOS, "policy", "waiting_rho",
                 f"{waiting_rho!r} is not one of {', '.join(WAITING_RHOS)}")
+        require(solver in SOLVERS, "policy", "solver", f"{solver!r} is not one of {', '.join(SOLVERS)}")
+        require(exact_columns >= 0, "policy", "exact_columns", f"must be >= 0, got {exact_columns!r}")
+        require(0 <= dive_gap < 1, "policy", "dive_gap", f"must be in [0, 1), got {dive_gap!r}")
+        self.dive = solver == "lp_dive"
+        self.exact_columns = int(exact_columns)
+        self.dive_gap = float(dive_gap)
         self.f = float(fairness_knob)
         self.lease_s = float(lease_s)
         self.max_milp_jobs = int(max_milp_jobs)
@@ -195,6 +207,8 @@ class ThemisPolicy(Policy):
         self.auctions = 0
         self.greedy_auctions = 0
         self.solver_fallbacks = 0  # auctions whose MILP failed and the greedy answered
+        self.dive_auctions = 0  # auctions the LP dive answered
+        self.dive_misses = 0  # auctions the dive tried but could not show within dive_gap: the MILP answered
 
     def lease_len(self, view: PolicyView) -> float:
         return math.ceil(self.lease_s / view.round_len - 1e-9) * view.round_len
@@ -270,11 +284,23 @@ class ThemisPolicy(Policy):
             self.greedy_auctions += 1
             out[rows] = greedy_value_assignment(value[rows], widths[rows], free)
         else:
-            exact = milp_value_assignment(value[rows], widths[rows], free)
+            exact = self.dive_assignment(value[rows], widths[rows], free)
+            if exact is None:
+                exact = milp_value_assignment(value[rows], widths[rows], free)
             if exact is None:
                 self.solver_fallbacks += 1
                 exact = greedy_value_assignment(value[rows], widths[rows], free)
             out[rows] = exact
+        return out
+
+    def dive_assignment(self, value: np.ndarray, widths: np.ndarray, free: np.ndarray) -> np.ndarray | None:
+        """The LP dive's answer for auctions of more than ``exact_columns`` bids (None: use the MILP).
+        Smaller ones, every auction of the 36-GPU testbed among them, go to the MILP directly."""
+        if not self.dive or len(feasible_pairs(value, widths, free)) <= self.exact_columns:
+            return None
+        out = dive_value_assignment(value, widths, free, self.dive_gap)
+        self.dive_auctions += out is not None
+        self.dive_misses += out is None
         return out
 
     @staticmethod
@@ -300,4 +326,5 @@ class ThemisPolicy(Policy):
 
     def stats(self) -> dict[str, float]:
         return {"themis_auctions": float(self.auctions), "themis_greedy_auctions": float(self.greedy_auctions),
-                "solver_fallbacks": float(self.solver_fallbacks)}
+                "solver_fallbacks": float(self.solver_fallbacks), "themis_dive_auctions": float(self.dive_auctions),
+                "themis_dive_misses": float(self.dive_misses)}

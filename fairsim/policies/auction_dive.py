@@ -1,0 +1,99 @@
+"""Large Themis auctions without branch and bound: the LP relaxation in HiGHS, then a dive.
+
+The auction's program is max sum v[j, k] x[j, k] with at most one type per job and
+sum_j width_j x[j, k] <= free_k. Without gangs it is a transportation problem: the constraint
+matrix is a network matrix and the right-hand sides are integers, so the simplex vertex is
+integral and the LP alone is exact. Gangs (width > 1) break that, but only through their own
+columns: once every gang column is fixed at 0 or 1, what is left is again a transportation
+problem. So: solve the LP, fix one fractional gang column (the one with the largest value, up if
+>= 1/2 and the LP stays feasible, else down), re-solve from the last basis (a few dual simplex
+pivots), until no gang column is fractional.
+
+A dive can lose (rounding a gang up can push out a job that had nowhere else to go), so its
+answer is used only when it is provably within ``gap`` of the LP bound, relative: the same test
+HiGHS' MILP stops on (``mip_rel_gap``, 1e-4 by default, which is what the exact path runs with).
+Otherwise the caller solves the MILP. On full-scale auctions the root of HiGHS' MILP costs
+about 1 s on programs whose LP takes 10 ms (docs/baselines.md, "Themis at scale").
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from fairsim.policies.base import NOT_RUN
+from fairsim.policies.solvers import new_highs
+
+INTEGRAL_TOL = 1e-7  # HiGHS' primal feasibility tolerance is 1e-7
+
+
+def feasible_pairs(value: np.ndarray, widths: np.ndarray, free: np.ndarray) -> np.ndarray:
+    """(job, type) pairs that can be bids: positive value and the gang fits the free GPUs."""
+    return np.argwhere((value > 0) & (widths[:, None] <= free[None, :]))
+
+
+def dive_value_assignment(value: np.ndarray, widths: np.ndarray, free: np.ndarray,
+                          gap: float = 1e-4) -> np.ndarray | None:
+    """A type per row (or -1) whose total value is within ``gap`` of the LP bound, or None when the
+    dive cannot show that (or HiGHS fails): the caller then solves the exact MILP."""
+    n, t = value.shape
+    out = np.full(n, NOT_RUN, dtype=np.int64)
+    pairs = feasible_pairs(value, widths, free)
+    if len(pairs) == 0:
+        return out
+    try:
+        h, job, typ = _pass_auction(value, widths, free, pairs)
+        if not _optimal(h):
+            return None
+        bound = float(h.getInfo().objective_function_value)
+        gang = widths[job] > 1
+        while True:
+            x = np.asarray(h.getSolution().col_value)
+            fractional = np.flatnonzero(gang & (x > INTEGRAL_TOL) & (x < 1.0 - INTEGRAL_TOL))
+            if len(fractional) == 0:
+                break
+            col = int(fractional[np.argmax(x[fractional])])  # first of the largest: deterministic
+            if x[col] >= 0.5:
+                h.changeColBounds(col, 1.0, 1.0)
+                h.run()
+                if _optimal(h):
+                    continue
+            h.changeColBounds(col, 0.0, 0.0)  # always feasible: x = 0 was
+            h.run()
+            if not _optimal(h):
+                return None
+        x = np.asarray(h.getSolution().col_value)
+        objective = float(h.getInfo().objective_function_value)
+    except Exception:  # noqa: BLE001 - a solver crash sends the auction to the exact path
+        return None
+    if np.abs(x - np.round(x)).max() > INTEGRAL_TOL or bound - objective > gap * max(1.0, abs(bound)):
+        return None
+    chosen = x > 0.5
+    out[job[chosen]] = typ[chosen]
+    return out
+
+
+def _optimal(h) -> bool:
+    from highspy import HighsModelStatus
+
+    return h.getModelStatus() == HighsModelStatus.kOptimal
+
+
+def _pass_auction(value: np.ndarray, widths: np.ndarray, free: np.ndarray, pairs: np.ndarray):
+    """The relaxation, column-wise: each column has its job's one-type row and its type's
+    capacity row."""
+    import highspy
+
+    n, t = value.shape
+    job, typ = pairs[:, 0], pairs[:, 1]
+    m = len(pairs)
+    index = np.empty(2 * m, dtype=np.int32)
+    entry = np.empty(2 * m)
+    index[0::2], index[1::2] = job, n + typ
+    entry[0::2], entry[1::2] = 1.0, widths[job]
+    h = new_highs()
+    h.passModel(m, n + t, 2 * m, int(highspy.MatrixFormat.kColwise), int(highspy.ObjSense.kMaximize), 0.0,
+                np.ascontiguousarray(value[job, typ], dtype=np.float64), np.zeros(m), np.ones(m), np.zeros(n + t),
+                np.concatenate([np.ones(n), free.astype(np.float64)]), np.arange(0, 2 * m + 1, 2, dtype=np.int32),
+                index, entry, np.zeros(m, dtype=np.int32))
+    h.run()
+    return h, job, typ

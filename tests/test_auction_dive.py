@@ -1,0 +1,103 @@
+"""The LP dive for large Themis auctions (fairsim/policies/auction_dive.py) against the exact MILP:
+exact without gangs, within its gap (or refused) with them, and the policy's routing."""
+
+import numpy as np
+import pytest
+
+from fairsim.errors import InputError
+from fairsim.policies.auction_dive import dive_value_assignment
+from fairsim.policies.themis import ThemisPolicy, milp_value_assignment, unbounded_bids
+
+
+def total(value: np.ndarray, assignment: np.ndarray) -> float:
+    rows = np.flatnonzero(assignment >= 0)
+    return float(value[rows, assignment[rows]].sum())
+
+
+def assert_valid(value, widths, free, assignment):
+    rows = np.flatnonzero(assignment >= 0)
+    assert (value[rows, assignment[rows]] > 0).all()  # only bids win
+    used = np.bincount(assignment[rows], weights=widths[rows], minlength=len(free))
+    assert (used <= free).all()
+
+
+def auction(seed: int, jobs: int, types: int, gangs: bool):
+    """Unbounded bids of ``jobs`` waiting jobs over ``types`` types with tight capacity; some
+    types infeasible for some jobs (memory)."""
+    rng = np.random.default_rng(seed)
+    gain = rng.normal(0.0, 1.0, (jobs, types))
+    gain[rng.random((jobs, types)) < 0.15] = -np.inf
+    widths = rng.choice([1, 2, 4, 8], size=jobs, p=[0.5, 0.2, 0.2, 0.1]) if gangs else np.ones(jobs, dtype=np.int64)
+    free = rng.integers(2, max(3, jobs // types), size=types)
+    return unbounded_bids(gain), widths.astype(np.int64), free.astype(np.int64)
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_without_gangs_the_lp_is_the_exact_optimum(seed):
+    # a transportation problem: the simplex vertex is integral, no dive step needed
+    value, widths, free = auction(seed, 120, 4, gangs=False)
+    dive = dive_value_assignment(value, widths, free, gap=0.0)
+    assert dive is not None
+    assert_valid(value, widths, free, dive)
+    exact = milp_value_assignment(value, widths, free)
+    assert total(value, dive) == pytest.approx(total(value, exact), rel=1e-9)
+
+
+@pytest.mark.parametrize("seed", range(10))
+def test_with_gangs_an_answer_is_valid_and_within_its_gap_of_the_milp(seed):
+    value, widths, free = auction(seed, 80, 4, gangs=True)
+    exact = total(value, milp_value_assignment(value, widths, free))
+    for gap in (1e-4, 1e-6):
+        dive = dive_value_assignment(value, widths, free, gap=gap)
+        if dive is None:
+            continue
+        assert_valid(value, widths, free, dive)
+        assert total(value, dive) >= exact * (1 - gap) - 1e-9
+
+
+def rounding_trap():
+    """Job 0 (4 GPUs) fits only type 1; jobs 1-3 (8 GPUs) fit type 0 (16 free) or type 1 (10
+    free) and value type 1 slightly more. The LP runs jobs 1-2 on type 0, job 0 on type 1 and
+    splits job 3 across both; rounding job 3 up onto type 1 pushes job 0 out, which in the
+    unbounded bids costs a whole winner."""
+    gain = np.array([[-np.inf, 0.5], [0.0, 0.1], [0.0, 0.1], [0.0, 0.1]])
+    return unbounded_bids(gain), np.array([4, 8, 8, 8]), np.array([16, 10])
+
+
+def test_a_dive_that_loses_a_winner_is_refused():
+    value, widths, free = rounding_trap()
+    assert dive_value_assignment(value, widths, free) is None
+    exact = milp_value_assignment(value, widths, free)
+    assert (exact >= 0).sum() == 3  # three winners fit: the optimum the caller then takes
+
+
+def test_the_policy_dives_above_exact_columns_and_takes_the_milp_when_refused():
+    value, widths, free = rounding_trap()
+    policy = ThemisPolicy(exact_columns=0)
+    policy.reset(None, 4, 0)
+    out = policy.auction(value, widths, free)
+    assert (out >= 0).sum() == 3
+    assert (policy.dive_misses, policy.dive_auctions) == (1, 0)
+    value, widths, free = auction(0, 120, 4, gangs=False)
+    policy.auction(value, widths, free)
+    assert policy.dive_auctions == 1
+
+
+def test_small_auctions_and_solver_milp_never_dive(monkeypatch):
+    import fairsim.policies.themis as themis
+
+    def no_dive(*args, **kwargs):
+        raise AssertionError("the dive ran")
+
+    monkeypatch.setattr(themis, "dive_value_assignment", no_dive)
+    value, widths, free = auction(1, 120, 4, gangs=False)
+    for policy in (ThemisPolicy(exact_columns=10**6), ThemisPolicy(solver="milp", exact_columns=0)):
+        policy.reset(None, len(widths), 0)
+        assert (policy.auction(value, widths, free) >= 0).any()
+        assert policy.dive_auctions == policy.dive_misses == 0
+
+
+@pytest.mark.parametrize("option, bad", [("solver", "cbc"), ("exact_columns", -1), ("dive_gap", 1.0)])
+def test_bad_solver_options_are_refused(option, bad):
+    with pytest.raises(InputError, match=option):
+        ThemisPolicy(**{option: bad})
