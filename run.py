@@ -42,7 +42,8 @@ def run(cfg: DictConfig, folder: Path, cell: str, in_sweep: bool) -> None:
 
     tick = time.perf_counter()
     try:
-        out = run_config(cfg, progress=False if in_sweep else None)  # a bar on a terminal, single runs only
+        out = run_config(cfg, progress=False if in_sweep else None,  # a bar on a terminal, single runs only
+                         fluid_cache=Path(cfg.results_dir) / "cache" / "fluid")
         write_results(out, folder, cfg)
     except InputError as exc:
         if os.environ.get("FAIRSIM_DEBUG"):

@@ -59,9 +59,11 @@ def active_jobs_integral(rounds: pd.DataFrame) -> tuple[np.ndarray, np.ndarray]:
     return np.concatenate([t[:1], t + dur]), area
 
 
-def add_job_metrics(table: pd.DataFrame, jobs: JobSet, cluster: ClusterSpec, rounds: pd.DataFrame) -> pd.DataFrame:
+def add_job_metrics(table: pd.DataFrame, jobs: JobSet, cluster: ClusterSpec, rounds: pd.DataFrame,
+                    fluid_finish=fluid_finish_times) -> pd.DataFrame:
     """Add rho (dynamic N), rho_static and the N used for each, and rho_fluid with its T_id
-    (``t_id_fluid_s``), to the per-job table."""
+    (``t_id_fluid_s``), to the per-job table. ``fluid_finish``: ``fluid_finish_times`` or a
+    cache of it (``fairsim.experiment.fluid_cache``)."""
     out = table.copy()
     arrival, finish = jobs.arrival, out["finish_s"].to_numpy(float)
     knots, area = active_jobs_integral(rounds)
@@ -77,7 +79,7 @@ def add_job_metrics(table: pd.DataFrame, jobs: JobSet, cluster: ClusterSpec, rou
         t_iso = jobs.work / isolated_rate(jobs.tput_packed, jobs.workers, cluster.counts.astype(float), n)
         out[col] = out["jct_s"].to_numpy(float) / t_iso
         out[f"{col}_share_n"] = n
-    t_id_fluid = fluid_finish_times(arrival, jobs.work, jobs.workers, jobs.tput_packed, cluster.counts) - arrival
+    t_id_fluid = fluid_finish(arrival, jobs.work, jobs.workers, jobs.tput_packed, cluster.counts) - arrival
     out["t_id_fluid_s"] = t_id_fluid
     out["rho_fluid"] = out["jct_s"].to_numpy(float) / t_id_fluid
     return out

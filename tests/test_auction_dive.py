@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 from fairsim.errors import InputError
-from fairsim.policies.auction_dive import dive_value_assignment
+from fairsim.policies.auction_dive import _winner_cut_bound, dive_value_assignment, feasible_pairs, max_winners
 from fairsim.policies.themis import ThemisPolicy, milp_value_assignment, unbounded_bids
 
 
@@ -71,9 +71,26 @@ def test_a_dive_that_loses_a_winner_is_refused():
     assert (exact >= 0).sum() == 3  # three winners fit: the optimum the caller then takes
 
 
-def test_the_policy_dives_above_exact_columns_and_takes_the_milp_when_refused():
+def test_a_fractional_extra_winner_is_cut_off_and_the_dive_accepted():
+    # one type, 12 GPUs, three 8-GPU gangs: the LP runs one and a half gangs, any allocation one.
+    # The plain LP bound is half a winner's value away; with at most floor(1.5) = 1 winner the
+    # bound is the best single gang, which the dive finds.
+    value = unbounded_bids(np.array([[0.3], [0.2], [0.1]]))
+    widths, free = np.array([8, 8, 8]), np.array([12])
+    assert dive_value_assignment(value, widths, free).tolist() == [0, -1, -1]
+    assert _winner_cut_bound(value, widths, free, feasible_pairs(value, widths, free)) == pytest.approx(value[0, 0])
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_the_winner_cut_bound_is_an_upper_bound(seed):
+    value, widths, free = auction(seed, 60, 3, gangs=True)
+    exact = total(value, milp_value_assignment(value, widths, free))
+    assert _winner_cut_bound(value, widths, free, feasible_pairs(value, widths, free)) >= exact * (1 - 1e-9)
+
+
+def test_the_policy_dives_above_exact_gpus_and_takes_the_milp_when_refused():
     value, widths, free = rounding_trap()
-    policy = ThemisPolicy(exact_columns=0)
+    policy = ThemisPolicy(exact_gpus=0)
     policy.reset(None, 4, 0)
     out = policy.auction(value, widths, free)
     assert (out >= 0).sum() == 3
@@ -91,13 +108,28 @@ def test_small_auctions_and_solver_milp_never_dive(monkeypatch):
 
     monkeypatch.setattr(themis, "dive_value_assignment", no_dive)
     value, widths, free = auction(1, 120, 4, gangs=False)
-    for policy in (ThemisPolicy(exact_columns=10**6), ThemisPolicy(solver="milp", exact_columns=0)):
+    for policy in (ThemisPolicy(exact_gpus=int(free.sum())), ThemisPolicy(solver="milp", exact_gpus=0)):
         policy.reset(None, len(widths), 0)
         assert (policy.auction(value, widths, free) >= 0).any()
         assert policy.dive_auctions == policy.dive_misses == 0
 
 
-@pytest.mark.parametrize("option, bad", [("solver", "cbc"), ("exact_columns", -1), ("dive_gap", 1.0)])
+@pytest.mark.parametrize("seed", range(8))
+def test_the_winner_cut_keeps_the_milp_optimum(seed):
+    value, widths, free = auction(seed, 60, 3, gangs=True)
+    plain = total(value, milp_value_assignment(value, widths, free))
+    cut = milp_value_assignment(value, widths, free, winner_cut=True)
+    assert_valid(value, widths, free, cut)
+    assert total(value, cut) == pytest.approx(plain, rel=1e-4)  # both within HiGHS' MIP gap of one optimum
+
+
+def test_the_winner_cut_is_the_whole_number_below_the_lp():
+    value = unbounded_bids(np.array([[0.3], [0.2], [0.1]]))
+    widths, free = np.array([8, 8, 8]), np.array([12])
+    assert max_winners(value, widths, free, feasible_pairs(value, widths, free)) == 1  # LP: 1.5
+
+
+@pytest.mark.parametrize("option, bad", [("solver", "cbc"), ("exact_gpus", -1), ("dive_gap", 1.0)])
 def test_bad_solver_options_are_refused(option, bad):
     with pytest.raises(InputError, match=option):
         ThemisPolicy(**{option: bad})

@@ -28,6 +28,7 @@ from omegaconf import DictConfig, OmegaConf
 
 from fairsim.cluster import ClusterSpec
 from fairsim.errors import InputError, require
+from fairsim.fluid_fair_share import fluid_finish_times
 from fairsim.metrics import add_job_metrics, summarize
 from fairsim.policies.base import Policy
 from fairsim.sim.config import SimConfig
@@ -125,9 +126,11 @@ def build_jobs(cfg: DictConfig, cluster: ClusterSpec) -> tuple[Workload, JobSet]
     return workload, JobSet.build(workload.trace, workload.catalog, cluster, source=workload.source)
 
 
-def run_config(cfg: DictConfig, progress: bool | None = False) -> RunOutput:
+def run_config(cfg: DictConfig, progress: bool | None = False, fluid_cache: Path | None = None) -> RunOutput:
     """Build and run one simulation. ``progress``: a bar of finished jobs on stderr (None: only
-    when stderr is a terminal; the default False keeps sweeps and tests silent)."""
+    when stderr is a terminal; the default False keeps sweeps and tests silent). ``fluid_cache``:
+    a folder that keeps the fluid fair-share reference per trace and cluster (None: compute it)."""
+    from fairsim.experiment.fluid_cache import FluidCache
     from fairsim.experiment.output import progress_bar
 
     validate_top(cfg)
@@ -143,7 +146,8 @@ def run_config(cfg: DictConfig, progress: bool | None = False) -> RunOutput:
     total = len(jobs) if awaited is None else len(awaited)
     with progress_bar(total, f"{cfg.policy.get('name', 'run')} on {cfg.workload.get('name', '')}", enabled=progress) as advance:
         result = simulate(jobs, cluster, policy, sim_cfg, seed=int(cfg.seed), until=awaited, progress=advance)
-    table = add_job_metrics(result.jobs, jobs, cluster, result.rounds)
+    fluid = fluid_finish_times if fluid_cache is None else FluidCache(fluid_cache)
+    table = add_job_metrics(result.jobs, jobs, cluster, result.rounds, fluid_finish=fluid)
     stats = {**result.stats, "wall_s": time.perf_counter() - tick}
     summary = summarize(table, result.rounds, cluster, stats, window=workload.window)
     summary = {"policy": str(cfg.policy.get("name", "")), "cluster": cluster.name, "workload": str(cfg.workload.get("name", "")),

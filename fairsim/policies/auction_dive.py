@@ -6,17 +6,22 @@ matrix is a network matrix and the right-hand sides are integers, so the simplex
 integral and the LP alone is exact. Gangs (width > 1) break that, but only through their own
 columns: once every gang column is fixed at 0 or 1, what is left is again a transportation
 problem. So: solve the LP, fix one fractional gang column (the one with the largest value, up if
->= 1/2 and the LP stays feasible, else down), re-solve from the last basis (a few dual simplex
-pivots), until no gang column is fractional.
+above 1/2 and the LP stays feasible, else down: at exactly 1/2 the LP may be splitting one gang
+it cannot fit beside another it already runs whole), re-solve from the last basis (a few dual
+simplex pivots), until no gang column is fractional.
 
 A dive can lose (rounding a gang up can push out a job that had nowhere else to go), so its
-answer is used only when it is provably within ``gap`` of the LP bound, relative: the same test
+answer is used only when it is provably within ``gap`` of an upper bound, relative: the same test
 HiGHS' MILP stops on (``mip_rel_gap``, 1e-4 by default, which is what the exact path runs with).
-Otherwise the caller solves the MILP. On full-scale auctions the root of HiGHS' MILP costs
+The bound is the LP's, or if that is too far, the LP with at most as many winners as any
+fractional allocation has, rounded down (``_winner_cut_bound``). Otherwise the caller solves
+the MILP. On full-scale auctions the root of HiGHS' MILP costs
 about 1 s on programs whose LP takes 10 ms (docs/baselines.md, "Themis at scale").
 """
 
 from __future__ import annotations
+
+import math
 
 import numpy as np
 
@@ -52,7 +57,7 @@ def dive_value_assignment(value: np.ndarray, widths: np.ndarray, free: np.ndarra
             if len(fractional) == 0:
                 break
             col = int(fractional[np.argmax(x[fractional])])  # first of the largest: deterministic
-            if x[col] >= 0.5:
+            if x[col] > 0.5:
                 h.changeColBounds(col, 1.0, 1.0)
                 h.run()
                 if _optimal(h):
@@ -63,13 +68,44 @@ def dive_value_assignment(value: np.ndarray, widths: np.ndarray, free: np.ndarra
                 return None
         x = np.asarray(h.getSolution().col_value)
         objective = float(h.getInfo().objective_function_value)
+        if np.abs(x - np.round(x)).max() > INTEGRAL_TOL:
+            return None
+        if bound - objective > gap * max(1.0, abs(bound)):
+            bound = _winner_cut_bound(value, widths, free, pairs)
+            if bound is None or bound - objective > gap * max(1.0, abs(bound)):
+                return None
     except Exception:  # noqa: BLE001 - a solver crash sends the auction to the exact path
-        return None
-    if np.abs(x - np.round(x)).max() > INTEGRAL_TOL or bound - objective > gap * max(1.0, abs(bound)):
         return None
     chosen = x > 0.5
     out[job[chosen]] = typ[chosen]
     return out
+
+
+def max_winners(value: np.ndarray, widths: np.ndarray, free: np.ndarray, pairs: np.ndarray) -> int | None:
+    """The most winners any allocation can have is at most this: the LP's most (fractional)
+    winners, rounded down. Every allocation has a whole number of winners, so "at most this many
+    winners" is a valid cut; it matters where the LP splits gangs into a fraction of one more
+    winner than fits. None if HiGHS fails."""
+    h, _, _ = _pass_auction(value, widths, free, pairs, solve=False)
+    m = len(pairs)
+    h.changeColsCost(m, np.arange(m, dtype=np.int32), np.ones(m))
+    h.run()
+    return math.floor(float(h.getInfo().objective_function_value) + 1e-6) if _optimal(h) else None
+
+
+def _winner_cut_bound(value: np.ndarray, widths: np.ndarray, free: np.ndarray, pairs: np.ndarray) -> float | None:
+    """A tighter upper bound on the auction's optimum: the LP with the ``max_winners`` cut. The
+    unbounded bids value a winner far above any difference among the others, so where the LP
+    runs a fraction of one more gang than fits, its plain bound is out of reach by most of a
+    winner's value."""
+    most = max_winners(value, widths, free, pairs)
+    if most is None:
+        return None
+    h, _, _ = _pass_auction(value, widths, free, pairs, solve=False)
+    m = len(pairs)
+    h.addRow(0.0, float(most), m, np.arange(m, dtype=np.int32), np.ones(m))
+    h.run()
+    return float(h.getInfo().objective_function_value) if _optimal(h) else None
 
 
 def _optimal(h) -> bool:
@@ -78,7 +114,7 @@ def _optimal(h) -> bool:
     return h.getModelStatus() == HighsModelStatus.kOptimal
 
 
-def _pass_auction(value: np.ndarray, widths: np.ndarray, free: np.ndarray, pairs: np.ndarray):
+def _pass_auction(value: np.ndarray, widths: np.ndarray, free: np.ndarray, pairs: np.ndarray, solve: bool = True):
     """The relaxation, column-wise: each column has its job's one-type row and its type's
     capacity row."""
     import highspy
@@ -95,5 +131,6 @@ def _pass_auction(value: np.ndarray, widths: np.ndarray, free: np.ndarray, pairs
                 np.ascontiguousarray(value[job, typ], dtype=np.float64), np.zeros(m), np.ones(m), np.zeros(n + t),
                 np.concatenate([np.ones(n), free.astype(np.float64)]), np.arange(0, 2 * m + 1, 2, dtype=np.int32),
                 index, entry, np.zeros(m, dtype=np.int32))
-    h.run()
+    if solve:
+        h.run()
     return h, job, typ
