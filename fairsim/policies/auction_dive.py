@@ -38,8 +38,9 @@ def feasible_pairs(value: np.ndarray, widths: np.ndarray, free: np.ndarray) -> n
 
 def dive_value_assignment(value: np.ndarray, widths: np.ndarray, free: np.ndarray,
                           gap: float = 1e-4) -> np.ndarray | None:
-    """A type per row (or -1) whose total value is within ``gap`` of the LP bound, or None when the
-    dive cannot show that (or HiGHS fails): the caller then solves the exact MILP."""
+    """A type per row (or -1) whose total value is within ``gap`` of an upper bound (the LP's, or
+    the LP's with the winner cut), or None when the dive cannot show that (or HiGHS fails): the
+    caller then solves the exact MILP."""
     n, t = value.shape
     out = np.full(n, NOT_RUN, dtype=np.int64)
     pairs = feasible_pairs(value, widths, free)
