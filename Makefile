@@ -29,7 +29,7 @@ smoke: $(STAMP)  ## CI smoke sweep: 3 policies x 2 loads, Hydra -> joblib -> res
 reproduce: $(STAMP)  ## every paper figure + paper_figs/REPORT.md (SCALE=full for the paper's sizes)
 	$(PY) -m fairsim.experiment.reproduce --scale $(SCALE) $(ARGS)
 
-reproduce-load: $(STAMP)  ## which claims hold where: the paper_load sweep (504 cells, about an hour on 2 cores) + fig_load, then REPORT.md
+reproduce-load: $(STAMP)  ## which claims hold where: the paper_load sweep (504 cells, about 20 min on 2 cores) + fig_load, then REPORT.md
 	$(PY) -m fairsim.experiment.reproduce --scale $(SCALE) --only fig_load $(ARGS)
 	$(PY) -m fairsim.experiment.reproduce --scale $(SCALE) --draw-only
 
