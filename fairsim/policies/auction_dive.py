@@ -26,7 +26,7 @@ import math
 import numpy as np
 
 from fairsim.policies.base import NOT_RUN
-from fairsim.policies.solvers import new_highs
+from fairsim.policies.solvers import is_optimal, new_highs
 
 INTEGRAL_TOL = 1e-7  # HiGHS' primal feasibility tolerance is 1e-7
 
@@ -48,7 +48,7 @@ def dive_value_assignment(value: np.ndarray, widths: np.ndarray, free: np.ndarra
         return out
     try:
         h, job, typ = _pass_auction(value, widths, free, pairs)
-        if not _optimal(h):
+        if not is_optimal(h):
             return None
         bound = float(h.getInfo().objective_function_value)
         gang = widths[job] > 1
@@ -61,11 +61,11 @@ def dive_value_assignment(value: np.ndarray, widths: np.ndarray, free: np.ndarra
             if x[col] > 0.5:
                 h.changeColBounds(col, 1.0, 1.0)
                 h.run()
-                if _optimal(h):
+                if is_optimal(h):
                     continue
             h.changeColBounds(col, 0.0, 0.0)  # always feasible: x = 0 was
             h.run()
-            if not _optimal(h):
+            if not is_optimal(h):
                 return None
         x = np.asarray(h.getSolution().col_value)
         objective = float(h.getInfo().objective_function_value)
@@ -91,7 +91,7 @@ def max_winners(value: np.ndarray, widths: np.ndarray, free: np.ndarray, pairs: 
     m = len(pairs)
     h.changeColsCost(m, np.arange(m, dtype=np.int32), np.ones(m))
     h.run()
-    return math.floor(float(h.getInfo().objective_function_value) + 1e-6) if _optimal(h) else None
+    return math.floor(float(h.getInfo().objective_function_value) + 1e-6) if is_optimal(h) else None
 
 
 def _winner_cut_bound(value: np.ndarray, widths: np.ndarray, free: np.ndarray, pairs: np.ndarray) -> float | None:
@@ -106,13 +106,7 @@ def _winner_cut_bound(value: np.ndarray, widths: np.ndarray, free: np.ndarray, p
     m = len(pairs)
     h.addRow(0.0, float(most), m, np.arange(m, dtype=np.int32), np.ones(m))
     h.run()
-    return float(h.getInfo().objective_function_value) if _optimal(h) else None
-
-
-def _optimal(h) -> bool:
-    from highspy import HighsModelStatus
-
-    return h.getModelStatus() == HighsModelStatus.kOptimal
+    return float(h.getInfo().objective_function_value) if is_optimal(h) else None
 
 
 def _pass_auction(value: np.ndarray, widths: np.ndarray, free: np.ndarray, pairs: np.ndarray, solve: bool = True):

@@ -32,9 +32,10 @@ import time
 
 import numpy as np
 
-from fairsim.policies.solvers import (NOT_RUN, AssignmentProblem, Solution, WarmStart, _columns, _escalate, _hs,
+from fairsim.policies.solvers import (NOT_RUN, AssignmentProblem, Solution, WarmStart, _columns, _escalate,
                                       _lp_repair_pruned, _pass_lp, _relaxation_in, _repair, _row_bounds, _to_assignment,
-                                      _within_gap, new_highs, prune_dominated, set_round_time_limit)
+                                      _within_gap, is_optimal, new_highs, prune_dominated,
+                                      set_round_time_limit)
 
 _TOL = 1e-6
 
@@ -59,7 +60,7 @@ def solve_lp_dive(p: AssignmentProblem, time_limit_s: float = 10.0, mip_gap: flo
     best_x, best, lps, proven = _branch(h, cols, root, gap, max_nodes, tick + time_limit_s)
     info.update({"dive_lps": lps, "dive_proven": proven})
     if best_x is None:  # a tight packing the dive boxed itself out of: lp_repair's route from the root LP
-        if not _optimal(h):
+        if not is_optimal(h):
             return _escalate(p, tick, time_limit_s, mip_gap, "the root LP was lost", root, info["fractional_jobs"])
         sol = _repair(p, q, cols, _relaxation_in(h, cols, q.num_jobs, len(q.capacity)), tick, time_limit_s, mip_gap,
                       repair_core, repair_keep_types, "lp_dive")
@@ -83,7 +84,7 @@ def _root(q: AssignmentProblem, cols, time_limit_s: float, warm: WarmStart | Non
     lo, hi = _row_bounds(q)
     _pass_lp(h, cols, q.num_jobs, len(q.capacity), lo, hi)
     h.run()
-    if not _optimal(h):
+    if not is_optimal(h):
         return None
     h.setOptionValue("presolve", "off")  # the nodes restart from the basis
     return h
@@ -112,7 +113,7 @@ def _dive(h, cols, deadline: float) -> list[int]:
     to 0 instead. Stops at an integral node or a dead end. Returns the columns fixed."""
     gang = cols.width > 1
     fixed: list[int] = []
-    while _optimal(h) and time.perf_counter() < deadline:
+    while is_optimal(h) and time.perf_counter() < deadline:
         x = np.asarray(h.getSolution().col_value)
         pick = _to_branch_on(x, gang)
         if not len(pick):
@@ -127,7 +128,7 @@ def _dive(h, cols, deadline: float) -> list[int]:
         for column in major.tolist():
             h.changeColBounds(column, 1.0, 1.0)
         h.run()
-        if not _optimal(h):  # too tight to place them (K at nearly every GPU): exclude them instead
+        if not is_optimal(h):  # too tight to place them (K at nearly every GPU): exclude them instead
             for column in major.tolist():
                 h.changeColBounds(column, 0.0, 0.0)
             h.run()
@@ -144,7 +145,7 @@ def _search(h, cols, best_x, best: float, gap: float, max_nodes: int, deadline: 
     exhausted = False
     while True:
         slack = gap * max(abs(best), 1e-9) if best_x is not None else 0.0
-        value = float(h.getInfo().objective_function_value) if _optimal(h) else np.inf
+        value = float(h.getInfo().objective_function_value) if is_optimal(h) else np.inf
         if value < best - slack:
             x = np.asarray(h.getSolution().col_value)
             pick = _to_branch_on(x, gang)
@@ -181,7 +182,7 @@ def _to_branch_on(x: np.ndarray, gang: np.ndarray) -> np.ndarray:
 
 def _leaf(h, cols):
     """(x, value) if ``h`` holds an optimal, integral point, else (None, inf)."""
-    if not _optimal(h):
+    if not is_optimal(h):
         return None, np.inf
     x = np.asarray(h.getSolution().col_value)
     if ((x > _TOL) & (x < 1 - _TOL)).any():
@@ -194,5 +195,3 @@ def _release(h, columns) -> None:
         h.changeColBounds(int(column), 0.0, 1.0)
 
 
-def _optimal(h) -> bool:
-    return h.getModelStatus() == _hs().HighsModelStatus.kOptimal

@@ -309,7 +309,7 @@ class WarmStart:
             h.setOptionValue("presolve", "off" if has_basis else "choose")
         set_round_time_limit(h, time_limit_s)
         h.run()
-        if h.getModelStatus() != _hs().HighsModelStatus.kOptimal:
+        if not is_optimal(h):
             failure, counts = h.modelStatusToString(h.getModelStatus()), self.counts
             self.__init__()  # a fresh start next round
             self.counts, self._failure = counts, failure
@@ -373,6 +373,11 @@ def new_highs():
     for key, value in (("output_flag", False), ("threads", 1), ("solver", "simplex"), ("simplex_strategy", 1)):
         h.setOptionValue(key, value)
     return h
+
+
+def is_optimal(h) -> bool:
+    """Whether HiGHS' last ``run`` ended at an optimum."""
+    return h.getModelStatus() == _hs().HighsModelStatus.kOptimal
 
 
 def set_round_time_limit(h, time_limit_s: float) -> None:
