@@ -181,3 +181,34 @@ def test_milp_solver_option_gives_the_same_decision():
 def test_bad_options_raise_input_error(options):
     with pytest.raises(InputError):
         FFTPolicy(**options)
+
+
+def test_rounds_above_the_certified_gap_are_counted(monkeypatch):
+    """stats() counts the rounds whose answer is more than dive_gap above its own lower bound,
+    and keeps the largest such gap; a fallback (no bound) counts as uncertified."""
+    from fairsim.policies import ours
+
+    answers = iter([(100.05, 100.0), (101.0, 100.0), (50.0, np.nan)])  # gaps 0.05%, 0.99%, none
+
+    def canned(problem, *args, **kwargs):
+        objective, bound = next(answers)
+        fallback = np.isnan(bound)
+        return solvers.Solution(np.array([0, -1]), objective, "greedy" if fallback else "lp_dive", not fallback,
+                                fallback, 0.0, bound)
+
+    monkeypatch.setitem(ours.SOLVERS, "lp_dive", canned)
+    policy = fresh(dive_gap=1e-3)
+    for _ in range(3):
+        policy.decide(two_job_view())
+    stats = policy.stats()
+    assert stats["solver_uncertified_rounds"] == 2
+    assert stats["solver_max_bound_gap"] == pytest.approx(1.0 / 101.0)
+
+
+def test_bound_gap_reads_the_solution_own_bound():
+    sol = solvers.Solution(np.array([0]), -99.0, "lp_dive", False, False, 0.0, -100.0)
+    assert solvers.bound_gap(sol) == pytest.approx(0.01)
+    empty = solvers.Solution(np.array([], dtype=np.int64), 0.0, "lp_dive", True, False, 0.0)
+    assert solvers.bound_gap(empty) == 0.0
+    greedy = solvers.Solution(np.array([0]), 5.0, "greedy", False, True, 0.0)
+    assert solvers.bound_gap(greedy) == np.inf

@@ -31,8 +31,8 @@ from fairsim.errors import require
 from fairsim.policies.base import Policy, PolicyView
 from fairsim.policies.fair_share import TAU_MODES, fair_finish, fair_rate
 from fairsim.policies.lp_dive import solve_lp_dive
-from fairsim.policies.solvers import (AssignmentProblem, Solution, WarmStart, max_packing, solve_greedy, solve_lp_repair,
-                                      solve_milp)
+from fairsim.policies.solvers import (AssignmentProblem, Solution, WarmStart, bound_gap, max_packing, solve_greedy,
+                                      solve_lp_repair, solve_milp)
 
 SOLVERS = {"lp_dive": solve_lp_dive, "lp_repair": solve_lp_repair, "milp": solve_milp}  # docs/ours.md, "Solving the program"
 
@@ -71,6 +71,7 @@ class FFTPolicy(Policy):
             require(isinstance(value, int) and not isinstance(value, bool) and value >= least, src, key,
                     f"must be an integer >= {least}, got {value!r}")
         self.solver, self.time_limit_s, self.mip_gap = solver, float(time_limit_s), float(mip_gap)
+        self.certify_gap = float(dive_gap) if solver == "lp_dive" else float(mip_gap)  # what a round's answer is checked against
         self._solver_options = {
             "lp_dive": {"gap": float(dive_gap), "max_nodes": dive_nodes, "exact_columns": exact_columns,
                         "repair_core": repair_core, "repair_keep_types": repair_keep_types},
@@ -95,7 +96,8 @@ class FFTPolicy(Policy):
         self._last_ids = np.empty(0, dtype=np.int64)
         self._k_cache: tuple[bytes, int] | None = None
         self._stats = {"solver_calls": 0, "solver_time_s": 0.0, "solver_fallbacks": 0, "solver_escalations": 0,
-                       "solver_time_limit_hits": 0, "solver_max_fractional_jobs": 0, "k_shortfall_rounds": 0}
+                       "solver_time_limit_hits": 0, "solver_max_fractional_jobs": 0, "k_shortfall_rounds": 0,
+                       "solver_uncertified_rounds": 0, "solver_max_bound_gap": 0.0}
         self.last_solution: Solution | None = None
         self.last_problem: AssignmentProblem | None = None
         if self.warm_start:  # a new run starts from scratch
@@ -226,4 +228,8 @@ class FFTPolicy(Policy):
         st["solver_time_limit_hits"] += int(bool(sol.info.get("time_limit_hit", False)))
         st["solver_max_fractional_jobs"] = max(st["solver_max_fractional_jobs"], int(sol.info.get("fractional_jobs", 0)))
         st["k_shortfall_rounds"] += int(problem.gpus_used(sol.assignment) < problem.min_gpus)
+        gap = bound_gap(sol)  # how far the answer may be from the optimum, by its own lower bound
+        certified = gap <= self.certify_gap or bool(sol.info.get("dive_proven", False))  # a finished search proves it
+        st["solver_uncertified_rounds"] += int(not certified)
+        st["solver_max_bound_gap"] = max(st["solver_max_bound_gap"], gap if np.isfinite(gap) else 0.0)
         self.last_solution, self.last_problem = sol, problem

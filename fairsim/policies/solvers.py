@@ -480,6 +480,14 @@ def _escalate(p, tick, time_limit_s, mip_gap, reason, bound, n_frac) -> Solution
     return sol
 
 
+def bound_gap(sol: Solution) -> float:
+    """The answer's relative distance above its own lower bound (0 for an empty round; inf when a
+    round has no bound, e.g. the greedy fallback): the optimum lies between the two."""
+    if sol.method == "greedy" or not np.isfinite(sol.lower_bound):
+        return 0.0 if sol.optimal and not sol.fallback else np.inf
+    return max(0.0, sol.objective - sol.lower_bound) / max(abs(sol.objective), abs(sol.lower_bound), 1e-9)
+
+
 def _within_gap(obj: float, bound: float, gap: float) -> bool:
     return obj - bound <= gap * max(abs(obj), abs(bound), 1e-9) + 1e-9
 
