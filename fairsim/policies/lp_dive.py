@@ -7,11 +7,15 @@ the K row form a network matrix) with integral right-hand sides, so the simplex 
 is integral there. Branching is needed only on gangs' columns, and an LP vertex has few
 fractional ones (about one per capacity row and the K row).
 
-The search. (1) The dive: solve the LP; while a gang's column is fractional, fix to 1 each
+The search. (0) The quick dive (``quick``, the default): the dive below, except that each step
+also locks at 1 the gang columns the LP already runs whole. Its leaf stands if it is certified
+within ``gap`` of the root LP bound; it takes a few LP solves where the full dive often takes
+dozens, as each fix would otherwise push a whole gang out to a fraction, one gang a step.
+(1) The dive: solve the LP; while a gang's column is fractional, fix to 1 each
 fractional gang job's column of value >= 1/2 (or the largest fractional gang column if none is)
 and re-solve from the current basis (dual simplex, a few pivots); where that leaves the LP
 infeasible (K near every GPU, and the gangs placed leave holes no remaining job fills), those
-columns are fixed to 0 instead. Its integral leaf is the incumbent. (2) If that is not
+columns are fixed to 0 instead. Its integral leaf (or the quick dive's, if better) is the incumbent. (2) If that is not
 certified within ``gap`` of the root LP bound (or the dive ended infeasible), the bounds are released and a depth-first branch and bound over single columns
 (fix to 1 first, then to 0) runs from the root, pruning every node whose LP value cannot improve
 the incumbent by more than ``gap``, for at most ``max_nodes`` LP solves. An exhausted search
@@ -42,7 +46,7 @@ _TOL = 1e-6
 
 def solve_lp_dive(p: AssignmentProblem, time_limit_s: float = 10.0, mip_gap: float = 1e-4, gap: float = 1e-3,
                   max_nodes: int = 32, exact_columns: int = 512, repair_core: int = 256, repair_keep_types: int = 2,
-                  warm: WarmStart | None = None) -> Solution:
+                  warm: WarmStart | None = None, quick: bool = True) -> Solution:
     tick = time.perf_counter()
     if p.num_jobs == 0 or not p.feasible.any():
         return Solution(np.full(p.num_jobs, NOT_RUN, dtype=np.int64), 0.0, "lp_dive", True, False, 0.0)
@@ -57,7 +61,7 @@ def solve_lp_dive(p: AssignmentProblem, time_limit_s: float = 10.0, mip_gap: flo
     root = float(h.getInfo().objective_function_value)
     x = np.asarray(h.getSolution().col_value)
     info = {"fractional_jobs": int(len(np.unique(cols.rows[(x > _TOL) & (x < 1 - _TOL)]))), "lp_s": lp_s}
-    best_x, best, lps, proven = _branch(h, cols, root, gap, max_nodes, tick + time_limit_s)
+    best_x, best, lps, proven = _branch(h, cols, root, gap, max_nodes, tick + time_limit_s, quick)
     info.update({"dive_lps": lps, "dive_proven": proven})
     if best_x is None:  # a tight packing the dive boxed itself out of: lp_repair's route from the root LP
         if not is_optimal(h):
@@ -90,16 +94,28 @@ def _root(q: AssignmentProblem, cols, time_limit_s: float, warm: WarmStart | Non
     return h
 
 
-def _branch(h, cols, root: float, gap: float, max_nodes: int, deadline: float):
-    """The dive, then (if its leaf is not certified within ``gap``) the depth-first search, from
-    the LP optimum in ``h`` (module docstring). Returns (x of the best leaf or None, its value, LP
-    solves, whether the search was exhausted). The column bounds are restored before returning:
-    a warm model goes on to the next round, and ``h`` holds the root optimum again unless the
-    dive's leaf was taken."""
-    fixed = _dive(h, cols, deadline)
-    lps = len(fixed)
-    best_x, best = _leaf(h, cols)
+def _branch(h, cols, root: float, gap: float, max_nodes: int, deadline: float, quick: bool = False):
+    """The quick dive (if ``quick``; its leaf stands if certified within ``gap``), the full dive,
+    then (if the better leaf is not certified) the depth-first search, from the LP optimum in
+    ``h`` (module docstring). Returns (x of the best leaf or None, its value, LP solves, whether
+    the search was exhausted). The column bounds are restored before returning: a warm model goes
+    on to the next round, and ``h`` holds the root optimum again unless a dive's leaf was taken."""
+    best_x, best, lps = None, np.inf, 0
+    if quick:
+        fixed, solves = _dive(h, cols, deadline, lock_whole=True)
+        best_x, best = _leaf(h, cols)
+        _release(h, fixed)
+        lps += solves
+        if best_x is not None and _within_gap(best, root, gap):
+            return best_x, best, lps, False
+        h.run()  # the root again, for the full dive
+        lps += 1
+    fixed, solves = _dive(h, cols, deadline)
+    x, value = _leaf(h, cols)
     _release(h, fixed)
+    lps += solves
+    if x is not None and value < best:  # ties: the quick dive's leaf
+        best_x, best = x, value
     if best_x is not None and (_within_gap(best, root, gap) or max_nodes == 0):
         return best_x, best, lps, False
     h.run()  # the root again, from the dive's last basis
@@ -107,12 +123,18 @@ def _branch(h, cols, root: float, gap: float, max_nodes: int, deadline: float):
     return x, value, lps + 1 + searched, proven
 
 
-def _dive(h, cols, deadline: float) -> list[int]:
+def _dive(h, cols, deadline: float, lock_whole: bool = False) -> tuple[list[int], int]:
     """Fix, while a gang's column is fractional, each fractional gang job's column of value >= 1/2
     (or the largest fractional one) to 1 and re-solve; if that makes the LP infeasible, fix them
-    to 0 instead. Stops at an integral node or a dead end. Returns the columns fixed."""
+    to 0 instead. Stops at an integral node or a dead end. ``lock_whole`` (the quick dive): each
+    step also fixes at 1 the gang columns the LP already runs whole, so that the next LP cannot
+    push one of them out to make room (the full dive often walks such a chain, one gang a step);
+    if a step is infeasible either way, that step's locks are lifted. Returns (the columns fixed,
+    the LP solves)."""
     gang = cols.width > 1
     fixed: list[int] = []
+    locked = np.zeros(len(gang), dtype=bool)
+    solves = 0
     while is_optimal(h) and time.perf_counter() < deadline:
         x = np.asarray(h.getSolution().col_value)
         pick = _to_branch_on(x, gang)
@@ -124,15 +146,29 @@ def _dive(h, cols, deadline: float) -> list[int]:
             major = major[first]
         else:
             major = pick[[np.argmax(x[pick])]]
+        whole = np.flatnonzero(gang & (x > 1 - _TOL) & ~locked) if lock_whole else major[:0]
+        locked[whole] = True
+        fixed.extend(whole.tolist())
         fixed.extend(major.tolist())
-        for column in major.tolist():
-            h.changeColBounds(column, 1.0, 1.0)
+        _set_bounds(h, whole, 1.0, 1.0)
+        _set_bounds(h, major, 1.0, 1.0)
         h.run()
+        solves += 1
         if not is_optimal(h):  # too tight to place them (K at nearly every GPU): exclude them instead
-            for column in major.tolist():
-                h.changeColBounds(column, 0.0, 0.0)
+            _set_bounds(h, major, 0.0, 0.0)
             h.run()
-    return fixed
+            solves += 1
+            if not is_optimal(h) and len(whole):  # the locks boxed it in: lift this step's
+                _set_bounds(h, whole, 0.0, 1.0)
+                locked[whole] = False
+                h.run()
+                solves += 1
+    return fixed, solves
+
+
+def _set_bounds(h, columns: np.ndarray, lower: float, upper: float) -> None:
+    for column in columns.tolist():
+        h.changeColBounds(column, lower, upper)
 
 
 def _search(h, cols, best_x, best: float, gap: float, max_nodes: int, deadline: float):

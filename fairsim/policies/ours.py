@@ -48,7 +48,7 @@ class FFTPolicy(Policy):
     event_driven = False  # rho changes every round
 
     def __init__(self, solver: str = "lp_dive", time_limit_s: float = 10.0, mip_gap: float = 1e-4, warm_start: bool = True,
-                 dive_gap: float = 1e-3, dive_nodes: int = 0, exact_columns: int = 512,
+                 dive_gap: float = 1e-3, dive_nodes: int = 0, exact_columns: int = 512, quick_dive: bool = True,
                  repair_core: int = 256, repair_keep_types: int = 2, work_term: str = "total", work_units: str = "best_rounds",
                  switch_units: str = "gpu_rounds", switch_when_idle: str = "engine", switch_penalty: bool = True,
                  fairness: bool = True, mu: str = "adaptive", mu_const: float = 1.0,
@@ -65,7 +65,8 @@ class FFTPolicy(Policy):
             require(isinstance(value, (int, float)) and not isinstance(value, bool) and value >= 0, src, key,
                     f"must be a number >= 0, got {value!r}")
         require(time_limit_s > 0, src, "time_limit_s", f"must be > 0, got {time_limit_s!r}")
-        require(isinstance(warm_start, bool), src, "warm_start", f"must be true or false, got {warm_start!r}")
+        for key, value in (("warm_start", warm_start), ("quick_dive", quick_dive)):
+            require(isinstance(value, bool), src, key, f"must be true or false, got {value!r}")
         for key, value, least in (("repair_core", repair_core, 1), ("repair_keep_types", repair_keep_types, 1),
                                   ("dive_nodes", dive_nodes, 0), ("exact_columns", exact_columns, 0)):
             require(isinstance(value, int) and not isinstance(value, bool) and value >= least, src, key,
@@ -73,7 +74,7 @@ class FFTPolicy(Policy):
         self.solver, self.time_limit_s, self.mip_gap = solver, float(time_limit_s), float(mip_gap)
         self.certify_gap = float(dive_gap) if solver == "lp_dive" else float(mip_gap)  # what a round's answer is checked against
         self._solver_options = {
-            "lp_dive": {"gap": float(dive_gap), "max_nodes": dive_nodes, "exact_columns": exact_columns,
+            "lp_dive": {"gap": float(dive_gap), "max_nodes": dive_nodes, "exact_columns": exact_columns, "quick": quick_dive,
                         "repair_core": repair_core, "repair_keep_types": repair_keep_types},
             "lp_repair": {"core": repair_core, "keep_types": repair_keep_types},
             "milp": {}}[solver]
