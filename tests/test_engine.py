@@ -258,3 +258,16 @@ def test_engine_views_carry_every_field_read_only():
             view.now = 0.0
         arrays = [v for v in vars(view).values() if isinstance(v, np.ndarray)]
         assert arrays and not any(a.flags.writeable for a in arrays)
+
+
+def test_a_spread_job_on_a_full_type_stays_where_it_is():
+    # 8 V100s on 2 hosts, all held: jobs 0 and 1 (3 workers) one host each, job 2 (2 workers)
+    # spread 1 + 1. Job 3 on the T4 finishes after round 0, a churn that asks for consolidation,
+    # but with no free V100 no placement spans fewer hosts: job 2 is never moved.
+    cluster = toy_cluster({"V100": 8, "T4": 1}, gpus_per_host=4)
+    jobs = toy_jobs([[1.0, 0.0], [1.0, 0.0], [1.0, 0.0], [0.0, 1.0]], work=[10_000.0, 10_000.0, 300.0, 30.0],
+                    workers=[3, 3, 2, 1], spread=[[1.0, 1.0], [1.0, 1.0], [0.5, 1.0], [1.0, 1.0]])
+    step = {0: 0, 1: 0, 2: 0, 3: 1}
+    res = simulate(jobs, cluster, Scripted([step] + [{0: 0, 1: 0, 2: 0}] * 12), SimConfig(round_len_s=60, check=True))
+    row = res.jobs.iloc[2]
+    assert row["migrations"] == 0 and row["spread_rounds"] == 10  # 300 units at 0.5/s: 10 rounds, all spread

@@ -101,6 +101,8 @@ class HostPlacer:
     def _consolidate(self, job: int, t: int, d: int) -> bool:
         """Move a spread job onto as few hosts as the current free GPUs allow, if that is fewer."""
         lo, hi = self.host_offset[t], self.host_offset[t + 1]
+        if not self.free[lo:hi].any():  # a full type: the job's own hosts are the only room, so no fewer
+            return False
         own = self.worker_host[job, :d] - lo
         free = self.free[lo:hi].copy()
         np.add.at(free, own, 1)
