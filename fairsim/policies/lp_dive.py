@@ -102,17 +102,12 @@ def _branch(h, cols, root: float, gap: float, max_nodes: int, deadline: float, q
     on to the next round, and ``h`` holds the root optimum again unless a dive's leaf was taken."""
     best_x, best, lps = None, np.inf, 0
     if quick:
-        fixed, solves = _dive(h, cols, deadline, lock_whole=True)
-        best_x, best = _leaf(h, cols)
-        _release(h, fixed)
-        lps += solves
+        best_x, best, lps = _dive_to_leaf(h, cols, deadline, lock_whole=True)
         if best_x is not None and _within_gap(best, root, gap):
             return best_x, best, lps, False
         h.run()  # the root again, for the full dive
         lps += 1
-    fixed, solves = _dive(h, cols, deadline)
-    x, value = _leaf(h, cols)
-    _release(h, fixed)
+    x, value, solves = _dive_to_leaf(h, cols, deadline)
     lps += solves
     if x is not None and value < best:  # ties: the quick dive's leaf
         best_x, best = x, value
@@ -121,6 +116,14 @@ def _branch(h, cols, root: float, gap: float, max_nodes: int, deadline: float, q
     h.run()  # the root again, from the dive's last basis
     x, value, searched, proven = _search(h, cols, best_x, best, gap, max_nodes, deadline)
     return x, value, lps + 1 + searched, proven
+
+
+def _dive_to_leaf(h, cols, deadline: float, lock_whole: bool = False):
+    """One dive and its leaf, the bounds it fixed released again: (x or None, value, LP solves)."""
+    fixed, solves = _dive(h, cols, deadline, lock_whole)
+    x, value = _leaf(h, cols)
+    _set_bounds(h, fixed, 0.0, 1.0)
+    return x, value, solves
 
 
 def _dive(h, cols, deadline: float, lock_whole: bool = False) -> tuple[list[int], int]:
@@ -166,9 +169,10 @@ def _dive(h, cols, deadline: float, lock_whole: bool = False) -> tuple[list[int]
     return fixed, solves
 
 
-def _set_bounds(h, columns: np.ndarray, lower: float, upper: float) -> None:
-    for column in columns.tolist():
-        h.changeColBounds(column, lower, upper)
+def _set_bounds(h, columns, lower: float, upper: float) -> None:
+    """Bound each of ``columns`` (ints or an index array) to [lower, upper]; [0, 1] releases them."""
+    for column in columns:
+        h.changeColBounds(int(column), lower, upper)
 
 
 def _search(h, cols, best_x, best: float, gap: float, max_nodes: int, deadline: float):
@@ -205,7 +209,7 @@ def _search(h, cols, best_x, best: float, gap: float, max_nodes: int, deadline: 
         h.changeColBounds(stack[-1][0], 0.0, 0.0)
         h.run()
         nodes += 1
-    _release(h, [column for column, _ in stack])
+    _set_bounds(h, [column for column, _ in stack], 0.0, 1.0)
     return best_x, best, nodes, exhausted and best_x is not None
 
 
@@ -224,10 +228,3 @@ def _leaf(h, cols):
     if ((x > _TOL) & (x < 1 - _TOL)).any():
         return None, np.inf
     return x.copy(), float(h.getInfo().objective_function_value)
-
-
-def _release(h, columns) -> None:
-    for column in columns:
-        h.changeColBounds(int(column), 0.0, 1.0)
-
-

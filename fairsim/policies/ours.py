@@ -31,8 +31,8 @@ from fairsim.errors import require
 from fairsim.policies.base import Policy, PolicyView
 from fairsim.policies.fair_share import TAU_MODES, fair_finish, fair_rate
 from fairsim.policies.lp_dive import solve_lp_dive
-from fairsim.policies.solvers import (AssignmentProblem, Solution, WarmStart, bound_gap, max_packing, solve_greedy,
-                                      solve_lp_repair, solve_milp)
+from fairsim.policies.solvers import (AssignmentProblem, Solution, WarmStart, bound_gap, is_certified, max_packing,
+                                      solve_greedy, solve_lp_repair, solve_milp)
 
 SOLVERS = {"lp_dive": solve_lp_dive, "lp_repair": solve_lp_repair, "milp": solve_milp}  # docs/ours.md, "Solving the program"
 
@@ -229,8 +229,8 @@ class FFTPolicy(Policy):
         st["solver_time_limit_hits"] += int(bool(sol.info.get("time_limit_hit", False)))
         st["solver_max_fractional_jobs"] = max(st["solver_max_fractional_jobs"], int(sol.info.get("fractional_jobs", 0)))
         st["k_shortfall_rounds"] += int(problem.gpus_used(sol.assignment) < problem.min_gpus)
-        gap = bound_gap(sol)  # how far the answer may be from the optimum, by its own lower bound
-        certified = gap <= self.certify_gap or bool(sol.info.get("dive_proven", False))  # a finished search proves it
+        certified = is_certified(sol, self.certify_gap) or bool(sol.info.get("dive_proven", False))  # a finished search proves it
         st["solver_uncertified_rounds"] += int(not certified)
+        gap = bound_gap(sol)  # how far the answer may be from the optimum, by its own lower bound
         st["solver_max_bound_gap"] = max(st["solver_max_bound_gap"], gap if np.isfinite(gap) else 0.0)
         self.last_solution, self.last_problem = sol, problem

@@ -483,13 +483,29 @@ def _escalate(p, tick, time_limit_s, mip_gap, reason, bound, n_frac) -> Solution
 def bound_gap(sol: Solution) -> float:
     """The answer's relative distance above its own lower bound (0 for an empty round; inf when a
     round has no bound, e.g. the greedy fallback): the optimum lies between the two."""
-    if sol.method == "greedy" or not np.isfinite(sol.lower_bound):
+    if not _has_bound(sol):
         return 0.0 if sol.optimal and not sol.fallback else np.inf
-    return max(0.0, sol.objective - sol.lower_bound) / max(abs(sol.objective), abs(sol.lower_bound), 1e-9)
+    return max(0.0, sol.objective - sol.lower_bound) / _gap_scale(sol.objective, sol.lower_bound)
+
+
+def is_certified(sol: Solution, gap: float) -> bool:
+    """Whether the answer is proven within ``gap`` of the optimum by its own lower bound, by the
+    same test the solvers stop on."""
+    if not _has_bound(sol):
+        return sol.optimal and not sol.fallback
+    return _within_gap(sol.objective, sol.lower_bound, gap)
+
+
+def _has_bound(sol: Solution) -> bool:
+    return sol.method != "greedy" and bool(np.isfinite(sol.lower_bound))
+
+
+def _gap_scale(obj: float, bound: float) -> float:
+    return max(abs(obj), abs(bound), 1e-9)
 
 
 def _within_gap(obj: float, bound: float, gap: float) -> bool:
-    return obj - bound <= gap * max(abs(obj), abs(bound), 1e-9) + 1e-9
+    return obj - bound <= gap * _gap_scale(obj, bound) + 1e-9
 
 
 # ---- greedy fallback ------------------------------------------------------------------------------
