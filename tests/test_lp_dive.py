@@ -165,3 +165,15 @@ def test_the_quick_dive_cuts_a_chain_short():
     quick = solve_lp_dive(p, quick=True, **ALWAYS_DIVE)
     assert full.info["dive_lps"] >= 10 and quick.info["dive_lps"] <= 2
     assert quick.objective - quick.lower_bound <= 1e-3 * abs(quick.objective)
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_the_dive_answer_admits_no_improving_gang_exchange(seed):
+    # every leaf goes through gang_exchange, so the answer handed back is a local optimum of its moves
+    from fairsim.policies.gang_exchange import improve_by_exchanges
+
+    p = gang_heavy(seed)
+    sol = solve_lp_dive(p, **ALWAYS_DIVE)
+    assert sol.info["dive_lps"] > 0
+    _, moves = improve_by_exchanges(prune_dominated(p), sol.assignment)
+    assert moves == 0

@@ -15,7 +15,10 @@ dozens, as each fix would otherwise push a whole gang out to a fraction, one gan
 fractional gang job's column of value >= 1/2 (or the largest fractional gang column if none is)
 and re-solve from the current basis (dual simplex, a few pivots); where that leaves the LP
 infeasible (K near every GPU, and the gangs placed leave holes no remaining job fills), those
-columns are fixed to 0 instead. Its integral leaf (or the quick dive's, if better) is the incumbent. (2) If that is not
+columns are fixed to 0 instead. Every leaf is then improved by exchanges among gangs that keep
+each type's used GPUs (``gang_exchange``: an idle gang for a running one of the same size, two
+gangs trading types, a gang for two of half its size or back), which the dive cannot see, as it
+fixes gangs one step at a time. The better of the two leaves is the incumbent. (2) If that is not
 certified within ``gap`` of the root LP bound (or the dive ended infeasible), the bounds are released and a depth-first branch and bound over single columns
 (fix to 1 first, then to 0) runs from the root, pruning every node whose LP value cannot improve
 the incumbent by more than ``gap``, for at most ``max_nodes`` LP solves. An exhausted search
@@ -36,6 +39,7 @@ import time
 
 import numpy as np
 
+from fairsim.policies.gang_exchange import improve_by_exchanges
 from fairsim.policies.solvers import (NOT_RUN, AssignmentProblem, Solution, WarmStart, _columns, _escalate,
                                       _lp_repair_pruned, _pass_lp, _relaxation_in, _repair, _row_bounds, _to_assignment,
                                       _within_gap, is_optimal, new_highs, prune_dominated,
@@ -61,16 +65,15 @@ def solve_lp_dive(p: AssignmentProblem, time_limit_s: float = 10.0, mip_gap: flo
     root = float(h.getInfo().objective_function_value)
     x = np.asarray(h.getSolution().col_value)
     info = {"fractional_jobs": int(len(np.unique(cols.rows[(x > _TOL) & (x < 1 - _TOL)]))), "lp_s": lp_s}
-    best_x, best, lps, proven = _branch(h, cols, root, gap, max_nodes, tick + time_limit_s, quick)
+    assignment, best, lps, proven = _branch(h, q, cols, root, gap, max_nodes, tick + time_limit_s, quick)
     info.update({"dive_lps": lps, "dive_proven": proven})
-    if best_x is None:  # a tight packing the dive boxed itself out of: lp_repair's route from the root LP
+    if assignment is None:  # a tight packing the dive boxed itself out of: lp_repair's route from the root LP
         if not is_optimal(h):
             return _escalate(p, tick, time_limit_s, mip_gap, "the root LP was lost", root, info["fractional_jobs"])
         sol = _repair(p, q, cols, _relaxation_in(h, cols, q.num_jobs, len(q.capacity)), tick, time_limit_s, mip_gap,
                       repair_core, repair_keep_types, "lp_dive")
         sol.info.update(info, repaired=True)
         return sol
-    assignment = _to_assignment(q, cols, best_x)
     if not (q.is_valid(assignment) and q.gpus_used(assignment) >= q.min_gpus):  # never hand over a broken answer
         return _escalate(p, tick, time_limit_s, mip_gap, "a dive leaf broke a constraint", root, info["fractional_jobs"])
     obj = p.objective(assignment)
@@ -94,36 +97,39 @@ def _root(q: AssignmentProblem, cols, time_limit_s: float, warm: WarmStart | Non
     return h
 
 
-def _branch(h, cols, root: float, gap: float, max_nodes: int, deadline: float, quick: bool = False):
+def _branch(h, q: AssignmentProblem, cols, root: float, gap: float, max_nodes: int, deadline: float,
+            quick: bool = False):
     """The quick dive (if ``quick``; its leaf stands if certified within ``gap``), the full dive,
     then (if the better leaf is not certified) the depth-first search, from the LP optimum in
-    ``h`` (module docstring). Returns (x of the best leaf or None, its value, LP solves, whether
-    the search was exhausted). The column bounds are restored before returning: a warm model goes
-    on to the next round, and ``h`` holds the root optimum again unless a dive's leaf was taken."""
-    best_x, best, lps = None, np.inf, 0
+    ``h`` (module docstring); every leaf is improved by ``improve_by_exchanges`` before it is
+    judged. Returns (the best leaf's assignment or None, its value, LP solves, whether the search
+    was exhausted). The column bounds are restored before returning: a warm model goes on to the
+    next round, and ``h`` holds the root optimum again unless a dive's leaf was taken."""
+    best_a, best, lps = None, np.inf, 0
     if quick:
-        best_x, best, lps = _dive_to_leaf(h, cols, deadline, lock_whole=True)
-        if best_x is not None and _within_gap(best, root, gap):
-            return best_x, best, lps, False
+        best_a, best, lps = _dive_to_leaf(h, q, cols, deadline, lock_whole=True)
+        if best_a is not None and _within_gap(best, root, gap):
+            return best_a, best, lps, False
         h.run()  # the root again, for the full dive
         lps += 1
-    x, value, solves = _dive_to_leaf(h, cols, deadline)
+    a, value, solves = _dive_to_leaf(h, q, cols, deadline)
     lps += solves
-    if x is not None and value < best:  # ties: the quick dive's leaf
-        best_x, best = x, value
-    if best_x is not None and (_within_gap(best, root, gap) or max_nodes == 0):
-        return best_x, best, lps, False
+    if a is not None and value < best:  # ties: the quick dive's leaf
+        best_a, best = a, value
+    if best_a is not None and (_within_gap(best, root, gap) or max_nodes == 0):
+        return best_a, best, lps, False
     h.run()  # the root again, from the dive's last basis
-    x, value, searched, proven = _search(h, cols, best_x, best, gap, max_nodes, deadline)
-    return x, value, lps + 1 + searched, proven
+    a, value, searched, proven = _search(h, q, cols, best_a, best, gap, max_nodes, deadline)
+    return a, value, lps + 1 + searched, proven
 
 
-def _dive_to_leaf(h, cols, deadline: float, lock_whole: bool = False):
-    """One dive and its leaf, the bounds it fixed released again: (x or None, value, LP solves)."""
+def _dive_to_leaf(h, q: AssignmentProblem, cols, deadline: float, lock_whole: bool = False):
+    """One dive and its improved leaf, the bounds it fixed released again: (assignment or None,
+    value, LP solves)."""
     fixed, solves = _dive(h, cols, deadline, lock_whole)
-    x, value = _leaf(h, cols)
+    a, value = _improved_leaf(h, q, cols)
     _set_bounds(h, fixed, 0.0, 1.0)
-    return x, value, solves
+    return a, value, solves
 
 
 def _dive(h, cols, deadline: float, lock_whole: bool = False) -> tuple[list[int], int]:
@@ -175,22 +181,24 @@ def _set_bounds(h, columns, lower: float, upper: float) -> None:
         h.changeColBounds(int(column), lower, upper)
 
 
-def _search(h, cols, best_x, best: float, gap: float, max_nodes: int, deadline: float):
+def _search(h, q: AssignmentProblem, cols, best_a, best: float, gap: float, max_nodes: int, deadline: float):
     """Depth-first branch and bound over single columns (1 first, then 0) with ``best`` as the
     incumbent, pruning nodes that cannot improve it by more than ``gap``; at most ``max_nodes``
-    LP solves. Returns (best x, value, LP solves, exhausted)."""
+    LP solves. Returns (best assignment, value, LP solves, exhausted)."""
     gang = cols.width > 1
     stack: list[list] = []  # [column, tried both ways]
     nodes = 0
     exhausted = False
     while True:
-        slack = gap * max(abs(best), 1e-9) if best_x is not None else 0.0
+        slack = gap * max(abs(best), 1e-9) if best_a is not None else 0.0
         value = float(h.getInfo().objective_function_value) if is_optimal(h) else np.inf
         if value < best - slack:
             x = np.asarray(h.getSolution().col_value)
             pick = _to_branch_on(x, gang)
             if not len(pick):
-                best_x, best = x.copy(), value
+                a, leaf_value = _improved_leaf(h, q, cols)
+                if leaf_value < best:  # the leaf's LP value beat the incumbent; after the exchanges it can only be lower
+                    best_a, best = a, leaf_value
             elif nodes < max_nodes and time.perf_counter() < deadline:
                 column = int(pick[np.argmax(x[pick])])  # ties: the lowest column
                 stack.append([column, False])
@@ -210,7 +218,7 @@ def _search(h, cols, best_x, best: float, gap: float, max_nodes: int, deadline: 
         h.run()
         nodes += 1
     _set_bounds(h, [column for column, _ in stack], 0.0, 1.0)
-    return best_x, best, nodes, exhausted and best_x is not None
+    return best_a, best, nodes, exhausted and best_a is not None
 
 
 def _to_branch_on(x: np.ndarray, gang: np.ndarray) -> np.ndarray:
@@ -220,11 +228,13 @@ def _to_branch_on(x: np.ndarray, gang: np.ndarray) -> np.ndarray:
     return np.flatnonzero(frac & gang if (frac & gang).any() else frac)
 
 
-def _leaf(h, cols):
-    """(x, value) if ``h`` holds an optimal, integral point, else (None, inf)."""
+def _improved_leaf(h, q: AssignmentProblem, cols):
+    """(assignment, value) if ``h`` holds an optimal, integral point, improved by exchanges among
+    gangs (``gang_exchange``); else (None, inf)."""
     if not is_optimal(h):
         return None, np.inf
     x = np.asarray(h.getSolution().col_value)
     if ((x > _TOL) & (x < 1 - _TOL)).any():
         return None, np.inf
-    return x.copy(), float(h.getInfo().objective_function_value)
+    a, _ = improve_by_exchanges(q, _to_assignment(q, cols, x))
+    return a, q.objective(a)
