@@ -29,19 +29,24 @@ def improve_by_exchanges(p: AssignmentProblem, assignment: np.ndarray, max_moves
     """(the improved assignment, the moves applied); ``assignment`` is not modified."""
     a = assignment.copy()
     cost = np.where(p.feasible, p.cost, np.inf)
-    widths = np.unique(p.workers)
-    scale = max(abs(p.objective(a)), 1.0)
+    by_width = {int(w): np.flatnonzero(p.workers == w) for w in np.unique(p.workers)}
+    threshold = -_MIN_GAIN * max(abs(p.objective(a)), 1.0)
     moves = 0
     while moves < max_moves:
-        gain, move = -_MIN_GAIN * scale, None
-        for w in widths:  # single-GPU jobs only merge: the LP already placed them best around the gangs
-            tries = (_best_replace, _best_exchange, _best_split, _best_merge) if w > 1 else (_best_merge,)
-            for candidate in (best(cost, p.workers, a, w) for best in tries):
+        run = {w: jobs[a[jobs] >= 0] for w, jobs in by_width.items()}
+        idle = {w: jobs[a[jobs] < 0] for w, jobs in by_width.items()}
+        gain, move = threshold, None
+        for w in by_width:
+            candidates = [_best_merge(cost, a, run[w], idle.get(2 * w))]
+            if w > 1:  # single-GPU jobs only merge: the LP already placed them best around the gangs
+                candidates += [_best_replace(cost, a, run[w], idle[w]), _best_exchange(cost, a, run[w]),
+                               _best_split(cost, a, run[w], idle.get(w // 2) if w % 2 == 0 else None)]
+            for candidate in candidates:
                 if candidate is not None and candidate[0] < gain:
                     gain, move = candidate
         if move is None:
             break
-        leaving, joining = move  # jobs that stop, (job, type) pairs that start or move
+        leaving, joining = move  # jobs that stop; (job, type) pairs that start or move
         a[list(leaving)] = NOT_RUN
         for job, k in joining:
             a[job] = k
@@ -49,24 +54,17 @@ def improve_by_exchanges(p: AssignmentProblem, assignment: np.ndarray, max_moves
     return a, moves
 
 
-def _split_by_state(workers, a, w):
-    same = np.flatnonzero(workers == w)
-    return same[a[same] >= 0], same[a[same] < 0]
-
-
-def _best_replace(cost, workers, a, w):
-    run, idle = _split_by_state(workers, a, w)
+def _best_replace(cost, a, run, idle):
     if not len(run) or not len(idle):
         return None
-    cheapest = np.argmin(cost[idle], axis=0)  # per type: the only idle job worth trying there
+    cheapest = idle[np.argmin(cost[idle], axis=0)]  # per type: the only idle job worth trying there
     k = a[run]
-    delta = cost[idle[cheapest[k]], k] - cost[run, k]
+    delta = cost[cheapest[k], k] - cost[run, k]
     j = int(np.argmin(delta))
-    return delta[j], ((run[j],), ((idle[cheapest[k[j]]], k[j]),))
+    return delta[j], ((run[j],), ((cheapest[k[j]], k[j]),))
 
 
-def _best_exchange(cost, workers, a, w):
-    run, _ = _split_by_state(workers, a, w)
+def _best_exchange(cost, a, run):
     if len(run) < 2:
         return None
     on = a[run]
@@ -77,40 +75,30 @@ def _best_exchange(cost, workers, a, w):
     return delta[i, j], ((), ((run[i], on[j]), (run[j], on[i])))
 
 
-def _best_split(cost, workers, a, w):
-    if w % 2:
+def _best_split(cost, a, run, half_idle):
+    if half_idle is None or not len(run) or len(half_idle) < 2:
         return None
-    run, _ = _split_by_state(workers, a, w)
-    _, idle = _split_by_state(workers, a, w // 2)
-    if not len(run) or len(idle) < 2:
-        return None
-    pair, pair_cost = _two_cheapest(cost[idle])  # per type
-    delta = pair_cost[a[run]] - cost[run, a[run]]
+    order = np.argsort(cost[half_idle], axis=0, kind="stable")[:2]  # per type: the two cheapest idle halves
+    pair = half_idle[order]
+    pair_cost = cost[pair, np.arange(cost.shape[1])[None, :]].sum(axis=0)
+    k = a[run]
+    delta = pair_cost[k] - cost[run, k]
     j = int(np.argmin(delta))
-    k = a[run[j]]
-    return delta[j], ((run[j],), ((idle[pair[0, k]], k), (idle[pair[1, k]], k)))
+    return delta[j], ((run[j],), ((pair[0, k[j]], k[j]), (pair[1, k[j]], k[j])))
 
 
-def _best_merge(cost, workers, a, w):
-    run, _ = _split_by_state(workers, a, w)
-    _, idle = _split_by_state(workers, a, 2 * w)
-    if len(run) < 2 or not len(idle):
+def _best_merge(cost, a, run, double_idle):
+    if double_idle is None or len(run) < 2 or not len(double_idle):
         return None
-    best = None
-    cheapest = np.argmin(cost[idle], axis=0)  # per type
-    for k in np.unique(a[run]):
-        on = run[a[run] == k]
-        if len(on) < 2:
-            continue
-        dearest = on[np.argsort(-cost[on, k], kind="stable")[:2]]
-        delta = cost[idle[cheapest[k]], k] - cost[dearest, k].sum()
-        if best is None or delta < best[0]:
-            best = (delta, (tuple(dearest), ((idle[cheapest[k]], k),)))
-    return best
-
-
-def _two_cheapest(cost_by_type):
-    """Per type: the rows of the two cheapest jobs ([2, T]) and their summed cost ([T]; inf if fewer than two fit)."""
-    order = np.argsort(cost_by_type, axis=0, kind="stable")[:2]
-    total = np.take_along_axis(cost_by_type, order, axis=0).sum(axis=0)
-    return order, total
+    k = a[run]
+    order = np.lexsort((-cost[run, k], k))  # by type, dearest first
+    ranked, types = run[order], k[order]
+    first = np.flatnonzero(np.r_[True, types[1:] != types[:-1]])  # each type's dearest
+    first = first[(first + 1 < len(types)) & (types[np.minimum(first + 1, len(types) - 1)] == types[first])]
+    if not len(first):
+        return None
+    pairs_k = types[first]
+    cheapest = double_idle[np.argmin(cost[double_idle], axis=0)]
+    delta = cost[cheapest[pairs_k], pairs_k] - cost[ranked[first], pairs_k] - cost[ranked[first + 1], pairs_k]
+    m = int(np.argmin(delta))
+    return delta[m], ((ranked[first[m]], ranked[first[m] + 1]), ((cheapest[pairs_k[m]], pairs_k[m]),))
