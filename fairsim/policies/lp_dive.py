@@ -18,7 +18,9 @@ infeasible (K near every GPU, and the gangs placed leave holes no remaining job 
 columns are fixed to 0 instead. Every leaf is then improved by exchanges among gangs that keep
 each type's used GPUs (``gang_exchange``: an idle gang for a running one of the same size, two
 gangs trading types, a gang for two of half its size or back), which the dive cannot see, as it
-fixes gangs one step at a time. The better of the two leaves is the incumbent. (2) If that is not
+fixes gangs one step at a time. The better of the two leaves is the incumbent. Each pass starts
+from the root LP's optimal basis, set back in HiGHS rather than re-solved from the last leaf's
+basis, so the full dive after a quick one starts where the full dive alone would. (2) If that is not
 certified within ``gap`` of the root LP bound (or the dive ended infeasible), the bounds are released and a depth-first branch and bound over single columns
 (fix to 1 first, then to 0) runs from the root, pruning every node whose LP value cannot improve
 the incumbent by more than ``gap``, for at most ``max_nodes`` LP solves. An exhausted search
@@ -100,27 +102,48 @@ def _root(q: AssignmentProblem, cols, time_limit_s: float, warm: WarmStart | Non
 def _branch(h, q: AssignmentProblem, cols, root: float, gap: float, max_nodes: int, deadline: float,
             quick: bool = False):
     """The quick dive (if ``quick``; its leaf stands if certified within ``gap``), the full dive,
-    then (if the better leaf is not certified) the depth-first search, from the LP optimum in
-    ``h`` (module docstring); every leaf is improved by ``improve_by_exchanges`` before it is
-    judged. Returns (the best leaf's assignment or None, its value, LP solves, whether the search
-    was exhausted). The column bounds are restored before returning: a warm model goes on to the
-    next round, and ``h`` holds the root optimum again unless a dive's leaf was taken."""
+    then (if the better leaf is not certified) the depth-first search, each from the root LP's
+    optimal basis in ``h`` (module docstring); every leaf is improved by ``improve_by_exchanges``
+    before it is judged. Returns (the best leaf's assignment or None, its value, LP solves, whether
+    the search was exhausted). The column bounds and the root basis are restored before
+    returning, so a warm model goes on to the next round from the root, and ``h`` holds the root
+    optimum when no leaf was found (``lp_repair``'s route reads it)."""
+    root_basis = h.getBasis()
     best_a, best, lps = None, np.inf, 0
     if quick:
         best_a, best, lps = _dive_to_leaf(h, q, cols, deadline, lock_whole=True)
         if best_a is not None and _within_gap(best, root, gap):
+            h.setBasis(root_basis)
             return best_a, best, lps, False
-        h.run()  # the root again, for the full dive
+        _back_to_root(h, root_basis)
         lps += 1
     a, value, solves = _dive_to_leaf(h, q, cols, deadline)
     lps += solves
     if a is not None and value < best:  # ties: the quick dive's leaf
         best_a, best = a, value
     if best_a is not None and (_within_gap(best, root, gap) or max_nodes == 0):
+        h.setBasis(root_basis)
         return best_a, best, lps, False
-    h.run()  # the root again, from the dive's last basis
-    a, value, searched, proven = _search(h, q, cols, best_a, best, gap, max_nodes, deadline)
-    return a, value, lps + 1 + searched, proven
+    _back_to_root(h, root_basis)
+    lps += 1
+    proven = False
+    if max_nodes > 0:
+        best_a, best, searched, proven = _search(h, q, cols, best_a, best, gap, max_nodes, deadline)
+        lps += searched
+        if best_a is None:
+            _back_to_root(h, root_basis)
+            lps += 1
+        else:
+            h.setBasis(root_basis)
+    return best_a, best, lps, proven
+
+
+def _back_to_root(h, root_basis) -> None:
+    """The root LP's optimum again (bounds already released): its basis set back and re-solved,
+    which only refactorizes (a re-solve from a leaf's basis takes about 120 pivots, 4 times as
+    long, and may end at another optimal vertex of this degenerate LP)."""
+    h.setBasis(root_basis)
+    h.run()
 
 
 def _dive_to_leaf(h, q: AssignmentProblem, cols, deadline: float, lock_whole: bool = False):
