@@ -1,6 +1,5 @@
 """Local improvement of an integral answer to FFT's program by exchanges among gangs that leave
-every type's used GPUs unchanged (so capacity and the K row still hold, and the single-GPU
-jobs' best placement, which depends only on what the gangs leave free on each type, is unchanged).
+every type's used GPUs unchanged, so capacity and the K row still hold.
 
 Why: a dive fixes gangs one step at a time from the LP's lead, and its leaf can keep a gang that
 an idle gang of the same size, or two of half the size, would beat on the same GPUs. The LP's
