@@ -167,3 +167,57 @@ def test_bad_input_is_refused_in_one_line():
         fluid_finish_times([0, 0], [1.0, 1.0], [1, 4], [[1.0], [1.0]], [2])  # 4 workers on a 2-GPU type
     with pytest.raises(InputError, match="throughput: must be"):
         fluid_finish_times([0, 0], [1.0, 1.0], [1, 1], [[1.0, 1.0]], [2])
+
+
+def reference_gpus(workers, tput, counts, passes=10_000):
+    """A plain restatement of the fluid share for the differential test below: per type a water
+    level; each job, in its speed order (faster first, ties: lower type), takes min(level, what is
+    left of its gang) of each type; a type whose jobs ask less than its GPUs has no level (all
+    take what they can); levels iterated up from Y_k / (jobs able to use k) to the fixed point."""
+    n, t = tput.shape
+    order = [sorted(range(t), key=lambda k: (-tput[j, k], k)) for j in range(n)]
+    able = tput > 0
+    level = np.where(able.any(axis=0), counts / np.maximum(able.sum(axis=0), 1), np.inf)
+    for _ in range(passes):
+        room = np.zeros((n, t))  # what is left of each gang when it reaches type k
+        gpus = np.zeros((n, t))
+        for j in range(n):
+            left = float(workers[j])
+            for k in order[j]:
+                if able[j, k]:
+                    room[j, k] = left
+                    gpus[j, k] = min(level[k], left)
+                    left -= gpus[j, k]
+        new = np.full(t, np.inf)
+        for k in range(t):
+            asks = np.sort(room[able[:, k], k])
+            if asks.sum() <= counts[k]:
+                continue
+            below = 0.0
+            for i, ask in enumerate(asks):  # the level is past every ask that fits under it
+                rest = len(asks) - i
+                if below + ask * rest >= counts[k]:
+                    new[k] = (counts[k] - below) / rest
+                    break
+                below += ask
+        if np.allclose(np.minimum(new, 1e6), np.minimum(level, 1e6), rtol=0, atol=1e-13):
+            return gpus
+        level = new
+    raise AssertionError("the reference did not converge")
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_fluid_gpus_match_a_plain_reference(seed):
+    # the optimized water-filling (kinds, grouped rooms, rounding-bounded sums) against the plain
+    # restatement above, on random small clusters with mixed gang sizes and speed orders
+    rng = np.random.default_rng(7000 + seed)
+    n, t = int(rng.integers(1, 30)), int(rng.integers(1, 5))
+    counts = rng.choice([1, 2, 4, 8, 16], t).astype(float)
+    workers = rng.choice([1, 2, 4, 8], n).astype(float)
+    tput = rng.choice([0.0, 0.5, 1.0, 1.0, 2.0, 3.0], size=(n, t)) * rng.choice([1.0, 1.3], size=(n, 1))
+    tput = np.where(workers[:, None] <= counts[None, :], tput, 0.0)
+    keep = (tput > 0).any(axis=1)
+    if not keep.any():
+        return
+    workers, tput = workers[keep], tput[keep]
+    assert fluid_gpus(workers, tput, counts) == pytest.approx(reference_gpus(workers, tput, counts), abs=1e-9)
