@@ -177,3 +177,23 @@ def test_the_dive_answer_admits_no_improving_gang_exchange(seed):
     assert sol.info["dive_lps"] > 0
     _, moves = improve_by_exchanges(prune_dominated(p), sol.assignment)
     assert moves == 0
+
+
+@pytest.mark.parametrize("seed", [1, 3, 4])  # seeds whose quick leaf is not certified
+def test_the_next_pass_starts_from_the_root_vertex_itself(seed):
+    # after a dive, the root LP's basis is set back: the same vertex, no simplex pivots (a re-solve
+    # from the leaf's basis pivots back, and in a degenerate LP may stop at another optimal vertex)
+    import time
+
+    from fairsim.policies import lp_dive
+    from fairsim.policies.solvers import _columns
+
+    q = prune_dominated(gang_heavy(seed))
+    cols = _columns(q)
+    h = lp_dive._root(q, cols, 10.0, None)
+    basis, x_root = h.getBasis(), np.array(h.getSolution().col_value)
+    _, _, solves = lp_dive._dive_to_leaf(h, q, cols, time.perf_counter() + 10, lock_whole=True)
+    assert solves > 0
+    lp_dive._back_to_root(h, basis)
+    assert h.getInfo().simplex_iteration_count == 0
+    assert np.array_equal(np.array(h.getSolution().col_value), x_root)

@@ -20,7 +20,8 @@ each type's used GPUs (``gang_exchange``: an idle gang for a running one of the 
 gangs trading types, a gang for two of half its size or back), which the dive cannot see, as it
 fixes gangs one step at a time. The better of the two leaves is the incumbent. Each pass starts
 from the root LP's optimal basis, set back in HiGHS rather than re-solved from the last leaf's
-basis, so the full dive after a quick one starts where the full dive alone would. (2) If that is not
+basis, so the full dive after a quick one starts from the root's own vertex (its later steps can
+still pivot differently from a full dive alone: HiGHS keeps pricing state between solves). (2) If that is not
 certified within ``gap`` of the root LP bound (or the dive ended infeasible), the bounds are released and a depth-first branch and bound over single columns
 (fix to 1 first, then to 0) runs from the root, pruning every node whose LP value cannot improve
 the incumbent by more than ``gap``, for at most ``max_nodes`` LP solves. An exhausted search
