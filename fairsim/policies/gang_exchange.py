@@ -77,9 +77,8 @@ def _best_exchange(cost, a, run):
 def _best_split(cost, a, run, half_idle):
     if half_idle is None or not len(run) or len(half_idle) < 2:
         return None
-    order = np.argsort(cost[half_idle], axis=0, kind="stable")[:2]  # per type: the two cheapest idle halves
-    pair = half_idle[order]
-    pair_cost = cost[pair, np.arange(cost.shape[1])[None, :]].sum(axis=0)
+    pair, pair_cost = _two_cheapest(cost[half_idle])
+    pair = half_idle[pair]
     k = a[run]
     delta = pair_cost[k] - cost[run, k]
     j = int(np.argmin(delta))
@@ -101,3 +100,15 @@ def _best_merge(cost, a, run, double_idle):
     delta = cost[cheapest[pairs_k], pairs_k] - cost[ranked[first], pairs_k] - cost[ranked[first + 1], pairs_k]
     m = int(np.argmin(delta))
     return delta[m], ((ranked[first[m]], ranked[first[m] + 1]), ((cheapest[pairs_k[m]], pairs_k[m]),))
+
+
+def _two_cheapest(cost_by_type):
+    """Per type (column): the rows of the two cheapest entries ([2, T], ties: the lower row, as a
+    stable sort would give) and their sum ([T]). Two passes of argmin: O(rows), where a sort of
+    thousands of idle single-GPU jobs per move would dominate."""
+    columns = np.arange(cost_by_type.shape[1])
+    first = np.argmin(cost_by_type, axis=0)
+    rest = cost_by_type.copy()
+    rest[first, columns] = np.inf
+    second = np.argmin(rest, axis=0)
+    return np.stack([first, second]), cost_by_type[first, columns] + rest[second, columns]
