@@ -200,9 +200,12 @@ def _dive(h, cols, deadline: float, lock_whole: bool = False) -> tuple[list[int]
 
 
 def _set_bounds(h, columns, lower: float, upper: float) -> None:
-    """Bound each of ``columns`` (ints or an index array) to [lower, upper]; [0, 1] releases them."""
-    for column in columns:
-        h.changeColBounds(int(column), lower, upper)
+    """Bound each of ``columns`` (ints or an index array) to [lower, upper]; [0, 1] releases them.
+    One call for the lot (HiGHS wants the set ascending, without repeats): a quick dive locks and
+    releases a few hundred columns, one call each cost about 3 us."""
+    index = np.unique(np.asarray(columns, dtype=np.int32))
+    if len(index):
+        h.changeColsBounds(len(index), index, np.full(len(index), float(lower)), np.full(len(index), float(upper)))
 
 
 def _search(h, q: AssignmentProblem, cols, best_a, best: float, gap: float, max_nodes: int, deadline: float):
