@@ -33,7 +33,7 @@ def improve_by_exchanges(p: AssignmentProblem, assignment: np.ndarray, max_moves
     moves = 0
     while moves < max_moves:
         run = {w: jobs[a[jobs] >= 0] for w, jobs in by_width.items()}
-        idle = {w: jobs[a[jobs] < 0] for w, jobs in by_width.items()}
+        idle = {w: _IdleByType(cost, jobs[a[jobs] < 0]) for w, jobs in by_width.items()}
         gain, move = threshold, None
         for w in by_width:
             candidates = [_best_merge(cost, a, run[w], idle.get(2 * w))]
@@ -53,14 +53,34 @@ def improve_by_exchanges(p: AssignmentProblem, assignment: np.ndarray, max_moves
     return a, moves
 
 
+class _IdleByType:
+    """One width's idle jobs, read once per move for all three moves that take them in: per type
+    (column) the cheapest job and the second cheapest (ties: the lower row, as a stable sort
+    would give), with their costs (inf where fewer jobs can run there). Two passes of argmin:
+    O(jobs), where a sort of thousands of idle single-GPU jobs would dominate."""
+
+    def __init__(self, cost: np.ndarray, jobs: np.ndarray):
+        self.size = len(jobs)
+        if not self.size:
+            return
+        by_type = cost[jobs]
+        columns = np.arange(by_type.shape[1])
+        first = np.argmin(by_type, axis=0)
+        rest = by_type.copy()
+        rest[first, columns] = np.inf
+        second = np.argmin(rest, axis=0)
+        self.first, self.second = jobs[first], jobs[second]
+        self.first_cost = by_type[first, columns]
+        self.pair_cost = self.first_cost + rest[second, columns]
+
+
 def _best_replace(cost, a, run, idle):
-    if not len(run) or not len(idle):
+    if not len(run) or not idle.size:
         return None
-    cheapest = idle[np.argmin(cost[idle], axis=0)]  # per type: the only idle job worth trying there
     k = a[run]
-    delta = cost[cheapest[k], k] - cost[run, k]
+    delta = idle.first_cost[k] - cost[run, k]
     j = int(np.argmin(delta))
-    return delta[j], ((run[j],), ((cheapest[k[j]], k[j]),))
+    return delta[j], ((run[j],), ((idle.first[k[j]], k[j]),))
 
 
 def _best_exchange(cost, a, run):
@@ -75,18 +95,16 @@ def _best_exchange(cost, a, run):
 
 
 def _best_split(cost, a, run, half_idle):
-    if half_idle is None or not len(run) or len(half_idle) < 2:
+    if half_idle is None or not len(run) or half_idle.size < 2:
         return None
-    pair, pair_cost = _two_cheapest(cost[half_idle])
-    pair = half_idle[pair]
     k = a[run]
-    delta = pair_cost[k] - cost[run, k]
+    delta = half_idle.pair_cost[k] - cost[run, k]
     j = int(np.argmin(delta))
-    return delta[j], ((run[j],), ((pair[0, k[j]], k[j]), (pair[1, k[j]], k[j])))
+    return delta[j], ((run[j],), ((half_idle.first[k[j]], k[j]), (half_idle.second[k[j]], k[j])))
 
 
 def _best_merge(cost, a, run, double_idle):
-    if double_idle is None or len(run) < 2 or not len(double_idle):
+    if double_idle is None or len(run) < 2 or not double_idle.size:
         return None
     k = a[run]
     order = np.lexsort((-cost[run, k], k))  # by type, dearest first
@@ -96,19 +114,6 @@ def _best_merge(cost, a, run, double_idle):
     if not len(first):
         return None
     pairs_k = types[first]
-    cheapest = double_idle[np.argmin(cost[double_idle], axis=0)]
-    delta = cost[cheapest[pairs_k], pairs_k] - cost[ranked[first], pairs_k] - cost[ranked[first + 1], pairs_k]
+    delta = double_idle.first_cost[pairs_k] - cost[ranked[first], pairs_k] - cost[ranked[first + 1], pairs_k]
     m = int(np.argmin(delta))
-    return delta[m], ((ranked[first[m]], ranked[first[m] + 1]), ((cheapest[pairs_k[m]], pairs_k[m]),))
-
-
-def _two_cheapest(cost_by_type):
-    """Per type (column): the rows of the two cheapest entries ([2, T], ties: the lower row, as a
-    stable sort would give) and their sum ([T]). Two passes of argmin: O(rows), where a sort of
-    thousands of idle single-GPU jobs per move would dominate."""
-    columns = np.arange(cost_by_type.shape[1])
-    first = np.argmin(cost_by_type, axis=0)
-    rest = cost_by_type.copy()
-    rest[first, columns] = np.inf
-    second = np.argmin(rest, axis=0)
-    return np.stack([first, second]), cost_by_type[first, columns] + rest[second, columns]
+    return delta[m], ((ranked[first[m]], ranked[first[m] + 1]), ((double_idle.first[pairs_k[m]], pairs_k[m]),))
