@@ -110,11 +110,23 @@ def _branch(h, q: AssignmentProblem, cols, root: float, gap: float, max_nodes: i
     returning, so a warm model goes on to the next round from the root, and ``h`` holds the root
     optimum when no leaf was found (``lp_repair``'s route reads it)."""
     root_basis = h.getBasis()
+    best_a, best, lps, proven = _passes(h, q, cols, root, gap, max_nodes, deadline, quick, root_basis)
+    if best_a is None:
+        _back_to_root(h, root_basis)
+        lps += 1
+    else:
+        h.setBasis(root_basis)
+    return best_a, best, lps, proven
+
+
+def _passes(h, q: AssignmentProblem, cols, root: float, gap: float, max_nodes: int, deadline: float, quick: bool,
+            root_basis):
+    """``_branch``'s passes, each after the first from ``root_basis``; the state of ``h`` after
+    the last one is left to ``_branch``."""
     best_a, best, lps = None, np.inf, 0
     if quick:
         best_a, best, lps = _dive_to_leaf(h, q, cols, deadline, lock_whole=True)
         if best_a is not None and _within_gap(best, root, gap):
-            h.setBasis(root_basis)
             return best_a, best, lps, False
         _back_to_root(h, root_basis)
         lps += 1
@@ -122,21 +134,11 @@ def _branch(h, q: AssignmentProblem, cols, root: float, gap: float, max_nodes: i
     lps += solves
     if a is not None and value < best:  # ties: the quick dive's leaf
         best_a, best = a, value
-    if best_a is not None and (_within_gap(best, root, gap) or max_nodes == 0):
-        h.setBasis(root_basis)
+    if max_nodes == 0 or (best_a is not None and _within_gap(best, root, gap)):
         return best_a, best, lps, False
     _back_to_root(h, root_basis)
-    lps += 1
-    proven = False
-    if max_nodes > 0:
-        best_a, best, searched, proven = _search(h, q, cols, best_a, best, gap, max_nodes, deadline)
-        lps += searched
-        if best_a is None:
-            _back_to_root(h, root_basis)
-            lps += 1
-        else:
-            h.setBasis(root_basis)
-    return best_a, best, lps, proven
+    best_a, best, searched, proven = _search(h, q, cols, best_a, best, gap, max_nodes, deadline)
+    return best_a, best, lps + 1 + searched, proven
 
 
 def _back_to_root(h, root_basis) -> None:
