@@ -566,10 +566,8 @@ def max_packing(workers: np.ndarray, feasible: np.ndarray, capacity: np.ndarray,
     workers, feasible = workers[ok], feasible[ok]
     t = feasible.shape[1]
     bits = (feasible.astype(np.int64) << np.arange(t, dtype=np.int64)[None, :]).sum(axis=1)
-    keys = np.stack([workers, bits], axis=1)
-    groups, counts = np.unique(keys, axis=0, return_counts=True)
-    width = groups[:, 0]
-    mask = ((groups[:, 1:2] >> np.arange(t)[None, :]) & 1).astype(bool)
+    width, group_bits, counts = _groups(workers, bits)
+    mask = ((group_bits[:, None] >> np.arange(t)[None, :]) & 1).astype(bool)
     upper = int(min((width * counts).sum(), capacity.sum()))
     greedy = _greedy_packing(width, mask, counts, capacity)
     if greedy >= upper:
@@ -579,6 +577,16 @@ def max_packing(workers: np.ndarray, feasible: np.ndarray, capacity: np.ndarray,
     except Exception:  # noqa: BLE001 - a solver crash: keep the greedy packing, as when the ILP fails
         exact = 0
     return max(greedy, exact)
+
+
+def _groups(workers: np.ndarray, bits: np.ndarray):
+    """The distinct (gang size, feasible-type bits) pairs in lexicographic order, with their
+    counts: ``np.unique(..., axis=0)`` by one lexsort (the row-wise unique costs about 5 ms at
+    4,000 jobs, every time the set of jobs changes)."""
+    order = np.lexsort((bits, workers))
+    w, b = workers[order], bits[order]
+    start = np.flatnonzero(np.concatenate([[True], (w[1:] != w[:-1]) | (b[1:] != b[:-1])]))
+    return w[start], b[start], np.diff(np.append(start, len(order)))
 
 
 def _greedy_packing(width, mask, counts, capacity) -> int:
