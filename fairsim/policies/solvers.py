@@ -590,16 +590,18 @@ def _groups(workers: np.ndarray, bits: np.ndarray):
 
 
 def _greedy_packing(width, mask, counts, capacity) -> int:
-    free = capacity.astype(np.int64).copy()
+    """Widest group first, each onto the types with the most room (ties: the lower type). On
+    Python lists: a few dozen groups and types, where numpy's per-call cost would dominate."""
+    width, counts, mask = width.tolist(), counts.tolist(), mask.tolist()
+    free = [int(c) for c in capacity]
     total = 0
-    for g in np.argsort(-width, kind="stable"):
-        left = int(counts[g])
-        d = int(width[g])
-        for k in np.argsort(-free, kind="stable"):
+    for g in sorted(range(len(width)), key=lambda g: -width[g]):  # sorted is stable
+        left, d = counts[g], width[g]
+        for k in sorted(range(len(free)), key=lambda k: -free[k]):
             if left == 0:
                 break
-            if mask[g, k] and free[k] >= d:
-                take = min(left, int(free[k] // d))
+            if mask[g][k] and free[k] >= d:
+                take = min(left, free[k] // d)
                 free[k] -= take * d
                 left -= take
                 total += take * d
