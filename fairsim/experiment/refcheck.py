@@ -1,0 +1,76 @@
+"""Reference runs whose per-job tables must not change when code is only moved or tidied.
+
+    python -m fairsim.experiment.refcheck --save refs.json          # record digests on this code
+    python -m fairsim.experiment.refcheck --compare refs.json       # rerun, exit 1 naming each run that differs
+    python -m fairsim.experiment.refcheck --compare refs.json --only themis_scale
+
+Each reference is one config (overrides of conf/config.yaml); its digest is the SHA-256 of its
+per-job table written as CSV (floats round-trip exactly) plus the summary's keys that do not
+depend on the machine (timings are left out). The set covers a testbed cell of every policy
+preset, FFT and Themis on large programs (the LP dive and the auction dive), and a Gavel replay.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import io
+import json
+import sys
+from concurrent.futures import ProcessPoolExecutor
+from pathlib import Path
+
+from fairsim.experiment.compose import CONF_DIR, compose_config
+
+_TIMED = ("wall_s", "policy_s", "solver_s", "time_s")  # summary keys that measure the machine, not the simulation
+
+
+def references() -> dict[str, list[str]]:
+    refs = {f"testbed_{p.stem}": [f"policy={p.stem}", "workload=trace1", "seed=0"]
+            for p in sorted((CONF_DIR / "policy").glob("*.yaml"))}
+    refs["ours_trace4_3000"] = ["policy=ours", "cluster=scale8", "workload=trace4", "num_jobs=3000", "load=1", "seed=0"]
+    refs["themis_scale"] = ["policy=themis", "cluster=scale8", "workload=trace3", "num_jobs=1500", "load=1", "seed=0"]
+    refs["gavel_replay"] = ["policy=gavel_mmf", "workload=gavel_trace", "workload.path=max_min_fairness", "cluster=gavel",
+                            "cluster.counts.v100=4", "cluster.counts.p100=4", "cluster.counts.k80=4", "sim=gavel_compat", "seed=0"]
+    refs["gavel_generated"] = ["policy=gavel", "workload=gavel_generated", "workload.rate_per_hour=1.5",
+                               "workload.window=[100,300]", "workload.num_jobs=500", "cluster=gavel", "sim=gavel_compat", "seed=1"]
+    return refs
+
+
+def digest(overrides: list[str]) -> str:
+    from fairsim.experiment.single import run_config
+
+    out = run_config(compose_config(overrides + ["+track=false"]))
+    buf = io.StringIO()
+    out.jobs.to_csv(buf, index=False)
+    summary = {k: v for k, v in sorted(out.summary.items()) if not any(t in k for t in _TIMED)}
+    buf.write(json.dumps(summary, sort_keys=True, default=repr))
+    return hashlib.sha256(buf.getvalue().encode()).hexdigest()
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(prog="python -m fairsim.experiment.refcheck", description=__doc__.splitlines()[0])
+    mode = ap.add_mutually_exclusive_group(required=True)
+    mode.add_argument("--save", type=Path, help="write the digests of this code to this JSON file")
+    mode.add_argument("--compare", type=Path, help="rerun and compare with the digests in this JSON file")
+    ap.add_argument("--only", nargs="+", help="names of references to run (default: all)")
+    ap.add_argument("--workers", type=int, default=2)
+    args = ap.parse_args(argv)
+    refs = references()
+    names = args.only or list(refs)
+    with ProcessPoolExecutor(args.workers) as pool:
+        got = dict(zip(names, pool.map(digest, [refs[n] for n in names])))
+    if args.save:
+        args.save.write_text(json.dumps(got, indent=1, sort_keys=True) + "\n")
+        print(f"{len(got)} reference digests written to {args.save}")
+        return 0
+    want = json.loads(args.compare.read_text())
+    bad = [n for n in names if want.get(n) != got[n]]
+    for n in bad:
+        print(f"DIFFERS: {n} ({' '.join(refs[n])})")
+    print(f"{len(names) - len(bad)} of {len(names)} reference runs identical")
+    return 1 if bad else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
