@@ -13,7 +13,7 @@ Three readings, each a column of the per-job table and a group of summary keys:
   included (a snapshot, as a scheduler estimates it at submission; also policy-dependent
   through the jobs still unfinished then);
 - ``rho_fluid``: T_id = the job's completion time, minus its arrival, in the fluid max-min fair
-  schedule of the same trace (``fairsim.fluid_fair_share``): every unfinished job holds an equal
+  schedule of the same trace (``fairsim.fairness.fluid``): every unfinished job holds an equal
   share of every type, capped at what its gang can use, the unused rest shared among the others,
   N(t) from that fluid schedule itself. It depends only on the trace and the cluster, so it is
   the same for every policy; it is the closest reading of "under the max-min fair scheduler",
@@ -35,7 +35,7 @@ import numpy as np
 import pandas as pd
 
 from fairsim.cluster import ClusterSpec
-from fairsim.fluid_fair_share import fluid_finish_times
+from fairsim.fairness.fluid import fluid_finish_times
 from fairsim.workload.jobs import JobSet
 
 

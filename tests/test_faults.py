@@ -249,13 +249,15 @@ def test_ours_lp_time_limit_escalates_and_is_counted():
 
 
 def test_ours_solver_that_raises_falls_back(monkeypatch):
-    from fairsim.policies import ours, solvers
+    from fairsim.policies import fft
+    from fairsim.solve import milp, packing
 
     def broken(*args, **kwargs):
         raise RuntimeError("HiGHS exploded")
 
-    monkeypatch.setitem(ours.SOLVERS, "lp_dive", broken)
-    monkeypatch.setattr(solvers, "milp", broken)  # K(t)'s packing ILP too
+    monkeypatch.setitem(fft.SOLVERS, "lp_dive", broken)
+    for module in (milp, packing):  # the exact program and K(t)'s packing ILP
+        monkeypatch.setattr(module, "milp", broken)
     s = small_run()
     assert s["solver_calls"] > 0 and s["solver_fallbacks"] == s["solver_calls"]
 

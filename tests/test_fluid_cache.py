@@ -6,7 +6,7 @@ import numpy as np
 from fairsim.experiment.compose import compose_config
 from fairsim.experiment.fluid_cache import FluidCache
 from fairsim.experiment.single import run_config
-from fairsim.fluid_fair_share import fluid_finish_times
+from fairsim.fairness.fluid import fluid_finish_times
 
 
 def trace(seed=0, jobs=40):

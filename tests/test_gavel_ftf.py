@@ -67,7 +67,7 @@ def test_constraints_hold_on_random_instances():
 
 
 def test_warm_requirement_lp_matches_cold_solves():
-    from fairsim.policies.gavel_lp import RequirementMaxMin, solve_max_min
+    from fairsim.solve.maxmin import RequirementMaxMin, solve_max_min
 
     rng = np.random.default_rng(5)
     tput = rng.uniform(0.2, 3.0, (12, 3)) * (rng.random((12, 3)) > 0.2)
@@ -88,7 +88,7 @@ def test_min_max_rho_equals_a_plain_bisection_of_cold_lps(seed):
     # prune its bisection (each LP's achieved rho above, its max-min value below) must not
     # cut the optimum off
     from fairsim.policies.gavel_ftf import min_max_rho_fractions
-    from fairsim.policies.gavel_lp import solve_max_min
+    from fairsim.solve.maxmin import solve_max_min
 
     rng = np.random.default_rng(seed)
     n = int(rng.integers(3, 14))

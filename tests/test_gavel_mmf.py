@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from fairsim.policies.gavel_lp import solve_max_min
+from fairsim.solve.maxmin import solve_max_min
 from fairsim.policies.gavel_mmf import GavelMaxMinFairness
 from fairsim.testing import fractions_on, toy_view
 

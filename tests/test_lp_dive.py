@@ -5,8 +5,11 @@ import numpy as np
 import pytest
 
 from fairsim.bench.solver import ChurnedRounds, start_policy
-from fairsim.policies.lp_dive import solve_lp_dive
-from fairsim.policies.solvers import AssignmentProblem, WarmStart, max_packing, prune_dominated, solve_milp
+from fairsim.solve.lp_dive import solve_lp_dive
+from fairsim.solve.milp import solve_milp
+from fairsim.solve.packing import max_packing
+from fairsim.solve.program import AssignmentProblem, prune_dominated
+from fairsim.solve.warm import WarmStart
 from test_solvers import brute_force, busy_cluster_problem, random_problem
 
 ALWAYS_DIVE = {"exact_columns": 0}  # never hand a small program to the exact MILP
@@ -100,7 +103,7 @@ def test_the_warm_model_gets_its_bounds_back():
 
 def test_dive_options_are_checked():
     from fairsim.errors import InputError
-    from fairsim.policies.ours import FFTPolicy
+    from fairsim.policies.fft import FFTPolicy
 
     for bad in ({"dive_gap": -1}, {"dive_nodes": -1}, {"exact_columns": 1.5}, {"solver": "dive"}, {"quick_dive": "yes"}):
         with pytest.raises(InputError, match=next(iter(bad))):
@@ -121,7 +124,7 @@ def test_warm_state_is_one_per_run():
 
 
 def test_a_dive_that_reaches_no_leaf_takes_the_repair_route(monkeypatch):
-    import fairsim.policies.lp_dive as lp_dive
+    import fairsim.solve.lp_dive as lp_dive
 
     monkeypatch.setattr(lp_dive, "_branch", lambda *args: (None, np.inf, 7, False))  # as when K is too tight to dive
     rng = np.random.default_rng(21)
@@ -170,7 +173,7 @@ def test_the_quick_dive_cuts_a_chain_short():
 @pytest.mark.parametrize("seed", range(3))
 def test_the_dive_answer_admits_no_improving_gang_exchange(seed):
     # every leaf goes through gang_exchange, so the answer handed back is a local optimum of its moves
-    from fairsim.policies.gang_exchange import improve_by_exchanges
+    from fairsim.solve.exchange import improve_by_exchanges
 
     p = gang_heavy(seed)
     sol = solve_lp_dive(p, **ALWAYS_DIVE)
@@ -185,11 +188,11 @@ def test_the_next_pass_starts_from_the_root_vertex_itself(seed):
     # from the leaf's basis pivots back, and in a degenerate LP may stop at another optimal vertex)
     import time
 
-    from fairsim.policies import lp_dive
-    from fairsim.policies.solvers import _columns
+    from fairsim.solve import lp_dive
+    from fairsim.solve.program import columns
 
     q = prune_dominated(gang_heavy(seed))
-    cols = _columns(q)
+    cols = columns(q)
     h = lp_dive._root(q, cols, 10.0, None)
     basis, x_root = h.getBasis(), np.array(h.getSolution().col_value)
     _, _, solves = lp_dive._dive_to_leaf(h, q, cols, time.perf_counter() + 10, lock_whole=True)
@@ -234,11 +237,11 @@ def test_a_step_that_overfills_a_type_is_not_solved(seed, quick):
     # the dive goes straight to fixing them at 0, and still ends at a valid leaf
     import time
 
-    from fairsim.policies import lp_dive
-    from fairsim.policies.solvers import _columns
+    from fairsim.solve import lp_dive
+    from fairsim.solve.program import columns
 
     q = prune_dominated(gang_heavy(seed))
-    cols = _columns(q)
+    cols = columns(q)
     h = _BoundsRecorder(lp_dive._root(q, cols, 10.0, None), cols, q.capacity)
     a, value, solves = lp_dive._dive_to_leaf(h, q, cols, time.perf_counter() + 10, lock_whole=quick)
     assert h.overfilled_runs == 0

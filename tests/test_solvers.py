@@ -6,9 +6,11 @@ import itertools
 import numpy as np
 import pytest
 
-from fairsim.policies import solvers
-from fairsim.policies.solvers import (AssignmentProblem, max_packing, prune_dominated, solve_greedy,
-                                      solve_lp_repair, solve_milp)
+from fairsim.solve import milp, packing, relaxation
+from fairsim.solve.lp_repair import solve_lp_repair
+from fairsim.solve.milp import solve_milp
+from fairsim.solve.packing import max_packing
+from fairsim.solve.program import AssignmentProblem, prune_dominated, solve_greedy
 
 
 def brute_force(p: AssignmentProblem) -> tuple[float, int]:
@@ -134,8 +136,9 @@ def test_solver_failure_falls_back_to_greedy(monkeypatch):
         status = 4
         message = "simulated failure"
 
-    monkeypatch.setattr(solvers, "milp", lambda *a, **k: Failed())
-    monkeypatch.setattr(solvers, "linprog", lambda *a, **k: Failed())
+    for module in (milp, packing):  # the exact program and K(t)
+        monkeypatch.setattr(module, "milp", lambda *a, **k: Failed())
+    monkeypatch.setattr(relaxation, "linprog", lambda *a, **k: Failed())
     rng = np.random.default_rng(3)
     p = random_problem(rng, 6, 3)
     for solve in (solve_milp, solve_lp_repair):

@@ -5,8 +5,10 @@ import numpy as np
 import pytest
 
 from fairsim.bench.solver import ChurnedRounds, start_policy
-from fairsim.policies import solvers
-from fairsim.policies.solvers import AssignmentProblem, WarmStart, solve_lp_repair
+from fairsim.solve import lp_repair, program, warm
+from fairsim.solve.lp_repair import solve_lp_repair
+from fairsim.solve.program import AssignmentProblem
+from fairsim.solve.warm import WarmStart
 
 
 def churned_pair(num_jobs=250, seed=0, divide=8, **options):
@@ -22,13 +24,13 @@ def churned_pair(num_jobs=250, seed=0, divide=8, **options):
 def capture_relaxations(monkeypatch):
     """Record the LP relaxation every solve_lp_repair call rounds."""
     seen = []
-    real = solvers._repair
+    real = lp_repair.repair
 
     def spy(p, q, cols, lp, *args):
         seen.append(lp)
         return real(p, q, cols, lp, *args)
 
-    monkeypatch.setattr(solvers, "_repair", spy)
+    monkeypatch.setattr(lp_repair, "repair", spy)
     return seen
 
 
@@ -124,7 +126,7 @@ def test_a_failed_warm_solve_falls_back_to_the_cold_lp(solver):
 
 def test_warm_start_option_is_checked():
     from fairsim.errors import InputError
-    from fairsim.policies.ours import FFTPolicy
+    from fairsim.policies.fft import FFTPolicy
 
     with pytest.raises(InputError, match="warm_start"):
         FFTPolicy(warm_start="yes")
@@ -135,7 +137,7 @@ def test_basis_status_codes_are_highs_own():
     import highspy
 
     status = highspy.HighsBasisStatus
-    assert (solvers._LOWER, solvers._BASIC, solvers._UPPER) == (int(status.kLower), int(status.kBasic), int(status.kUpper))
+    assert (warm._LOWER, warm._BASIC, warm._UPPER) == (int(status.kLower), int(status.kBasic), int(status.kUpper))
 
 
 def test_a_warm_run_is_deterministic_and_finishes_every_job():
@@ -154,12 +156,12 @@ def test_warm_reduced_costs_are_c_minus_a_transpose_y():
     n, t = 80, 4
     p = AssignmentProblem(rng.normal(5.0, 2.0, (n, t)), rng.random((n, t)) > 0.2, rng.choice([1, 2, 4], size=n),
                           np.array([10, 8, 8, 6]), 25, np.arange(n))
-    q = solvers.prune_dominated(p)
-    cols = solvers._columns(q)
+    q = program.prune_dominated(p)
+    cols = program.columns(q)
     warm = WarmStart()
     lp = warm.relaxation(q, cols, 10.0)
     y = np.asarray(warm._h.getSolution().row_dual)
-    a, _, _ = solvers._matrix(q, cols)
+    a, _, _ = program.matrix(q, cols)
     np.testing.assert_allclose(lp.reduced, cols.cost - a.T @ y, atol=1e-9)
     np.testing.assert_allclose(lp.reduced, np.asarray(warm._h.getSolution().col_dual), atol=1e-7)
 
@@ -169,11 +171,11 @@ def test_a_long_lived_model_keeps_a_time_limit_per_round():
     # after enough rounds and then cut rounds short at machine-dependent moments
     seq = ChurnedRounds(600, 4, divide=2)
     policy = start_policy(seq, 4, 6000)
-    p = solvers.prune_dominated(policy.build_problem(seq.view()))
-    cols = solvers._columns(p)
+    p = program.prune_dominated(policy.build_problem(seq.view()))
+    cols = program.columns(p)
     warm, rng, limit = WarmStart(), np.random.default_rng(0), 0.1  # each solve takes a few ms
     for _ in range(60):
-        moved = solvers._Columns(cols.rows, cols.types, cols.cost * rng.uniform(0.9, 1.1, len(cols.cost)), cols.width)
+        moved = program.Columns(cols.rows, cols.types, cols.cost * rng.uniform(0.9, 1.1, len(cols.cost)), cols.width)
         assert warm.solve(p, moved, limit)
     assert warm.model().getRunTime() > limit  # the model has outlived one round's limit
     assert warm.counts["fell_back"] == 0

@@ -38,8 +38,9 @@ import numpy as np
 
 from fairsim.cluster import ClusterSpec
 from fairsim.policies.base import PolicyView, fastest_first, greedy_fill
-from fairsim.policies.ours import SOLVERS, FFTPolicy
-from fairsim.policies.solvers import AssignmentProblem, solve_milp
+from fairsim.policies.fft import SOLVERS, FFTPolicy
+from fairsim.solve.milp import solve_milp
+from fairsim.solve.program import AssignmentProblem
 
 SCALE8 = {"K80": 64, "P100": 96, "T4": 160, "V100": 160, "A10": 160, "L4": 96, "A100-40GB": 160, "A100-80GB": 104}
 TYPE_SPEED = np.array([0.25, 0.45, 0.40, 0.75, 0.70, 0.60, 1.20, 1.30])  # rough relative speed, oldest to newest

@@ -1,7 +1,7 @@
 """The fluid fair-share reference, computed once per trace and cluster and kept on disk.
 
 Every policy of a sweep runs the same trace on the same cluster, and the fluid schedule
-(``fairsim.fluid_fair_share``) depends on nothing else: at the paper's scale it costs 13-21 s of
+(``fairsim.fairness.fluid``) depends on nothing else: at the paper's scale it costs 13-21 s of
 each 20,000-job cell, the same for every policy. The cache key is a digest of the exact input
 arrays and of the module's source, so a changed trace, cluster or algorithm never reads an old
 entry, and a hit returns the very bytes a fresh computation would (same numbers, bit for bit).
@@ -19,7 +19,7 @@ from pathlib import Path
 
 import numpy as np
 
-from fairsim import fluid_fair_share
+from fairsim.fairness import fluid as fluid_fair_share
 
 
 def _code_digest() -> str:

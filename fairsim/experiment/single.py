@@ -28,7 +28,7 @@ from omegaconf import DictConfig, OmegaConf
 
 from fairsim.cluster import ClusterSpec
 from fairsim.errors import InputError, require
-from fairsim.fluid_fair_share import fluid_finish_times
+from fairsim.fairness.fluid import fluid_finish_times
 from fairsim.metrics import add_job_metrics, summarize
 from fairsim.policies.base import Policy
 from fairsim.sim.config import SimConfig

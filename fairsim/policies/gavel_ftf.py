@@ -27,7 +27,7 @@ import numpy as np
 from fairsim.cluster import ClusterSpec
 from fairsim.policies.base import FractionPolicy, PolicyView
 from fairsim.policies.mechanism import as_mechanism
-from fairsim.policies.gavel_lp import RequirementMaxMin
+from fairsim.solve.maxmin import RequirementMaxMin
 
 
 class GavelFinishTimeFairness(FractionPolicy):

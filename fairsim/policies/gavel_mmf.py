@@ -26,7 +26,7 @@ import numpy as np
 
 from fairsim.cluster import ClusterSpec
 from fairsim.policies.base import FractionPolicy, PolicyView
-from fairsim.policies.gavel_lp import WarmMaxMin, solve_max_min
+from fairsim.solve.maxmin import WarmMaxMin, solve_max_min
 from fairsim.policies.mechanism import as_mechanism
 
 

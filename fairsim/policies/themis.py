@@ -71,7 +71,7 @@ from scipy.sparse import csr_matrix
 
 from fairsim.cluster import ClusterSpec
 from fairsim.errors import require
-from fairsim.policies.auction_dive import dive_value_assignment, feasible_pairs, max_winners
+from fairsim.solve.auction import dive_value_assignment, feasible_pairs, max_winners
 from fairsim.policies.base import NOT_RUN, Policy, PolicyView, fastest_first
 
 

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from fairsim.policies.solvers import NOT_RUN, AssignmentProblem
+from fairsim.solve.program import NOT_RUN, AssignmentProblem
 
 _MIN_GAIN = 1e-9  # relative to the objective's scale: a move must gain more than rounding noise
 

@@ -31,8 +31,12 @@ import numpy as np
 
 def solve_max_min(a: np.ndarray, g: np.ndarray, capacity: np.ndarray) -> np.ndarray:
     """y [C, T] of the LP above, by one cold linprog solve."""
-    from scipy import sparse  # here, not at the top: the warm path (the default) never needs scipy.optimize,
-    from scipy.optimize import linprog  # whose import is about 0.3 s of a Gavel replay's whole command
+    from scipy import (
+        sparse,  # here, not at the top: the warm path (the default) never needs scipy.optimize,
+    )
+    from scipy.optimize import (
+        linprog,  # whose import is about 0.3 s of a Gavel replay's whole command
+    )
     c, t = a.shape
     nv = c * t + 1  # y row-major, then z
     cls = np.repeat(np.arange(c), t)

@@ -6,9 +6,9 @@ import pytest
 
 from fairsim.errors import InputError
 from fairsim.metrics import isolated_rate
-from fairsim.policies import solvers
-from fairsim.policies.fair_share import fair_rate
-from fairsim.policies.ours import FFTPolicy
+from fairsim.solve import milp, packing, program, relaxation
+from fairsim.fairness.share import fair_rate
+from fairsim.policies.fft import FFTPolicy
 from fairsim.policies.srtf_agnostic import OverheadAgnosticSRTF
 from fairsim.testing import toy_view
 
@@ -162,8 +162,9 @@ def test_solver_failure_is_counted_and_never_crashes(monkeypatch):
         status = 4
         message = "simulated failure"
 
-    monkeypatch.setattr(solvers, "linprog", lambda *a, **k: Failed())
-    monkeypatch.setattr(solvers, "milp", lambda *a, **k: Failed())
+    monkeypatch.setattr(relaxation, "linprog", lambda *a, **k: Failed())
+    for module in (milp, packing):  # the exact program and K(t)
+        monkeypatch.setattr(module, "milp", lambda *a, **k: Failed())
     view = toy_view([[1.0, 2.0], [1.0, 2.0], [1.0, 0.0]], [1, 1], work=[300, 600, 900])
     policy = fresh(3, warm_start=False)  # the cold path's LP is linprog's (the warm one's is highspy's)
     assignment = policy.decide(view)
@@ -186,17 +187,17 @@ def test_bad_options_raise_input_error(options):
 def test_rounds_above_the_certified_gap_are_counted(monkeypatch):
     """stats() counts the rounds whose answer is more than dive_gap above its own lower bound,
     and keeps the largest such gap; a fallback (no bound) counts as uncertified."""
-    from fairsim.policies import ours
+    from fairsim.policies import fft
 
     answers = iter([(100.05, 100.0), (101.0, 100.0), (50.0, np.nan)])  # gaps 0.05%, 0.99%, none
 
     def canned(problem, *args, **kwargs):
         objective, bound = next(answers)
         fallback = np.isnan(bound)
-        return solvers.Solution(np.array([0, -1]), objective, "greedy" if fallback else "lp_dive", not fallback,
+        return program.Solution(np.array([0, -1]), objective, "greedy" if fallback else "lp_dive", not fallback,
                                 fallback, 0.0, bound)
 
-    monkeypatch.setitem(ours.SOLVERS, "lp_dive", canned)
+    monkeypatch.setitem(fft.SOLVERS, "lp_dive", canned)
     policy = fresh(dive_gap=1e-3)
     for _ in range(3):
         policy.decide(two_job_view())
@@ -206,9 +207,9 @@ def test_rounds_above_the_certified_gap_are_counted(monkeypatch):
 
 
 def test_bound_gap_reads_the_solution_own_bound():
-    sol = solvers.Solution(np.array([0]), -99.0, "lp_dive", False, False, 0.0, -100.0)
-    assert solvers.bound_gap(sol) == pytest.approx(0.01)
-    empty = solvers.Solution(np.array([], dtype=np.int64), 0.0, "lp_dive", True, False, 0.0)
-    assert solvers.bound_gap(empty) == 0.0
-    greedy = solvers.Solution(np.array([0]), 5.0, "greedy", False, True, 0.0)
-    assert solvers.bound_gap(greedy) == np.inf
+    sol = program.Solution(np.array([0]), -99.0, "lp_dive", False, False, 0.0, -100.0)
+    assert program.bound_gap(sol) == pytest.approx(0.01)
+    empty = program.Solution(np.array([], dtype=np.int64), 0.0, "lp_dive", True, False, 0.0)
+    assert program.bound_gap(empty) == 0.0
+    greedy = program.Solution(np.array([0]), 5.0, "greedy", False, True, 0.0)
+    assert program.bound_gap(greedy) == np.inf

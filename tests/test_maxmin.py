@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from fairsim.policies.gavel_lp import WarmMaxMin, solve_max_min
+from fairsim.solve.maxmin import WarmMaxMin, solve_max_min
 
 
 def min_rate(a, y, on):

@@ -6,7 +6,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from fairsim.errors import InputError
-from fairsim.fluid_fair_share import fluid_finish_times, fluid_gpus
+from fairsim.fairness.fluid import fluid_finish_times, fluid_gpus
 from fairsim.metrics import add_job_metrics, isolated_rate
 from fairsim.policies.fifo import FifoPolicy
 from fairsim.policies.srtf import SrtfPolicy

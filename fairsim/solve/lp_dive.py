@@ -42,11 +42,21 @@ import time
 
 import numpy as np
 
-from fairsim.policies.gang_exchange import improve_by_exchanges
-from fairsim.policies.solvers import (NOT_RUN, AssignmentProblem, Solution, WarmStart, _columns, _escalate,
-                                      _lp_repair_pruned, _pass_lp, _relaxation_in, _repair, _row_bounds, _to_assignment,
-                                      _within_gap, is_optimal, new_highs, prune_dominated,
-                                      set_round_time_limit)
+from fairsim.solve.exchange import improve_by_exchanges
+from fairsim.solve.highs import is_optimal, new_highs, pass_lp, set_round_time_limit
+from fairsim.solve.lp_repair import escalate, lp_repair_pruned, repair
+from fairsim.solve.program import (
+    NOT_RUN,
+    AssignmentProblem,
+    Solution,
+    columns,
+    prune_dominated,
+    row_bounds,
+    to_assignment,
+    within_gap,
+)
+from fairsim.solve.relaxation import relaxation_in
+from fairsim.solve.warm import WarmStart
 
 _TOL = 1e-6
 
@@ -58,13 +68,13 @@ def solve_lp_dive(p: AssignmentProblem, time_limit_s: float = 10.0, mip_gap: flo
     if p.num_jobs == 0 or not p.feasible.any():
         return Solution(np.full(p.num_jobs, NOT_RUN, dtype=np.int64), 0.0, "lp_dive", True, False, 0.0)
     q = prune_dominated(p)
-    cols = _columns(q)
+    cols = columns(q)
     if len(cols.rows) <= exact_columns:  # small: the LP, then the exact MILP if it is fractional
-        return _lp_repair_pruned(p, q, cols, tick, time_limit_s, mip_gap, p.num_jobs, repair_keep_types, warm)
+        return lp_repair_pruned(p, q, cols, tick, time_limit_s, mip_gap, p.num_jobs, repair_keep_types, warm)
     h = _root(q, cols, time_limit_s, warm)
     lp_s = time.perf_counter() - tick
     if h is None:
-        return _escalate(p, tick, time_limit_s, mip_gap, "LP relaxation not solved", np.nan, 0)
+        return escalate(p, tick, time_limit_s, mip_gap, "LP relaxation not solved", np.nan, 0)
     root = float(h.getInfo().objective_function_value)
     x = np.asarray(h.getSolution().col_value)
     info = {"fractional_jobs": int(len(np.unique(cols.rows[(x > _TOL) & (x < 1 - _TOL)]))), "lp_s": lp_s}
@@ -72,15 +82,15 @@ def solve_lp_dive(p: AssignmentProblem, time_limit_s: float = 10.0, mip_gap: flo
     info.update({"dive_lps": lps, "dive_proven": proven})
     if assignment is None:  # a tight packing the dive boxed itself out of: lp_repair's route from the root LP
         if not is_optimal(h):
-            return _escalate(p, tick, time_limit_s, mip_gap, "the root LP was lost", root, info["fractional_jobs"])
-        sol = _repair(p, q, cols, _relaxation_in(h, cols, q.num_jobs, len(q.capacity)), tick, time_limit_s, mip_gap,
+            return escalate(p, tick, time_limit_s, mip_gap, "the root LP was lost", root, info["fractional_jobs"])
+        sol = repair(p, q, cols, relaxation_in(h, cols, q.num_jobs, len(q.capacity)), tick, time_limit_s, mip_gap,
                       repair_core, repair_keep_types, "lp_dive")
         sol.info.update(info, repaired=True)
         return sol
     if not (q.is_valid(assignment) and q.gpus_used(assignment) >= q.min_gpus):  # never hand over a broken answer
-        return _escalate(p, tick, time_limit_s, mip_gap, "a dive leaf broke a constraint", root, info["fractional_jobs"])
+        return escalate(p, tick, time_limit_s, mip_gap, "a dive leaf broke a constraint", root, info["fractional_jobs"])
     obj = p.objective(assignment)
-    return Solution(assignment, obj, "lp_dive", proven or _within_gap(obj, root, mip_gap), False,
+    return Solution(assignment, obj, "lp_dive", proven or within_gap(obj, root, mip_gap), False,
                     time.perf_counter() - tick, root, info)
 
 
@@ -91,8 +101,8 @@ def _root(q: AssignmentProblem, cols, time_limit_s: float, warm: WarmStart | Non
         return warm.model()
     h = new_highs()
     set_round_time_limit(h, time_limit_s)
-    lo, hi = _row_bounds(q)
-    _pass_lp(h, cols, q.num_jobs, len(q.capacity), lo, hi)
+    lo, hi = row_bounds(q)
+    pass_lp(h, cols, q.num_jobs, len(q.capacity), lo, hi)
     h.run()
     if not is_optimal(h):
         return None
@@ -126,7 +136,7 @@ def _passes(h, q: AssignmentProblem, cols, root: float, gap: float, max_nodes: i
     best_a, best, lps = None, np.inf, 0
     if quick:
         best_a, best, lps = _dive_to_leaf(h, q, cols, deadline, lock_whole=True)
-        if best_a is not None and _within_gap(best, root, gap):
+        if best_a is not None and within_gap(best, root, gap):
             return best_a, best, lps, False
         _back_to_root(h, root_basis)
         lps += 1
@@ -134,7 +144,7 @@ def _passes(h, q: AssignmentProblem, cols, root: float, gap: float, max_nodes: i
     lps += solves
     if a is not None and value < best:  # ties: the quick dive's leaf
         best_a, best = a, value
-    if max_nodes == 0 or (best_a is not None and _within_gap(best, root, gap)):
+    if max_nodes == 0 or (best_a is not None and within_gap(best, root, gap)):
         return best_a, best, lps, False
     _back_to_root(h, root_basis)
     best_a, best, searched, proven = _search(h, q, cols, best_a, best, gap, max_nodes, deadline)
@@ -280,5 +290,5 @@ def _improved_leaf(h, q: AssignmentProblem, cols):
     x = np.asarray(h.getSolution().col_value)
     if ((x > _TOL) & (x < 1 - _TOL)).any():
         return None, np.inf
-    a, _ = improve_by_exchanges(q, _to_assignment(q, cols, x))
+    a, _ = improve_by_exchanges(q, to_assignment(q, cols, x))
     return a, q.objective(a)

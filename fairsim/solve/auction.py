@@ -25,8 +25,8 @@ import math
 
 import numpy as np
 
-from fairsim.policies.base import NOT_RUN
-from fairsim.policies.solvers import is_optimal, new_highs
+from fairsim.solve.highs import is_optimal, new_highs
+from fairsim.solve.program import NOT_RUN
 
 INTEGRAL_TOL = 1e-7  # HiGHS' primal feasibility tolerance is 1e-7
 

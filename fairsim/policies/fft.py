@@ -17,7 +17,7 @@ Units (the paper leaves them open; each is a constructor option with the default
   in rounds, times the gang size: the GPU-rounds the switch wastes, the unit of d W / theta.
 
 rho_j follows eq. 5 each round with mu_j = (t - a_j) / (tau_j - a_j); tau_j is re-estimated for all
-active jobs whenever the set of active jobs changes (``fairsim.policies.fair_share``).
+active jobs whenever the set of active jobs changes (``fairsim.fairness.share``).
 """
 
 from __future__ import annotations
@@ -29,10 +29,13 @@ import numpy as np
 from fairsim.cluster import ClusterSpec
 from fairsim.errors import require
 from fairsim.policies.base import Policy, PolicyView
-from fairsim.policies.fair_share import TAU_MODES, fair_finish, fair_rate
-from fairsim.policies.lp_dive import solve_lp_dive
-from fairsim.policies.solvers import (AssignmentProblem, Solution, WarmStart, bound_gap, is_certified, max_packing,
-                                      solve_greedy, solve_lp_repair, solve_milp)
+from fairsim.fairness.share import TAU_MODES, fair_finish, fair_rate
+from fairsim.solve.lp_dive import solve_lp_dive
+from fairsim.solve.lp_repair import solve_lp_repair
+from fairsim.solve.milp import solve_milp
+from fairsim.solve.packing import max_packing
+from fairsim.solve.program import AssignmentProblem, Solution, bound_gap, is_certified, solve_greedy
+from fairsim.solve.warm import WarmStart
 
 SOLVERS = {"lp_dive": solve_lp_dive, "lp_repair": solve_lp_repair, "milp": solve_milp}  # docs/ours.md, "Solving the program"
 

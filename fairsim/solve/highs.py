@@ -1,0 +1,55 @@
+"""HiGHS through ``highspy``, its own Python API: a quiet model, the program passed column-wise,
+optimality, and a per-round time budget. ``highspy`` is imported on first use."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from fairsim.solve.program import Columns
+
+
+def load_highspy():
+    """highspy, imported on first use: the cold path (the default) never needs it."""
+    import highspy
+
+    return highspy
+
+
+def new_highs():
+    """A quiet, single-threaded HiGHS for the relaxation: dual simplex, as the cold path
+    (linprog highs-ds). The bare binding: ``highspy.Highs`` prints a banner on stdout when made."""
+    h = load_highspy()._Highs()
+    for key, value in (("output_flag", False), ("threads", 1), ("solver", "simplex"), ("simplex_strategy", 1)):
+        h.setOptionValue(key, value)
+    return h
+
+
+def is_optimal(h) -> bool:
+    """Whether HiGHS' last ``run`` ended at an optimum."""
+    return h.getModelStatus() == load_highspy().HighsModelStatus.kOptimal
+
+
+def set_round_time_limit(h, time_limit_s: float) -> None:
+    """Give this round ``time_limit_s`` seconds from now. HiGHS checks ``time_limit`` against the
+    time the object has spent in ``run`` over its whole life, so a model kept across rounds would
+    otherwise reach a fixed limit after enough rounds, and from then on stop at a moment that
+    depends on the machine's speed (a run would no longer give the same numbers twice)."""
+    h.setOptionValue("time_limit", float(h.getRunTime()) + float(time_limit_s))
+
+
+def pass_lp(h, cols: Columns, n: int, t: int, lo: np.ndarray, hi: np.ndarray) -> None:
+    """Pass the relaxation to HiGHS column-wise straight from the columns: each has three
+    entries, in row order its job's one-type row, its type's capacity row and the K row (the
+    same matrix as ``matrix``, without a sparse conversion). The array form of ``passModel``:
+    filling a ``HighsLp`` attribute by attribute costs ten times as much."""
+    highspy = load_highspy()
+    nv = len(cols.rows)
+    index = np.empty(3 * nv, dtype=np.int32)
+    value = np.empty(3 * nv)
+    index[0::3], index[1::3], index[2::3] = cols.rows, n + cols.types, n + t
+    value[0::3], value[1::3], value[2::3] = 1.0, cols.width, cols.width
+    inf = highspy.kHighsInf
+    h.passModel(nv, n + t + 1, 3 * nv, int(highspy.MatrixFormat.kColwise), int(highspy.ObjSense.kMinimize), 0.0,
+                np.ascontiguousarray(cols.cost), np.zeros(nv), np.ones(nv), np.where(np.isfinite(lo), lo, -inf),
+                np.where(np.isfinite(hi), hi, inf), np.arange(0, 3 * nv + 1, 3, dtype=np.int32), index, value,
+                np.zeros(nv, dtype=np.int32))  # all continuous

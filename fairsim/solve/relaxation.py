@@ -1,0 +1,45 @@
+"""The LP relaxation of the assignment program: an optimal vertex with its reduced costs and
+duals, from scratch (scipy's HiGHS dual simplex) or read from a HiGHS model that holds it."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from scipy import sparse
+from scipy.optimize import linprog
+
+from fairsim.solve.program import AssignmentProblem, Columns
+
+
+@dataclass(frozen=True, eq=False)
+class Relaxation:
+    """An optimal vertex of the LP relaxation: x, reduced costs, the duals of the one-type rows, the value."""
+    x: np.ndarray
+    reduced: np.ndarray
+    row_duals: np.ndarray
+    value: float
+
+
+def lp_cold(q: AssignmentProblem, cols: Columns, a, lo, hi, time_limit_s: float) -> Relaxation | str:
+    """The relaxation from scratch (scipy linprog, HiGHS dual simplex after presolve); a message on failure."""
+    n, t = q.num_jobs, len(q.capacity)
+    # linprog wants A_ub x <= b_ub: the K row is negated
+    a_ub = sparse.vstack([a[: n + t], -a[n + t:]], format="csr")
+    b_ub = np.concatenate([hi[: n + t], [-lo[n + t]]])
+    lp = linprog(cols.cost, A_ub=a_ub, b_ub=b_ub, bounds=(0, 1), method="highs-ds",
+                 options={"time_limit": float(time_limit_s), "presolve": True})
+    if lp.status != 0 or lp.x is None:
+        return f"LP status {lp.status}: {lp.message}"
+    marginals = lp.ineqlin.marginals
+    return Relaxation(lp.x, cols.cost - a_ub.T @ marginals, marginals[:n], float(lp.fun))
+
+
+def relaxation_in(h, cols: Columns, n: int, t: int) -> Relaxation:
+    """The optimal vertex HiGHS holds, with reduced costs c - A'y (A's three entries per column
+    as in ``pass_lp``)."""
+    solution = h.getSolution()
+    x = np.asarray(solution.col_value)
+    y = np.asarray(solution.row_dual)
+    reduced = cols.cost - (y[cols.rows] + cols.width * y[n + cols.types] + cols.width * y[n + t])
+    return Relaxation(x, reduced, y[:n], float(h.getInfo().objective_function_value))
