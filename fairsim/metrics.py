@@ -23,7 +23,7 @@ Three readings, each a column of the per-job table and a group of summary keys:
 The 1/N share of the first two: of each type k, Y_k / N GPUs, i.e. the gang can run on type k
 for a fraction Y_k / (N d_j) of the time; since a job runs on one type at a time these fractions
 are capped at a total of 1, filled fastest type first. The isolated rate is sum_k f_k * theta_k
-and T_id = W_j / rate. The fluid schedule uses the same share and the same capping at every
+(``fairsim.fairness.share.share_rate``) and T_id = W_j / rate. The fluid schedule uses the same share and the same capping at every
 moment, with N its own active count (and the redistribution of unused shares).
 
 rho < 1 means the job finished sooner than its fair share promised.
@@ -36,19 +36,8 @@ import pandas as pd
 
 from fairsim.cluster import ClusterSpec
 from fairsim.fairness.fluid import fluid_finish_times
+from fairsim.fairness.share import share_rate
 from fairsim.workload.jobs import JobSet
-
-
-def isolated_rate(throughput: np.ndarray, workers: np.ndarray, counts: np.ndarray, share_n: np.ndarray) -> np.ndarray:
-    """Work units/s of each job on a 1/N share of every type (see module docstring). [J, T] in, [J] out."""
-    caps = counts[None, :] / (np.maximum(share_n, 1.0)[:, None] * workers[:, None])
-    caps = np.where(throughput > 0, caps, 0.0)
-    order = np.argsort(-throughput, axis=1, kind="stable")
-    tput_sorted = np.take_along_axis(throughput, order, axis=1)
-    caps_sorted = np.take_along_axis(caps, order, axis=1)
-    before = np.cumsum(caps_sorted, axis=1) - caps_sorted
-    take = np.clip(1.0 - before, 0.0, caps_sorted)
-    return (take * tput_sorted).sum(axis=1)
 
 
 def active_jobs_integral(rounds: pd.DataFrame) -> tuple[np.ndarray, np.ndarray]:
@@ -76,7 +65,7 @@ def add_job_metrics(table: pd.DataFrame, jobs: JobSet, cluster: ClusterSpec, rou
     arrived_by = np.searchsorted(arrival, arrival, side="right")  # arrival is sorted by the trace order
     n_static = np.maximum(arrived_by - finished_before, 1).astype(float)
     for col, n in (("rho", n_dynamic), ("rho_static", n_static)):
-        t_iso = jobs.work / isolated_rate(jobs.tput_packed, jobs.workers, cluster.counts.astype(float), n)
+        t_iso = jobs.work / share_rate(jobs.tput_packed, jobs.workers, cluster.counts.astype(float), n)
         out[col] = out["jct_s"].to_numpy(float) / t_iso
         out[f"{col}_share_n"] = n
     t_id_fluid = fluid_finish(arrival, jobs.work, jobs.workers, jobs.tput_packed, cluster.counts) - arrival

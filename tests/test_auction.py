@@ -5,8 +5,13 @@ import numpy as np
 import pytest
 
 from fairsim.errors import InputError
-from fairsim.solve.auction import _winner_cut_bound, dive_value_assignment, feasible_pairs, max_winners
 from fairsim.policies.themis import ThemisPolicy, milp_value_assignment, unbounded_bids
+from fairsim.solve.auction import (
+    _winner_cut_bound,
+    dive_value_assignment,
+    feasible_pairs,
+    max_winners,
+)
 
 
 def total(value: np.ndarray, assignment: np.ndarray) -> float:

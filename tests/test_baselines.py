@@ -6,13 +6,12 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
+from hydra.utils import instantiate
 from omegaconf import OmegaConf
 
-from hydra.utils import instantiate
-
 from fairsim.errors import InputError
-from fairsim.policies.base import Policy
 from fairsim.policies.allox import AlloxPolicy
+from fairsim.policies.base import Policy
 from fairsim.policies.pal import PalPolicy
 from fairsim.policies.srtf import SrtfPolicy
 from fairsim.policies.themis import ThemisPolicy

@@ -3,12 +3,12 @@ improving move each, then random programs checked against the exact optimum."""
 
 import numpy as np
 import pytest
+from test_lp_dive import gang_heavy
+from test_solvers import brute_force, random_problem
 
 from fairsim.solve.exchange import improve_by_exchanges
 from fairsim.solve.milp import solve_milp
 from fairsim.solve.program import AssignmentProblem
-from test_lp_dive import gang_heavy
-from test_solvers import brute_force, random_problem
 
 
 def program(cost, workers, capacity, feasible=None):

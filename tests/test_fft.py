@@ -5,11 +5,10 @@ import numpy as np
 import pytest
 
 from fairsim.errors import InputError
-from fairsim.metrics import isolated_rate
-from fairsim.solve import milp, packing, program, relaxation
-from fairsim.fairness.share import fair_rate
+from fairsim.fairness.share import fair_rate, share_rate
 from fairsim.policies.fft import FFTPolicy
 from fairsim.policies.srtf_agnostic import OverheadAgnosticSRTF
+from fairsim.solve import milp, packing, program, relaxation
 from fairsim.testing import toy_view
 
 
@@ -77,7 +76,7 @@ def test_fair_rate_for_multi_worker_jobs():
     assert fair_rate(tput, workers, cap, 4, "time_share").tolist() == pytest.approx([0.75, 0.75])
     # gpu_share is the metric's isolated rate (the policy steers toward what it is judged by)
     assert fair_rate(tput, workers, cap, 4).tolist() == pytest.approx(
-        isolated_rate(tput, workers, cap.astype(float), np.full(2, 4.0)).tolist())
+        share_rate(tput, workers, cap, np.full(2, 4.0)).tolist())
 
 
 def test_tau_from_arrival_and_from_now():

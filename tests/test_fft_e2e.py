@@ -5,12 +5,11 @@ import pytest
 
 from fairsim.experiment.paper_examples import fig2_example, fig5_example, table1_example
 from fairsim.policies.fft import FFTPolicy
-from fairsim.solve.packing import max_packing
 from fairsim.policies.srtf_agnostic import OverheadAgnosticSRTF
 from fairsim.sim.config import SimConfig
 from fairsim.sim.engine import simulate
+from fairsim.solve.packing import max_packing
 from fairsim.testing import toy_cluster, toy_jobs
-
 
 
 class Recording(FFTPolicy):

@@ -3,8 +3,8 @@
 import numpy as np
 import pytest
 
-from fairsim.solve.maxmin import solve_max_min
 from fairsim.policies.gavel_mmf import GavelMaxMinFairness
+from fairsim.solve.maxmin import solve_max_min
 from fairsim.testing import fractions_on, toy_view
 
 

@@ -3,6 +3,7 @@ checked against brute force, the exact MILP and its own warm start."""
 
 import numpy as np
 import pytest
+from test_solvers import brute_force, busy_cluster_problem, random_problem
 
 from fairsim.bench.solver import ChurnedRounds, start_policy
 from fairsim.solve.lp_dive import solve_lp_dive
@@ -10,7 +11,6 @@ from fairsim.solve.milp import solve_milp
 from fairsim.solve.packing import max_packing
 from fairsim.solve.program import AssignmentProblem, prune_dominated
 from fairsim.solve.warm import WarmStart
-from test_solvers import brute_force, busy_cluster_problem, random_problem
 
 ALWAYS_DIVE = {"exact_columns": 0}  # never hand a small program to the exact MILP
 

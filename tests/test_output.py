@@ -11,7 +11,13 @@ from omegaconf import OmegaConf
 
 from fairsim.experiment.compose import compose_config
 from fairsim.experiment.output import emit, progress_bar
-from fairsim.experiment.single import build_cluster, build_jobs, build_policy, format_summary, run_config
+from fairsim.experiment.single import (
+    build_cluster,
+    build_jobs,
+    build_policy,
+    format_summary,
+    run_config,
+)
 from fairsim.sim.config import SimConfig
 from fairsim.sim.engine import simulate
 

@@ -5,8 +5,8 @@ import pandas as pd
 import pytest
 
 from fairsim.errors import InputError
-from fairsim.policies.fifo import FifoPolicy
 from fairsim.policies.fft import FFTPolicy
+from fairsim.policies.fifo import FifoPolicy
 from fairsim.policies.srtf_agnostic import OverheadAgnosticSRTF
 from fairsim.sim.config import SimConfig
 from fairsim.sim.engine import simulate

@@ -8,7 +8,14 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from fairsim.figures.stats import (METHOD_NOTE, hours_name, nonneg_ci, nonneg_interval, positive_ci, ratio_interval)
+from fairsim.figures.stats import (
+    METHOD_NOTE,
+    hours_name,
+    nonneg_ci,
+    nonneg_interval,
+    positive_ci,
+    ratio_interval,
+)
 
 # wide, skewed samples like per-seed starvation hours or PAL/FFT ratios (2 to 12 seeds)
 nonneg = st.lists(st.floats(min_value=0.0, max_value=1e6, allow_nan=False), min_size=2, max_size=12)

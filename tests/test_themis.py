@@ -4,8 +4,13 @@
 import numpy as np
 import pytest
 
-from fairsim.policies.themis import (ThemisPolicy, greedy_value_assignment, ideal_throughput,
-                                     max_value_assignment, unbounded_bids)
+from fairsim.policies.themis import (
+    ThemisPolicy,
+    greedy_value_assignment,
+    ideal_throughput,
+    max_value_assignment,
+    unbounded_bids,
+)
 from fairsim.testing import toy_view, with_job_ids
 
 

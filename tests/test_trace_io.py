@@ -7,7 +7,11 @@ import pytest
 
 from fairsim.cluster import ClusterSpec
 from fairsim.errors import InputError
-from fairsim.workload.gavel_trace import read_gavel_trace, shipped_trace, shipped_trace_names
+from fairsim.workload.gavel_trace import (
+    read_gavel_trace,
+    shipped_trace,
+    shipped_trace_names,
+)
 from fairsim.workload.jobs import JobSet
 from fairsim.workload.table_catalog import gavel_catalog
 from fairsim.workload.trace import read_trace, write_trace

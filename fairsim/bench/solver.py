@@ -37,8 +37,9 @@ import time
 import numpy as np
 
 from fairsim.cluster import ClusterSpec
-from fairsim.policies.base import PolicyView, fastest_first, greedy_fill
+from fairsim.policies.base import PolicyView
 from fairsim.policies.fft import SOLVERS, FFTPolicy
+from fairsim.policies.queues import fastest_first, greedy_fill
 from fairsim.solve.milp import solve_milp
 from fairsim.solve.program import AssignmentProblem
 

@@ -315,7 +315,11 @@ class SweepCallback(Callback):
         from filelock import FileLock
 
         from fairsim.experiment.collect import collect, survey
-        from fairsim.experiment.tracking import log_sweep, store_error_line, tracking_uri
+        from fairsim.experiment.tracking import (
+            log_sweep,
+            store_error_line,
+            tracking_uri,
+        )
 
         sweep_dir = Path(config.hydra.sweep.dir)
         name = f"[sweep {sweep_dir.name}]"

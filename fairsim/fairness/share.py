@@ -8,8 +8,8 @@ time. Two readings (policy option ``tau_multiworker``):
 - ``gpu_share`` (default): a 1/N share of type k is Y_k / N GPUs, so the gang can run on type k
   for a fraction f_k = Y_k / (N d_j) of the time. A job runs on one type at a time, so the
   fractions are capped at a total of 1, filled fastest type first. This is the same isolated
-  rate the finish-time-fairness metric uses (``fairsim.metrics.isolated_rate``), so the policy
-  steers toward the quantity it is judged by.
+  rate the finish-time-fairness metric and Themis' ideal share use (``share_rate``), so the
+  policy steers toward the quantity it is judged by.
 - ``time_share``: f_k = 1 / N of each feasible type's time whatever the gang size (Gavel's equal
   share), capped the same way; wide jobs get the same promise as narrow ones.
 
@@ -40,13 +40,22 @@ def capped_rate(throughput: np.ndarray, fractions: np.ndarray) -> np.ndarray:
     return (np.clip(1.0 - before, 0.0, frac) * tput).sum(axis=1)
 
 
+def share_rate(throughput: np.ndarray, workers: np.ndarray, capacity: np.ndarray, share_n) -> np.ndarray:
+    """Work units per second of each job on a 1/N share of every type: Y_k / (N d_j) of type k's
+    time, capped at a total of 1, fastest type first. ``share_n``: N, one number or one per job
+    (values below 1 count as 1). The one 1/N share of FFT's tau, the rho metric and Themis."""
+    n = np.maximum(np.asarray(share_n, dtype=np.float64), 1.0)[..., None]
+    fractions = capacity[None, :].astype(np.float64) / (n * workers[:, None].astype(np.float64))
+    return capped_rate(throughput, fractions)
+
+
 def fair_rate(throughput: np.ndarray, workers: np.ndarray, capacity: np.ndarray, n_active: int,
               mode: str = "gpu_share") -> np.ndarray:
     """Work units per second each job gets from a dedicated 1/n_active share of every type."""
     n = max(int(n_active), 1)
     if mode == "gpu_share":
-        fractions = capacity[None, :].astype(np.float64) / (n * workers[:, None].astype(np.float64))
-    elif mode == "time_share":
+        return share_rate(throughput, workers, capacity, n)
+    if mode == "time_share":
         fractions = np.full(throughput.shape, 1.0 / n)
     else:
         raise ValueError(f"tau mode {mode!r} is not one of {TAU_MODES}")

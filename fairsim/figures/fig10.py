@@ -14,8 +14,17 @@ import pandas as pd
 from fairsim.figures import style
 from fairsim.figures.data import Inputs
 from fairsim.figures.paper import paper_values
-from fairsim.figures.plots import (HOUR, ci_bars, footnote, paper_marks, pooled_ratio_panel, shown_name, value_table,
-                                   with_paper, workload_colors)
+from fairsim.figures.plots import (
+    HOUR,
+    ci_bars,
+    footnote,
+    paper_marks,
+    pooled_ratio_panel,
+    shown_name,
+    value_table,
+    with_paper,
+    workload_colors,
+)
 from fairsim.figures.stats import REFERENCE
 
 POLICIES = ["ours", "ours_noswitch", "ours_nofair", "ours_constmu", "srtf_agnostic", "srtf", "gavel"]

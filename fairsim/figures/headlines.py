@@ -20,7 +20,15 @@ import pandas as pd
 
 from fairsim.figures import style
 from fairsim.figures.data import Inputs, MissingInput
-from fairsim.figures.stats import REFERENCE, Interval, mean_ci, nonneg_ci, paired_differences, paired_ratios, ratio_ci
+from fairsim.figures.stats import (
+    REFERENCE,
+    Interval,
+    mean_ci,
+    nonneg_ci,
+    paired_differences,
+    paired_ratios,
+    ratio_ci,
+)
 
 
 @dataclass(frozen=True)

@@ -13,7 +13,15 @@ from matplotlib.ticker import FuncFormatter, LogLocator, MaxNLocator, NullFormat
 
 from fairsim.figures import style
 from fairsim.figures.paper import PaperValue, paper_values
-from fairsim.figures.stats import METHOD_NOTE, REFERENCE, hours_name, nonneg_ci, paired_ratios, positive_ci, ratio_ci
+from fairsim.figures.stats import (
+    METHOD_NOTE,
+    REFERENCE,
+    hours_name,
+    nonneg_ci,
+    paired_ratios,
+    positive_ci,
+    ratio_ci,
+)
 
 HOUR = 1 / 3600
 TABLE_COLUMNS = ["metric", "policy", "workload", "mean", "lo", "hi", "n"]

@@ -13,10 +13,26 @@ from pathlib import Path
 
 import pandas as pd
 
-from fairsim.figures.plots import HOUR, ci_bars, ci_points, footnote, log_axis, shown_name
+from fairsim.figures.plots import (
+    HOUR,
+    ci_bars,
+    ci_points,
+    footnote,
+    log_axis,
+    shown_name,
+)
 from fairsim.figures.stats import summarize_groups
-from fairsim.figures.style import (color, label, legend_outside, marker, new_figure, panel_letters, paper_style,
-                                   policy_order, save)
+from fairsim.figures.style import (
+    color,
+    label,
+    legend_outside,
+    marker,
+    new_figure,
+    panel_letters,
+    paper_style,
+    policy_order,
+    save,
+)
 
 # metric -> (axis label, scale, drawing): bars from 0, or points on a log axis (rho has outliers)
 PANELS = {"avg_jct_s": ("mean JCT, lower is better", "hours", HOUR, "bars"),

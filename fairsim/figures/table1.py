@@ -9,7 +9,11 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from fairsim.experiment.paper_examples import gavel_round_len_s, table1_fluid_jct_min, table1_gavel_fractions
+from fairsim.experiment.paper_examples import (
+    gavel_round_len_s,
+    table1_fluid_jct_min,
+    table1_gavel_fractions,
+)
 from fairsim.figures.fig3 import results
 from fairsim.figures.tables import Check, save_table
 

@@ -13,7 +13,11 @@ import yaml
 
 from fairsim.cluster import ClusterSpec
 from fairsim.figures.tables import Check, save_table
-from fairsim.workload.perf_model import default_constants_path, load_constants, paper_catalog
+from fairsim.workload.perf_model import (
+    default_constants_path,
+    load_constants,
+    paper_catalog,
+)
 
 ROOT = Path(__file__).resolve().parents[2]
 

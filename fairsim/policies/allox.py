@@ -44,7 +44,8 @@ from scipy.optimize import linear_sum_assignment
 
 from fairsim.cluster import ClusterSpec
 from fairsim.errors import require
-from fairsim.policies.base import NOT_RUN, Policy, PolicyView, fill_queue
+from fairsim.policies.base import NOT_RUN, Policy, PolicyView
+from fairsim.policies.queues import fill_queue
 
 INFEASIBLE_COST = 1e30  # larger than any real total completion time
 

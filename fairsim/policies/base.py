@@ -6,8 +6,9 @@ The engine enforces the rules (one type per job, capacity, memory feasibility) a
 policy that breaks them; it never looks at a policy's name.
 
 Policies that think in time fractions (Gavel-style: X[j, k] = share of time job j should spend
-on type k) subclass ``FractionPolicy`` and implement ``fractions(view)``; a round mechanism
-(``fairsim.policies.mechanism``) turns the fractions into this round's assignment.
+on type k) subclass ``fairsim.policies.mechanism.FractionPolicy`` and implement
+``fractions(view)``; Gavel's round mechanism turns the fractions into this round's assignment.
+Queue-based policies place jobs with the helpers of ``fairsim.policies.queues``.
 
 To add a policy: write ``fairsim/policies/<name>.py`` with a ``Policy`` subclass and
 ``conf/policy/<name>.yaml`` with ``_target_`` pointing at it. Nothing else changes.
@@ -20,8 +21,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from fairsim.cluster import ClusterSpec
-
-NOT_RUN = -1
+from fairsim.solve.program import NOT_RUN
 
 
 @dataclass(frozen=True, eq=False)
@@ -95,102 +95,3 @@ class Policy:
         """Per-job values for the schedule record (``sim.record_schedule``), one array per column
         over ``job_ids`` (engine job indices); asked only when the record is on."""
         return {}
-
-
-class FractionPolicy(Policy):
-    """A policy that computes a time-fraction matrix X [n, T] (rows sum to <= 1,
-    sum_j workers_j * X[j, k] <= capacity_k) and leaves the per-round choice to a mechanism."""
-
-    def __init__(self, mechanism=None):
-        from fairsim.policies.mechanism import GavelMechanism  # local import: mechanism imports base
-
-        self.mechanism = mechanism or GavelMechanism()
-
-    def reset(self, cluster: ClusterSpec, num_jobs: int, seed: int) -> None:
-        self.mechanism.reset(cluster, num_jobs)
-
-    def fractions(self, view: PolicyView) -> np.ndarray:
-        raise NotImplementedError
-
-    def decide(self, view: PolicyView) -> np.ndarray:
-        return self.mechanism.assign(view, self.fractions)
-
-    def stats(self) -> dict[str, float]:
-        return self.mechanism.stats()
-
-
-def greedy_fill(view: PolicyView, order: np.ndarray, type_pref: np.ndarray, free: np.ndarray | None = None,
-                assignment: np.ndarray | None = None, backfill: bool = True) -> np.ndarray:
-    """Place jobs in ``order`` (rows of the view), each on the first type in its preference row
-    ``type_pref[row]`` (type indices, -1 padded) that is feasible and has room for its gang.
-
-    With ``backfill`` a job that fits nowhere is skipped and later jobs may still start; without
-    it the first job that does not fit stops the queue (strict FIFO). Stops early once no
-    remaining job could fit in the free GPUs, so the loop costs O(started jobs) when the
-    cluster is full.
-    """
-    assignment = view.empty_assignment() if assignment is None else assignment
-    free_arr = view.capacity.astype(np.int64).copy() if free is None else free
-    if len(order) == 0:
-        return assignment
-    widths = view.workers[order]
-    suffix_min = np.minimum.accumulate(widths[::-1])[::-1].tolist()  # narrowest job from position i on
-    # plain Python ints in the loop (numpy scalar overhead dominates at this size), converted a
-    # chunk at a time because the loop usually stops long before the end of a long queue
-    free_l = free_arr.tolist()
-    chunk = 128
-    stopped = False
-    for start in range(0, len(order), chunk):
-        rows = order[start:start + chunk]
-        for i, (d, pref, ok) in enumerate(zip(widths[start:start + chunk].tolist(), type_pref[rows].tolist(),
-                                                view.feasible[rows].tolist())):
-            max_free = max(free_l)
-            if max_free <= 0 or suffix_min[start + i] > max_free:
-                stopped = True
-                break
-            placed = False
-            for k in pref:
-                if k < 0:
-                    break
-                if ok[k] and free_l[k] >= d:
-                    assignment[rows[i]] = k
-                    free_l[k] -= d
-                    placed = True
-                    break
-            if not placed and not backfill:
-                stopped = True
-                break
-        if stopped:
-            break
-    free_arr[:] = free_l
-    return assignment
-
-
-def fastest_first(view: PolicyView) -> np.ndarray:
-    """Per job, feasible types sorted by throughput, fastest first; -1 pads infeasible types.
-    Ties keep the cluster's type order (stable sort), so the result is deterministic."""
-    tput = np.where(view.feasible, view.throughput, -np.inf)
-    pref = np.argsort(-tput, axis=1, kind="stable")
-    return np.where(np.take_along_axis(view.feasible, pref, axis=1), pref, -1)
-
-
-def fill_queue(widths: np.ndarray, free: int) -> np.ndarray:
-    """Which jobs of one queue (already in priority order) start on ``free`` GPUs: the longest
-    prefix that fits, then backfill of later jobs that still fit. Costs O(started jobs) numpy
-    steps, so a full type is cheap however long its queue."""
-    take = np.zeros(len(widths), dtype=bool)
-    if len(widths) == 0 or free <= 0:
-        return take
-    prefix = int(np.searchsorted(np.cumsum(widths), free, side="right"))
-    take[:prefix] = True
-    free -= int(widths[:prefix].sum())
-    pos = prefix
-    while free > 0 and pos < len(widths):
-        fits = np.flatnonzero(widths[pos:] <= free)
-        if len(fits) == 0:
-            break
-        i = pos + int(fits[0])
-        take[i] = True
-        free -= int(widths[i])
-        pos = i + 1
-    return take

@@ -28,13 +28,19 @@ import numpy as np
 
 from fairsim.cluster import ClusterSpec
 from fairsim.errors import require
-from fairsim.policies.base import Policy, PolicyView
 from fairsim.fairness.share import TAU_MODES, fair_finish, fair_rate
+from fairsim.policies.base import Policy, PolicyView
 from fairsim.solve.lp_dive import solve_lp_dive
 from fairsim.solve.lp_repair import solve_lp_repair
 from fairsim.solve.milp import solve_milp
 from fairsim.solve.packing import max_packing
-from fairsim.solve.program import AssignmentProblem, Solution, bound_gap, is_certified, solve_greedy
+from fairsim.solve.program import (
+    AssignmentProblem,
+    Solution,
+    bound_gap,
+    is_certified,
+    solve_greedy,
+)
 from fairsim.solve.warm import WarmStart
 
 SOLVERS = {"lp_dive": solve_lp_dive, "lp_repair": solve_lp_repair, "milp": solve_milp}  # docs/ours.md, "Solving the program"

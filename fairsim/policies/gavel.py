@@ -33,8 +33,8 @@ import numpy as np
 from scipy import sparse
 from scipy.optimize import linprog
 
-from fairsim.policies.base import FractionPolicy, PolicyView
-from fairsim.policies.mechanism import as_mechanism
+from fairsim.policies.base import PolicyView
+from fairsim.policies.mechanism import FractionPolicy, as_mechanism
 
 
 class GavelSjf(FractionPolicy):

@@ -25,8 +25,8 @@ from __future__ import annotations
 import numpy as np
 
 from fairsim.cluster import ClusterSpec
-from fairsim.policies.base import FractionPolicy, PolicyView
-from fairsim.policies.mechanism import as_mechanism
+from fairsim.policies.base import PolicyView
+from fairsim.policies.mechanism import FractionPolicy, as_mechanism
 from fairsim.solve.maxmin import RequirementMaxMin
 
 

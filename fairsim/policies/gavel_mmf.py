@@ -25,9 +25,9 @@ from __future__ import annotations
 import numpy as np
 
 from fairsim.cluster import ClusterSpec
-from fairsim.policies.base import FractionPolicy, PolicyView
+from fairsim.policies.base import PolicyView
+from fairsim.policies.mechanism import FractionPolicy, as_mechanism
 from fairsim.solve.maxmin import WarmMaxMin, solve_max_min
-from fairsim.policies.mechanism import as_mechanism
 
 
 class GavelMaxMinFairness(FractionPolicy):

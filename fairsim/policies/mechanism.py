@@ -38,7 +38,7 @@ import numpy as np
 
 from fairsim.cluster import ClusterSpec, canonical_gpu_name
 from fairsim.errors import require
-from fairsim.policies.base import PolicyView
+from fairsim.policies.base import Policy, PolicyView
 
 FractionsFn = Callable[[PolicyView], np.ndarray]
 UNALLOCATED = ("reserve", "skip")
@@ -303,3 +303,23 @@ def equal_share(view: PolicyView) -> np.ndarray:
     n, t = view.num_jobs, view.num_types
     share = view.capacity[None, :] / (max(n, 1) * view.workers[:, None] * t)
     return np.where(view.feasible, np.minimum(share, 1.0 / t), 0.0)
+
+
+class FractionPolicy(Policy):
+    """A policy that computes a time-fraction matrix X [n, T] (rows sum to <= 1,
+    sum_j workers_j * X[j, k] <= capacity_k) and leaves the per-round choice to a mechanism."""
+
+    def __init__(self, mechanism=None):
+        self.mechanism = mechanism or GavelMechanism()
+
+    def reset(self, cluster: ClusterSpec, num_jobs: int, seed: int) -> None:
+        self.mechanism.reset(cluster, num_jobs)
+
+    def fractions(self, view: PolicyView) -> np.ndarray:
+        raise NotImplementedError
+
+    def decide(self, view: PolicyView) -> np.ndarray:
+        return self.mechanism.assign(view, self.fractions)
+
+    def stats(self) -> dict[str, float]:
+        return self.mechanism.stats()

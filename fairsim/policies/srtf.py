@@ -21,7 +21,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from fairsim.policies.base import Policy, PolicyView, fastest_first, greedy_fill
+from fairsim.policies.base import Policy, PolicyView
+from fairsim.policies.queues import fastest_first, greedy_fill
 
 
 def best_remaining_time(view: PolicyView) -> np.ndarray:

@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from fairsim.policies.base import Policy, PolicyView, fastest_first, greedy_fill
+from fairsim.policies.base import Policy, PolicyView
+from fairsim.policies.queues import fastest_first, greedy_fill
 
 
 class OverheadAgnosticSRTF(Policy):

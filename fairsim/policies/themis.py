@@ -71,22 +71,15 @@ from scipy.sparse import csr_matrix
 
 from fairsim.cluster import ClusterSpec
 from fairsim.errors import require
+from fairsim.fairness.share import share_rate
+from fairsim.policies.base import NOT_RUN, Policy, PolicyView
+from fairsim.policies.queues import fastest_first, greedy_fill
 from fairsim.solve.auction import dive_value_assignment, feasible_pairs, max_winners
-from fairsim.policies.base import NOT_RUN, Policy, PolicyView, fastest_first
 
 
 def ideal_throughput(view: PolicyView) -> np.ndarray:
     """Throughput of each job on a 1/N share of every GPU type (N = jobs in the view)."""
-    n = view.num_jobs
-    tput = np.where(view.feasible, view.throughput, 0.0)
-    share = (view.capacity[None, :] / max(n, 1)) / view.workers[:, None]  # time fraction usable on k
-    share = np.where(view.feasible, np.minimum(share, 1.0), 0.0)
-    order = np.argsort(-tput, axis=1, kind="stable")  # fastest types first
-    tput_sorted = np.take_along_axis(tput, order, axis=1)
-    share_sorted = np.take_along_axis(share, order, axis=1)
-    before = np.cumsum(share_sorted, axis=1) - share_sorted
-    used = np.clip(1.0 - before, 0.0, share_sorted)  # time fractions sum to at most 1
-    return (tput_sorted * used).sum(axis=1)
+    return share_rate(np.where(view.feasible, view.throughput, 0.0), view.workers, view.capacity, view.num_jobs)
 
 
 def auction_candidates(value: np.ndarray, widths: np.ndarray, free: np.ndarray) -> np.ndarray:
@@ -273,7 +266,7 @@ class ThemisPolicy(Policy):
             if self.greedy_leftover:
                 # the pre-issue-11 reading: leftovers to the jobs not offered any, worst rho first,
                 # each on its fastest free type whatever its bid
-                self.fill_fastest(view, waiting, free, assignment)
+                greedy_fill(view, waiting, fastest_first(view), free=free, assignment=assignment)
                 break
 
         started = (assignment >= 0) & ~holding
@@ -307,27 +300,6 @@ class ThemisPolicy(Policy):
         self.dive_auctions += out is not None
         self.dive_misses += out is None
         return out
-
-    @staticmethod
-    def fill_fastest(view: PolicyView, rows: np.ndarray, free: np.ndarray, assignment: np.ndarray) -> None:
-        """Each row in turn on its fastest feasible type with room (Python ints: one step per job)."""
-        if len(rows) == 0:
-            return
-        widths = view.workers[rows]
-        narrowest_after = np.minimum.accumulate(widths[::-1])[::-1].tolist()
-        prefs = fastest_first(view)[rows].tolist()
-        room = free.tolist()
-        for pos, (row, d, pref) in enumerate(zip(rows.tolist(), widths.tolist(), prefs)):
-            if narrowest_after[pos] > max(room):
-                break
-            for k in pref:
-                if k < 0:
-                    break
-                if room[k] >= d:
-                    assignment[row] = k
-                    room[k] -= d
-                    break
-        free[:] = room
 
     def stats(self) -> dict[str, float]:
         return {"themis_auctions": float(self.auctions), "themis_greedy_auctions": float(self.greedy_auctions),

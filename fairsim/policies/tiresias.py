@@ -48,7 +48,8 @@ import numpy as np
 
 from fairsim.cluster import ClusterSpec
 from fairsim.errors import require
-from fairsim.policies.base import NOT_RUN, Policy, PolicyView, fill_queue
+from fairsim.policies.base import NOT_RUN, Policy, PolicyView
+from fairsim.policies.queues import fill_queue
 
 
 def fill_bound_queues(view: PolicyView, bound: np.ndarray, key: np.ndarray, free: np.ndarray | None = None) -> np.ndarray:

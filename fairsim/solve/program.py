@@ -22,6 +22,8 @@ from dataclasses import dataclass, field
 import numpy as np
 from scipy import sparse
 
+from fairsim.solve.first_fit import first_fit
+
 NOT_RUN = -1
 
 
@@ -167,21 +169,9 @@ def solve_greedy(p: AssignmentProblem) -> Solution:
         return Solution(assignment, 0.0, "greedy", False, False, 0.0)
     cost = np.where(p.feasible, p.cost, np.inf)
     pref = np.argsort(cost, axis=1, kind="stable")
-    best = np.take_along_axis(cost, pref[:, :1], axis=1)[:, 0]
-    order = np.lexsort((np.arange(n), best))
-    free = p.capacity.astype(np.int64).copy()
-    narrowest = int(p.workers.min())
-    for j in order:
-        if not np.isfinite(best[j]) or free.max() < narrowest:
-            continue
-        d = p.workers[j]
-        for k in pref[j]:
-            if not np.isfinite(cost[j, k]):
-                break
-            if free[k] >= d:
-                assignment[j] = k
-                free[k] -= d
-                break
+    ranked = np.take_along_axis(cost, pref, axis=1)
+    order = np.lexsort((np.arange(n), ranked[:, 0]))
+    first_fit(p.workers, np.where(np.isfinite(ranked), pref, -1), p.capacity.astype(np.int64).copy(), order, assignment)
     return Solution(assignment, p.objective(assignment), "greedy", False, False, time.perf_counter() - tick)
 
 
