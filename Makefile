@@ -27,11 +27,11 @@ smoke: $(STAMP)  ## CI smoke sweep: 3 policies x 2 loads, Hydra -> joblib -> res
 	$(PY) -m fairsim.figures.sweep_summary results/sweeps/smoke
 
 reproduce: $(STAMP)  ## every paper figure + paper_figs/REPORT.md (SCALE=full for the paper's sizes)
-	$(PY) -m fairsim.experiment.reproduce --scale $(SCALE) $(ARGS)
+	$(PY) -m fairsim.paper.reproduce --scale $(SCALE) $(ARGS)
 
 reproduce-load: $(STAMP)  ## which claims hold where: the paper_load sweep (504 cells, about 20 min on 2 cores) + fig_load, then REPORT.md
-	$(PY) -m fairsim.experiment.reproduce --scale $(SCALE) --only fig_load $(ARGS)
-	$(PY) -m fairsim.experiment.reproduce --scale $(SCALE) --draw-only
+	$(PY) -m fairsim.paper.reproduce --scale $(SCALE) --only fig_load $(ARGS)
+	$(PY) -m fairsim.paper.reproduce --scale $(SCALE) --draw-only
 
 ui: $(STAMP)  ## MLflow UI on http://127.0.0.1:5000 over results/mlflow.db
 	$(VENV)/bin/mlflow ui --host 127.0.0.1 --port 5000 --workers 1 --backend-store-uri sqlite:///results/mlflow.db

@@ -4,7 +4,7 @@ import numpy as np
 import pandas as pd
 
 from fairsim.bench.solver import ChurnedRounds, main
-from fairsim.experiment.reproduce import parse_bench_table
+from fairsim.paper.reproduce import parse_bench_table
 
 
 def test_churned_rounds_keep_ids_stable_and_jobs_moving():

@@ -3,8 +3,8 @@
 import pandas as pd
 import pytest
 
-from fairsim.figures import fairness_ablation, fairness_readings
 from fairsim.figures.data import Inputs, SweepData
+from fairsim.paper.figures import fairness_ablation, fairness_readings
 
 
 def cells(policies: dict[str, float]) -> pd.DataFrame:

@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from fairsim.experiment.paper_examples import fig2_example, fig5_example, table1_example
+from fairsim.paper.examples import fig2_example, fig5_example, table1_example
 from fairsim.policies.fft import FFTPolicy
 from fairsim.policies.srtf_agnostic import OverheadAgnosticSRTF
 from fairsim.sim.config import SimConfig
@@ -27,7 +27,7 @@ class Recording(FFTPolicy):
 
 
 def fig2_instance():
-    """Paper Fig. 2 as fairsim.experiment.paper_examples builds it (the figure draws the same)."""
+    """Paper Fig. 2 as fairsim.paper.examples builds it (the figure draws the same)."""
     ex = fig2_example()
     return ex.jobs, ex.cluster, ex.config
 

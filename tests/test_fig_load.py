@@ -7,8 +7,8 @@ from pathlib import Path
 import pandas as pd
 import yaml
 
-from fairsim.figures import fig_load
 from fairsim.figures.data import Inputs, SweepData
+from fairsim.paper.figures import fig_load
 
 ROOT = Path(__file__).resolve().parents[1]
 GAVEL_OVER_FFT = {("philly", 0.5): 0.8, ("philly", 2.0): 2.0, ("poisson", 0.5): 1.5, ("poisson", 2.0): 1.5}

@@ -7,11 +7,11 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from fairsim.figures import fig7, fig8, fig9, fig10, fig11, fig12, fig13
 from fairsim.figures.data import Inputs, MissingInput, SweepData
-from fairsim.figures.headlines import evaluate, verdict
-from fairsim.figures.report import write_report
 from fairsim.figures.stats import Interval, mean_ci, paired_differences, paired_ratios
+from fairsim.paper.figures import fig7, fig8, fig9, fig10, fig11, fig12, fig13
+from fairsim.paper.headlines import evaluate, verdict
+from fairsim.paper.report import write_report
 
 # avg JCT per (policy, workload, seed): gavel is 2x ours on trace1, 1.5x on trace2 (seed 0, 1)
 JCT = {("ours", "trace1"): [100.0, 200.0], ("gavel", "trace1"): [200.0, 400.0],
@@ -156,7 +156,7 @@ def test_report_lists_rows_gaps_and_sweeps(tmp_path):
     rows = evaluate([{"claim": "pool", "paper": "1.4x", "kind": "ratio", "sweep": "testbed", "metric": "avg_jct_s",
                       "baselines": ["gavel"], "reduce": "pool"}], inputs)
     path = write_report(tmp_path / "REPORT.md", "small", rows, inputs, {"fig7": "JCT"}, {"profile_error": "needs option x"},
-                        "python -m fairsim.experiment.reproduce")
+                        "python -m fairsim.paper.reproduce")
     text = path.read_text()
     assert "| pool | 1.4x | 1.7" in text and "| yes |" in text
     assert "1 yes, 0 weak, 0 no, of 1 numbers" in text

@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from fairsim.experiment.paper_examples import gavel_round_len_s, table1_example
+from fairsim.paper.examples import gavel_round_len_s, table1_example
 from fairsim.policies.gavel import GavelSjf, max_weighted_throughput
 from fairsim.testing import fractions_on, toy_view
 

@@ -1,12 +1,12 @@
 """The paper's worked-example figures and tables (Figs. 1, 2, 3, 5, 6; Tables 1, 2): the numbers
-come out of the same functions that draw them (fairsim.figures.*, fairsim.experiment.paper_examples)."""
+come out of the same functions that draw them (fairsim.figures.*, fairsim.paper.examples)."""
 
 import numpy as np
 import pandas as pd
 import pytest
 
-from fairsim.experiment import reproduce
-from fairsim.figures import fig1, fig2, fig3, fig5, fig6, table1, table2
+from fairsim.paper import reproduce
+from fairsim.paper.figures import fig1, fig2, fig3, fig5, fig6, table1, table2
 
 LAN_BYTES_PER_S = 1.25e9
 
@@ -108,7 +108,7 @@ def test_reproduce_writes_the_examples_into_the_report(tmp_path):
 
 def test_a_bad_example_entry_is_a_one_line_error():
     from fairsim.errors import InputError
-    from fairsim.experiment.paper_examples import build, load_spec
+    from fairsim.paper.examples import build, load_spec
 
     spec = load_spec("fig2")
     spec["jobs"]["throughput"] = [[1.0], [1.0], [1.0]]  # one number per job, the cluster has two types

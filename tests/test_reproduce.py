@@ -11,9 +11,9 @@ import pytest
 import yaml
 
 from fairsim.errors import InputError
-from fairsim.experiment import reproduce
+from fairsim.paper import reproduce
 from fairsim.experiment.compose import CONF_DIR
-from fairsim.figures.headlines import EVALUATORS
+from fairsim.paper.headlines import EVALUATORS
 
 ROOT = Path(__file__).resolve().parents[1]
 PLAN = reproduce.load_plan()
@@ -102,7 +102,7 @@ def test_tiny_reproduce_end_to_end(tmp_path):
         "sweeps": {"testbed": {"preset": "paper_testbed",
                                "small": ["policy=ours,fifo", "workload=trace1", "seed=0,1", "workload.num_jobs=30",
                                          "hydra.launcher.n_jobs=1"]}},
-        "figures": {"fig7": {"module": "fairsim.figures.fig7", "sweeps": ["testbed"], "what": "JCT ratios"}},
+        "figures": {"fig7": {"module": "fairsim.paper.figures.fig7", "sweeps": ["testbed"], "what": "JCT ratios"}},
         "headlines": [{"claim": "avg JCT, FIFO / FFT", "paper": "-", "kind": "ratio", "sweep": "testbed",
                        "metric": "avg_jct_s", "baselines": ["fifo"], "reduce": "pool"}],
     }
@@ -133,7 +133,7 @@ def test_sweep_progress_bar_passes_the_sweep_output_through(capfd):
 
 
 def test_machine_dependent_timings_stay_out_of_the_committed_figures():
-    from fairsim.figures.fig13 import MACHINE_DIR
+    from fairsim.paper.figures.fig13 import MACHINE_DIR
 
     ignored = (ROOT / ".gitignore").read_text().splitlines()
     assert f"paper_figs/{MACHINE_DIR}/" in ignored  # fig13 draws its timings there (tests/test_figures.py)

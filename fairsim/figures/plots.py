@@ -12,7 +12,7 @@ import seaborn as sns
 from matplotlib.ticker import FuncFormatter, LogLocator, MaxNLocator, NullFormatter
 
 from fairsim.figures import style
-from fairsim.figures.paper import PaperValue, paper_values
+from fairsim.figures.reference import PaperValue, matching
 from fairsim.figures.stats import (
     METHOD_NOTE,
     REFERENCE,
@@ -236,7 +236,7 @@ POOLED_MARKERS = ("o", "s", "D")
 
 
 def pooled_ratio_panel(ax, cells: pd.DataFrame, metrics: dict[str, str], baselines: Sequence[str],
-                       setting: str) -> tuple[pd.DataFrame, list[dict]]:
+                       paper: Sequence[PaperValue]) -> tuple[pd.DataFrame, list[dict]]:
     """Baseline / FFT with every trace pooled, one point per (baseline, metric), on a log axis,
     with the paper's trace-independent ratios beside the matching point. For claims the paper
     makes for a whole setting ("mean rho reduction vs Gavel on the testbed: 1.64x")."""
@@ -248,14 +248,14 @@ def pooled_ratio_panel(ax, cells: pd.DataFrame, metrics: dict[str, str], baselin
                                   lambda m: f"{metrics[m]}, baseline / FFT", markers=mark.get)
     drawn = []
     for metric in metrics:  # ratio_table's "workload" column holds the metric here
-        marks = [replace(v, workload=metric) for v in paper_values(setting, "ratio", metric) if v.workload is None]
+        marks = [replace(v, workload=metric) for v in matching(paper, "ratio", metric) if v.workload is None]
         drawn += paper_marks(ax, marks, positions, "policy", "workload", present)
     log_axis(ax, extent + [r["paper"] for r in drawn])
     ax.set_ylabel("baseline / FFT")
     return table.assign(workload="all"), drawn
 
 
-def ratio_figure(cells: pd.DataFrame, metrics: dict[str, str], out_dir, stem: str, title: str, setting: str,
+def ratio_figure(cells: pd.DataFrame, metrics: dict[str, str], out_dir, stem: str, title: str, paper: Sequence[PaperValue],
                  by_trace: bool = False, baselines: Sequence[str] | None = None) -> list:
     """One panel per metric of baseline / FFT ratios (log axis), the paper's values beside them.
     Figs. 7, 11, 12."""
@@ -269,7 +269,7 @@ def ratio_figure(cells: pd.DataFrame, metrics: dict[str, str], out_dir, stem: st
         for ax, (metric, ylabel) in zip(axes[0], metrics.items()):
             part = table[table["metric"] == metric]
             present = [b for b in baselines if b in set(part["policy"])]
-            paper_rows += ratio_panel(ax, part, present, workloads, by_trace, paper_values(setting, "ratio", metric))
+            paper_rows += ratio_panel(ax, part, present, workloads, by_trace, matching(paper, "ratio", metric))
             ax.set_ylabel(ylabel)
             ax.set_title(ylabel.replace(" / FFT", ""))
         style.panel_letters(axes[0])
@@ -289,7 +289,7 @@ def with_paper(table: pd.DataFrame, paper_rows: list[dict]) -> pd.DataFrame:
 
 def distribution_figure(sweep, job_value: str, xlabel: str, panels: dict[str, tuple[str, str]], out_dir, stem: str,
                         title: str, scale: float = 1.0, xscale: str = "linear", cdf_reference: float | None = None,
-                        extra_panel: Callable | None = None, setting: str = "testbed") -> list:
+                        extra_panel: Callable | None = None, paper: Sequence[PaperValue] = ()) -> list:
     """Per-job ECDF of ``job_value`` for each trace (policies as lines; ``extra_panel(ax)`` may
     fill the rest of the top row), then one panel per run-level metric, each (ylabel, "bars" for
     linear bars from 0, or "log" for points on a log axis), with the paper's values. Figs. 8, 9."""
@@ -330,7 +330,7 @@ def distribution_figure(sweep, job_value: str, xlabel: str, panels: dict[str, tu
                            ignore_index=True)
         for ax, (metric, (ylabel, kind)) in zip(axes[1], panels.items()):
             part = values[values["metric"] == shown_name(metric, scale)]
-            marks = paper_values(setting, "value", metric)
+            marks = matching(paper, "value", metric)
             if kind == "log":
                 positions, extent = ci_points(ax, part, "policy", "workload", policies, workloads, colors,
                                               style.label, style.workload_label,

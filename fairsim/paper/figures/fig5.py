@@ -8,9 +8,9 @@ from pathlib import Path
 
 from matplotlib.patches import Patch
 
-from fairsim.experiment.paper_examples import fig5_example
 from fairsim.figures import style
 from fairsim.figures.tables import Check
+from fairsim.paper.examples import fig5_example
 
 
 def trace():

@@ -8,8 +8,8 @@ from typing import Mapping, Sequence
 
 from fairsim.figures import style
 from fairsim.figures.data import Inputs
-from fairsim.figures.headlines import Row
 from fairsim.figures.stats import METHOD_NOTE
+from fairsim.paper.headlines import Row
 
 
 def _cell(text: str) -> str:

@@ -13,7 +13,6 @@ import pandas as pd
 
 from fairsim.figures import style
 from fairsim.figures.data import Inputs
-from fairsim.figures.paper import paper_values
 from fairsim.figures.plots import (
     HOUR,
     ci_bars,
@@ -26,6 +25,7 @@ from fairsim.figures.plots import (
     workload_colors,
 )
 from fairsim.figures.stats import REFERENCE
+from fairsim.paper.values import paper_values
 
 POLICIES = ["ours", "ours_noswitch", "ours_nofair", "ours_constmu", "srtf_agnostic", "srtf", "gavel"]
 # metric -> (panel title, axis label, scale)
@@ -56,7 +56,7 @@ def draw(inputs: Inputs, out_dir: Path) -> list[Path]:
             ax.set_ylabel(ylabel)
             ax.set_title(title)
         ax = panels[len(VALUES)]
-        ratios, drawn = pooled_ratio_panel(ax, cells, RATIOS, [p for p in policies if p != REFERENCE], "testbed")
+        ratios, drawn = pooled_ratio_panel(ax, cells, RATIOS, [p for p in policies if p != REFERENCE], paper_values("testbed"))
         paper_rows += drawn
         ax.set_title("ratio to FFT, traces 1-2 pooled")
         style.panel_letters(panels)

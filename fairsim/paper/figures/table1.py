@@ -9,13 +9,13 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from fairsim.experiment.paper_examples import (
+from fairsim.figures.tables import Check, save_table
+from fairsim.paper.examples import (
     gavel_round_len_s,
     table1_fluid_jct_min,
     table1_gavel_fractions,
 )
-from fairsim.figures.fig3 import results
-from fairsim.figures.tables import Check, save_table
+from fairsim.paper.figures.fig3 import results
 
 
 def table() -> pd.DataFrame:

@@ -8,10 +8,10 @@ from pathlib import Path
 
 import pandas as pd
 
-from fairsim.experiment.paper_examples import fig2_example
 from fairsim.figures import style
-from fairsim.figures.examples import gantt_panels, gantt_rows
 from fairsim.figures.tables import Check
+from fairsim.paper.examples import fig2_example
+from fairsim.paper.figures.example_panels import gantt_panels, gantt_rows
 
 
 def results():

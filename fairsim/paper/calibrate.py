@@ -1,7 +1,7 @@
 """The testbed calibration table: one anchor metric of a sweep, per (arrivals, load), pooled
 over the sweep's traces and seeds, and the load whose mean lands nearest the anchor.
 
-    python -m fairsim.experiment.calibrate results/sweeps/calibrate_testbed [--anchor-h 25]
+    python -m fairsim.paper.calibrate results/sweeps/calibrate_testbed [--anchor-h 25]
 
 Reads the sweep's results.parquet (run ``python run.py -m +experiment=calibrate_testbed``
 first), prints a Markdown table and writes it as <sweep>/calibration.csv. The rule is fixed in

@@ -5,7 +5,7 @@ Figure ``fig_load``: one panel per claim family, the value pooled over traces 1-
 (ratios: geometric mean; shares and hours: mean) against load, one colour per baseline, solid
 for Philly arrivals and dashed for Poisson, and the paper's value as a dotted line in the same
 colour. ``report_section`` gives REPORT.md's table of each claim's direction per (arrival
-model, load), judged exactly as the headline table judges the testbed (figures/headlines.py).
+model, load), judged exactly as the headline table judges the testbed (paper/headlines.py).
 """
 
 from __future__ import annotations
@@ -20,9 +20,9 @@ from matplotlib.ticker import NullFormatter
 
 from fairsim.figures import style
 from fairsim.figures.data import Inputs, SweepData
-from fairsim.figures.paper import paper_values
 from fairsim.figures.plots import log_axis
 from fairsim.figures.stats import nonneg_ci, paired_ratios, ratio_ci
+from fairsim.paper.values import paper_values
 
 ROLE = "load"
 ARRIVAL_STYLE = {"philly": "-", "poisson": "--"}
@@ -38,7 +38,7 @@ class Panel:
     log: bool = True
 
     def paper(self) -> dict[str, float]:
-        """The paper's testbed value per policy (figures/paper.py); per-trace values are averaged,
+        """The paper's testbed value per policy (paper/values.py); per-trace values are averaged,
         as the panel pools traces 1-2. Shares are drawn in %, hours as hours."""
         found: dict[str, list[float]] = {}
         for v in paper_values("testbed", self.kind, self.metric):
@@ -134,7 +134,7 @@ MARK = {"yes": "Y", "weak": "w", "no": "N", "not measured": "-", "not reproduced
 
 def claim_verdicts(sweep: SweepData, specs: Sequence[Mapping]) -> pd.DataFrame:
     """claim x (arrivals, load) -> verdict, each slice judged as the testbed sweep is."""
-    from fairsim.figures.headlines import evaluate
+    from fairsim.paper.headlines import evaluate
 
     testbed = [s for s in specs if s.get("sweep") == "testbed" and s.get("kind") in ("ratio", "compare")]
     columns = {}

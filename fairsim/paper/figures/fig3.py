@@ -9,10 +9,10 @@ from pathlib import Path
 
 import pandas as pd
 
-from fairsim.experiment.paper_examples import gavel_round_len_s, table1_example
 from fairsim.figures import style
-from fairsim.figures.examples import gantt_panels, gantt_rows
 from fairsim.figures.tables import Check
+from fairsim.paper.examples import gavel_round_len_s, table1_example
+from fairsim.paper.figures.example_panels import gantt_panels, gantt_rows
 
 
 def results():

@@ -114,7 +114,7 @@ def evaluate_compare(spec: Mapping, inputs: Inputs) -> list[Row]:
 
 def evaluate_profile_error(spec: Mapping, inputs: Inputs) -> list[Row]:
     """avg JCT with the given profile error over avg JCT without, per seed; expected <= limit."""
-    from fairsim.figures.fig13 import ERROR_KEY
+    from fairsim.paper.figures.fig13 import ERROR_KEY
 
     sweep = inputs.sweep(spec["sweep"])
     cells = sweep.cells.assign(error=sweep.setting(ERROR_KEY).astype(float))

@@ -1,12 +1,12 @@
-"""Shared drawing of the paper's worked examples (fairsim.experiment.paper_examples): a Gantt
+"""Shared drawing of the paper's worked examples (fairsim.paper.examples): a Gantt
 panel per policy and the plotted rows as CSV."""
 
 from __future__ import annotations
 
 import pandas as pd
 
-from fairsim.experiment.paper_examples import Example
 from fairsim.figures import gantt, style
+from fairsim.paper.examples import Example
 
 
 def gantt_rows(example: Example, result, policy: str) -> pd.DataFrame:

@@ -9,23 +9,7 @@ traces, or the largest over traces for "up to" claims). These are read off the p
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
-
-@dataclass(frozen=True)
-class PaperValue:
-    setting: str          # testbed | simulated
-    kind: str             # ratio | value
-    metric: str           # column of results.parquet
-    policy: str | None    # None: any baseline (e.g. "makespan vs baselines, up to 3.12x")
-    workload: str | None  # None: not tied to one trace
-    value: float          # in the unit the figure draws (ratios plain, shares 0-1, hours)
-    qualifier: str = ""   # "", "about", "up to", "at most", "more than"
-
-    def text(self) -> str:
-        number = f"{self.value:g}x" if self.kind == "ratio" else f"{self.value:g}"
-        return f"{self.qualifier} {number}".strip()
-
+from fairsim.figures.reference import PaperValue
 
 PAPER_VALUES: tuple[PaperValue, ...] = (
     # Fig. 7: avg JCT and makespan on the testbed
@@ -67,6 +51,7 @@ PAPER_SOLVER_S = {1000: 0.98, 4000: 1.53}
 PAPER_PROFILE_ERROR = (0.3, 1.17)
 
 
-def paper_values(setting: str, kind: str, metric: str) -> list[PaperValue]:
-    """The paper's numbers for one metric of one setting, of one kind (ratio or value)."""
-    return [v for v in PAPER_VALUES if (v.setting, v.kind, v.metric) == (setting, kind, metric)]
+def paper_values(setting: str, kind: str | None = None, metric: str | None = None) -> list[PaperValue]:
+    """The paper's numbers for one setting (testbed or simulated), optionally of one kind (ratio
+    or value) and one metric."""
+    return [v for v in PAPER_VALUES if v.setting == setting and kind in (None, v.kind) and metric in (None, v.metric)]

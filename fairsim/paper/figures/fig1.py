@@ -18,7 +18,7 @@ from fairsim.figures import style
 from fairsim.figures.tables import Check
 from fairsim.workload.perf_model import paper_catalog
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 
 
 def speedups(cluster_name: str, slow: str, fast: str) -> pd.DataFrame:

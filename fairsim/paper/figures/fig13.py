@@ -18,9 +18,9 @@ from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
 
 from fairsim.figures import style
 from fairsim.figures.data import Inputs, MissingInput
-from fairsim.figures.paper import PAPER_PROFILE_ERROR, PAPER_SOLVER_S
 from fairsim.figures.plots import footnote
 from fairsim.figures.stats import REFERENCE, ratio_ci
+from fairsim.paper.values import PAPER_PROFILE_ERROR, PAPER_SOLVER_S
 
 MACHINE_DIR = "machine"  # machine-dependent timings, kept out of the committed figures (.gitignore)
 BINS = np.array([1, 2, 5, 10, 20, 50, 100, 200, 500, 1000, 2000, 5000, 10000, 20000, 50000])

@@ -19,7 +19,7 @@ from fairsim.workload.perf_model import (
     paper_catalog,
 )
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 
 
 def catalog_table(cluster_name: str = "paper") -> pd.DataFrame:

@@ -8,9 +8,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from fairsim.experiment.paper_examples import fig6_example
 from fairsim.figures import gantt, style
 from fairsim.figures.tables import Check
+from fairsim.paper.examples import fig6_example
 
 
 def draw(inputs, out_dir: Path) -> list[Check]:

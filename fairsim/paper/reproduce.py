@@ -1,6 +1,6 @@
 """Reproduce the paper's figures and headline numbers with one command.
 
-    python -m fairsim.experiment.reproduce [--scale small|full] [--only fig7 fig11 ...]
+    python -m fairsim.paper.reproduce [--scale small|full] [--only fig7 fig11 ...]
 
 Reads experiments/paper.yaml. For each sweep a selected figure needs it runs, as a subprocess,
     python run.py -m +experiment=<preset> sweep_name=<preset><suffix> results_dir=<dir> <scale overrides>
@@ -186,7 +186,7 @@ def load_inputs(plan: dict, scale: str, results_dir: str, benches: dict[str, pd.
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(prog="python -m fairsim.experiment.reproduce", description=__doc__.splitlines()[0])
+    ap = argparse.ArgumentParser(prog="python -m fairsim.paper.reproduce", description=__doc__.splitlines()[0])
     ap.add_argument("--scale", default="small", help="small (default, ~30 min on 2 cores) or full (the paper's sizes)")
     ap.add_argument("--only", nargs="+", metavar="FIG", help="draw only these figures (e.g. fig7 fig11) and run only their sweeps")
     ap.add_argument("--results-dir", default="results", help="where the sweeps live (default: results)")
@@ -232,9 +232,9 @@ def main(argv: list[str] | None = None) -> int:
             benches[name] = table
 
     from fairsim.figures.data import MissingInput
-    from fairsim.figures.headlines import evaluate
-    from fairsim.figures.report import output_files, write_report
     from fairsim.figures.tables import Check
+    from fairsim.paper.headlines import evaluate
+    from fairsim.paper.report import output_files, write_report
 
     inputs = load_inputs(plan, args.scale, args.results_dir, benches)
     if not args.only:
@@ -264,7 +264,7 @@ def main(argv: list[str] | None = None) -> int:
             if advance:
                 advance(1)
     rows = evaluate(plan["headlines"], inputs, gaps)
-    command = " ".join(["python -m fairsim.experiment.reproduce --scale", args.scale, *(["--only", *args.only] if args.only else []),
+    command = " ".join(["python -m fairsim.paper.reproduce --scale", args.scale, *(["--only", *args.only] if args.only else []),
                         *(f"--sweep-arg {a}" for a in args.sweep_arg)])
     report = write_report(out / "REPORT.md", args.scale, rows, inputs, drawn, gaps, command, notes, examples, sections)
     print(f"[reproduce] {report}: {sum(r.verdict == 'yes' for r in rows)} of {len(rows)} headline numbers reproduce in direction")
