@@ -28,9 +28,10 @@ import pytest
 
 from fairsim.experiment.collect import collect, complete_cells
 from fairsim.experiment.compose import compose_config
-from fairsim.experiment.single import RunOutput, atomic_write, run_config, write_results
+from fairsim.experiment.single import RunOutput, run_config, write_results
 from fairsim.experiment.sweep import TRACKER_WARNINGS
 from fairsim.experiment.tracking import ensure_store, log_sweep, logged_cells
+from fairsim.files import atomic_write
 
 ROOT = Path(__file__).resolve().parents[1]
 # four cells: two short ones finish first (joblib dispatches in order), two longer ones are

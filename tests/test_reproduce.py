@@ -11,8 +11,8 @@ import pytest
 import yaml
 
 from fairsim.errors import InputError
-from fairsim.paper import reproduce
 from fairsim.experiment.compose import CONF_DIR
+from fairsim.paper import reproduce
 from fairsim.paper.headlines import EVALUATORS
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -16,9 +16,9 @@ import pandas as pd
 import pytest
 from filelock import FileLock
 
-from fairsim.experiment.cells import why_incomplete
 from fairsim.experiment.collect import complete_cells
 from fairsim.experiment.compose import compose_config
+from fairsim.experiment.run_folder import why_incomplete
 from fairsim.experiment.single import run_config, write_results
 from fairsim.experiment.sweep import CELL_LOCK, claim_cell
 from fairsim.experiment.tracking import _client, ensure_store, logged_cells

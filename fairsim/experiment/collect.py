@@ -1,6 +1,6 @@
 """Gather a sweep's cell folders into tidy tables.
 
-A cell counts only when it is complete by ``fairsim.experiment.cells.why_incomplete``, the
+A cell counts only when it is complete by ``fairsim.experiment.run_folder.why_incomplete``, the
 definition the runner uses to skip it (summary and config parse and agree, per-job table readable).
     <sweep>/results.parquet   one row per cell: the cell's overrides and config labels + its summary
     <sweep>/jobs.parquet      every cell's per-job table, with a ``cell`` column
@@ -14,8 +14,15 @@ from pathlib import Path
 import pandas as pd
 import yaml
 
-from fairsim.experiment.cells import cell_folders, why_incomplete
-from fairsim.experiment.single import SUMMARY, atomic_write
+from fairsim.experiment.run_folder import (
+    CONFIG,
+    JOBS,
+    RESULTS,
+    SUMMARY,
+    cell_folders,
+    why_incomplete,
+)
+from fairsim.files import atomic_write
 
 LABELS = {"policy": ("policy", "name"), "cluster": ("cluster", "name"), "workload": ("workload", "name"),
           "sim": ("sim", "name")}
@@ -40,7 +47,7 @@ def complete_cells(sweep_dir: Path) -> list[Path]:
 
 def cell_row(cell: Path) -> dict:
     summary = json.loads((cell / SUMMARY).read_text())
-    cfg = yaml.safe_load((cell / "config.yaml").read_text()) if (cell / "config.yaml").exists() else {}
+    cfg = yaml.safe_load((cell / CONFIG).read_text()) if (cell / CONFIG).exists() else {}
     row = {"cell": cell.name}
     for col, (group, key) in LABELS.items():
         row[col] = (cfg.get(group) or {}).get(key)
@@ -60,7 +67,7 @@ def collect(sweep_dir: Path, cells: list[Path] | None = None) -> tuple[pd.DataFr
     table = pd.DataFrame([cell_row(c) for c in cells])
     if len(table):
         table.insert(0, "sweep", sweep_dir.name)
-        atomic_write(sweep_dir / "results.parquet", lambda p: table.to_parquet(p, index=False))
-        jobs = pd.concat([pd.read_parquet(c / "jobs.parquet").assign(cell=c.name) for c in cells], ignore_index=True)
-        atomic_write(sweep_dir / "jobs.parquet", lambda p: jobs.to_parquet(p, index=False))
+        atomic_write(sweep_dir / RESULTS, lambda p: table.to_parquet(p, index=False))
+        jobs = pd.concat([pd.read_parquet(c / JOBS).assign(cell=c.name) for c in cells], ignore_index=True)
+        atomic_write(sweep_dir / JOBS, lambda p: jobs.to_parquet(p, index=False))
     return table, cells

@@ -13,13 +13,12 @@ from __future__ import annotations
 
 import hashlib
 import inspect
-import os
-import tempfile
 from pathlib import Path
 
 import numpy as np
 
 from fairsim.fairness import fluid as fluid_fair_share
+from fairsim.files import atomic_write
 
 
 def _code_digest() -> str:
@@ -57,15 +56,12 @@ class FluidCache:
         return finish
 
     def _store(self, path: Path, finish: np.ndarray) -> None:
+        def write(tmp: Path) -> None:
+            with open(tmp, "wb") as f:  # a file object: np.save would add .npy to a bare name
+                np.save(f, finish, allow_pickle=False)
+
         try:
             self.folder.mkdir(parents=True, exist_ok=True)
-            fd, tmp = tempfile.mkstemp(dir=self.folder, prefix=".", suffix=".tmp")
-            try:
-                with os.fdopen(fd, "wb") as f:
-                    np.save(f, finish, allow_pickle=False)
-                os.replace(tmp, path)
-            finally:
-                if os.path.exists(tmp):
-                    os.unlink(tmp)
+            atomic_write(path, write)
         except OSError:
             pass  # a read-only or full disk costs the saving, never the run

@@ -12,7 +12,7 @@ import sys
 from pathlib import Path
 from typing import Callable, Iterator, TextIO
 
-RUN_LOG = "run.log"
+from fairsim.experiment.run_folder import RUN_LOG
 
 
 def interactive(stream: TextIO | None = None) -> bool:

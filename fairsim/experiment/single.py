@@ -15,9 +15,7 @@ from __future__ import annotations
 import inspect
 import json
 import math
-import os
 import time
-import uuid
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Mapping
@@ -28,15 +26,15 @@ from omegaconf import DictConfig, OmegaConf
 
 from fairsim.cluster import ClusterSpec
 from fairsim.errors import InputError, require
+from fairsim.experiment.run_folder import CONFIG, JOBS, ROUNDS, SCHEDULE, SUMMARY
 from fairsim.fairness.fluid import fluid_finish_times
+from fairsim.files import atomic_write
 from fairsim.metrics import add_job_metrics, summarize
 from fairsim.policies.base import Policy
 from fairsim.sim.config import SimConfig
 from fairsim.sim.engine import simulate
 from fairsim.workload.jobs import JobSet
 from fairsim.workload.loader import Workload, load_workload
-
-SUMMARY = "summary.json"
 
 
 @dataclass
@@ -163,14 +161,14 @@ def run_config(cfg: DictConfig, progress: bool | None = False, fluid_cache: Path
 def write_results(out: RunOutput, folder: Path, cfg: DictConfig | None = None) -> Path:
     folder.mkdir(parents=True, exist_ok=True)
     (folder / SUMMARY).unlink(missing_ok=True)  # a rerun is incomplete until its summary lands
-    atomic_write(folder / "jobs.parquet", lambda p: out.jobs.to_parquet(p, index=False))
-    atomic_write(folder / "rounds.parquet", lambda p: out.rounds.to_parquet(p, index=False))
+    atomic_write(folder / JOBS, lambda p: out.jobs.to_parquet(p, index=False))
+    atomic_write(folder / ROUNDS, lambda p: out.rounds.to_parquet(p, index=False))
     if out.schedule is not None:
-        atomic_write(folder / "schedule.parquet", lambda p: out.schedule.to_parquet(p, index=False))
+        atomic_write(folder / SCHEDULE, lambda p: out.schedule.to_parquet(p, index=False))
     else:
-        (folder / "schedule.parquet").unlink(missing_ok=True)  # a rerun without the record leaves no stale one
+        (folder / SCHEDULE).unlink(missing_ok=True)  # a rerun without the record leaves no stale one
     if cfg is not None:
-        atomic_write(folder / "config.yaml", lambda p: p.write_text(OmegaConf.to_yaml(cfg, resolve=True)))
+        atomic_write(folder / CONFIG, lambda p: p.write_text(OmegaConf.to_yaml(cfg, resolve=True)))
     atomic_write(folder / SUMMARY, lambda p: p.write_text(json.dumps(_jsonable(out.summary), indent=2, sort_keys=True) + "\n"))
     return folder
 
@@ -199,20 +197,6 @@ def format_summary(summary: dict) -> str:
         f"  GPU utilization {f('gpu_utilization', '.1%')}  (higher is better)",
         f"  policy time     {f('policy_s_mean', '.4f')} s/decision, {summary['policy_calls']} decisions, {summary['rounds']} rounds, {f('wall_s', '.2f')} s wall",
     ] + ([f"  WARNING         {summary['warning']}"] if summary.get("warning") else []))
-
-
-def atomic_write(path: Path, write) -> None:
-    """``write(tmp)`` to a fresh temporary file beside ``path``, then rename it over ``path``: a
-    reader sees the old file or the new one, never a torn one. The temporary name is unique, so
-    two processes writing the same cell (an orphaned worker and a rerun) cannot clobber each
-    other's half-written file; a failed write removes its temporary file."""
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.{uuid.uuid4().hex[:8]}.tmp")  # created by write(): usual permissions
-    try:
-        write(tmp)
-        tmp.replace(path)
-    except BaseException:
-        tmp.unlink(missing_ok=True)
-        raise
 
 
 def _jsonable(d: dict) -> dict:

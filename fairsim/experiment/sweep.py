@@ -2,7 +2,7 @@
 Hydra callback that collects and logs.
 
 Layout: ``<results_dir>/sweeps/<sweep_name>/<cell>/`` where ``<cell>`` is the cell's overrides
-(``load=0.5,policy=ours``). A cell is complete by ``fairsim.experiment.cells.why_incomplete``
+(``load=0.5,policy=ours``). A cell is complete by ``fairsim.experiment.run_folder.why_incomplete``
 (the collector's definition too) and its saved ``config.yaml`` equals the config it would run
 with now; a complete cell is skipped on a rerun, anything else runs again from scratch with one
 line saying why.
@@ -29,6 +29,8 @@ from typing import Iterator
 
 from hydra.experimental.callback import Callback
 from omegaconf import DictConfig, OmegaConf
+
+from fairsim.experiment.run_folder import CONFIG, JOBS, SUMMARY
 
 PROGRESS = ".progress"
 CELL_LOCK = ".lock"
@@ -119,7 +121,7 @@ def claim_cell(folder: Path, cell: str, cfg: DictConfig) -> Iterator[bool]:
     skipped). If another sweep holds the lock, wait for it first and say so."""
     from filelock import FileLock, Timeout
 
-    from fairsim.experiment.cells import why_incomplete
+    from fairsim.experiment.run_folder import why_incomplete
 
     sweep = f"[sweep {folder.parent.name}] {cell}"
     folder.mkdir(parents=True, exist_ok=True)
@@ -142,7 +144,7 @@ def claim_cell(folder: Path, cell: str, cfg: DictConfig) -> Iterator[bool]:
             print(f"{sweep}: the other sweep did not complete it ({why}); running it here", flush=True)
         elif (folder / FAILED).exists():
             print(f"{sweep}: failed before (see {folder / FAILED}); running it again", flush=True)
-        elif any((folder / name).exists() for name in ("summary.json", "config.yaml", "jobs.parquet")):
+        elif any((folder / name).exists() for name in (SUMMARY, CONFIG, JOBS)):
             print(f"{sweep}: recomputing: {why}", flush=True)
         yield True
     finally:

@@ -19,6 +19,8 @@ from pathlib import Path
 
 import yaml
 
+from fairsim.experiment.run_folder import CONFIG, SUMMARY
+
 CELL_TAG = "fairsim.cell"
 RUNS_EXPERIMENT = "runs"  # single runs (python run.py without -m), one MLflow run per run folder
 STORE_LOCK_WAIT_S = 600  # a sweep's logging takes seconds; past this the other holder is presumed stuck
@@ -106,8 +108,8 @@ def _log_sweep(results_dir: Path, sweep_name: str, cells: list[Path]) -> int:
     for cell in cells:
         if cell.name in logged:
             continue
-        summary = json.loads((cell / "summary.json").read_text())
-        cfg = yaml.safe_load((cell / "config.yaml").read_text()) if (cell / "config.yaml").exists() else {}
+        summary = json.loads((cell / SUMMARY).read_text())
+        cfg = yaml.safe_load((cell / CONFIG).read_text()) if (cell / CONFIG).exists() else {}
         run = client.create_run(exp_id, run_name=cell.name, tags={CELL_TAG: cell.name, "fairsim.sweep": sweep_name})
         metrics = [Metric(k, float(v), 0, 0) for k, v in sorted(summary.items())
                    if isinstance(v, (int, float)) and not isinstance(v, bool) and v is not None and math.isfinite(float(v))]

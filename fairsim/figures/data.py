@@ -11,6 +11,8 @@ from pathlib import Path
 
 import pandas as pd
 
+from fairsim.experiment.run_folder import CONFIG, JOBS, RESULTS, ROUNDS
+
 LABELS = ["policy", "workload", "cluster", "seed"]
 
 
@@ -28,7 +30,7 @@ class SweepData:
     @classmethod
     def load(cls, folder: Path) -> "SweepData":
         folder = Path(folder)
-        path = folder / "results.parquet"
+        path = folder / RESULTS
         if not path.is_file():
             raise MissingInput(f"{path} is missing: run the sweep first")
         return cls(folder.name, folder, pd.read_parquet(path))
@@ -36,7 +38,7 @@ class SweepData:
     def jobs(self) -> pd.DataFrame:
         """Every job of every cell, labelled with its cell's policy, workload, cluster and seed."""
         if self._jobs is None:
-            jobs = pd.read_parquet(self.folder / "jobs.parquet")
+            jobs = pd.read_parquet(self.folder / JOBS)
             self._jobs = jobs.merge(self.cells[["cell", *LABELS]], on="cell", how="inner", validate="many_to_one")
         return self._jobs
 
@@ -46,7 +48,7 @@ class SweepData:
 
         values = []
         for cell in self.cells["cell"]:
-            node = yaml.safe_load((self.folder / cell / "config.yaml").read_text())
+            node = yaml.safe_load((self.folder / cell / CONFIG).read_text())
             for part in key.split("."):
                 node = node.get(part) if isinstance(node, dict) else None
             values.append(node)
@@ -54,7 +56,7 @@ class SweepData:
 
     def rounds(self, policy: str) -> pd.DataFrame:
         """Per-round tables of the policy's cells (from the cell folders), labelled like ``jobs``."""
-        parts = [pd.read_parquet(self.folder / row.cell / "rounds.parquet").assign(**{k: getattr(row, k) for k in LABELS})
+        parts = [pd.read_parquet(self.folder / row.cell / ROUNDS).assign(**{k: getattr(row, k) for k in LABELS})
                  for row in self.cells[self.cells["policy"] == policy].sort_values("cell").itertuples()]
         return pd.concat(parts, ignore_index=True) if parts else pd.DataFrame()
 

@@ -23,6 +23,7 @@ from matplotlib.axes import Axes
 from matplotlib.patches import Patch
 
 from fairsim.errors import InputError, require
+from fairsim.experiment.run_folder import CONFIG, JOBS, SCHEDULE
 from fairsim.figures import style
 
 # Okabe-Ito: colour-blind-safe, one per GPU type in the cluster's order
@@ -165,17 +166,17 @@ def load_run(folder: Path) -> tuple[pd.DataFrame, pd.DataFrame, int]:
     """schedule.parquet, jobs.parquet and the cluster's GPUs per host of a run folder."""
     folder = Path(folder)
     require(folder.is_dir(), str(folder), "run dir", "not found")
-    sched = folder / "schedule.parquet"
-    require(sched.is_file(), str(folder), "schedule.parquet",
+    sched = folder / SCHEDULE
+    require(sched.is_file(), str(folder), SCHEDULE,
             "missing: rerun with sim.record_schedule=true (e.g. python run.py sim.record_schedule=true ...)")
-    require((folder / "jobs.parquet").is_file(), str(folder), "jobs.parquet", "missing (not a complete run folder)")
+    require((folder / JOBS).is_file(), str(folder), JOBS, "missing (not a complete run folder)")
     gpus_per_host = 4
-    if (folder / "config.yaml").is_file():
+    if (folder / CONFIG).is_file():
         import yaml
 
-        cfg = yaml.safe_load((folder / "config.yaml").read_text()) or {}
+        cfg = yaml.safe_load((folder / CONFIG).read_text()) or {}
         gpus_per_host = int((cfg.get("cluster") or {}).get("gpus_per_host", 4))
-    return pd.read_parquet(sched), pd.read_parquet(folder / "jobs.parquet"), gpus_per_host
+    return pd.read_parquet(sched), pd.read_parquet(folder / JOBS), gpus_per_host
 
 
 def main(argv: list[str] | None = None) -> int:

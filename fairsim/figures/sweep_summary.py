@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from fairsim.experiment.run_folder import RESULTS
 from fairsim.figures.plots import (
     HOUR,
     ci_bars,
@@ -43,7 +44,7 @@ def draw(sweep_dir: Path) -> list[Path]:
     """<sweep>/figures/summary.{pdf,png} and figures/data/summary.csv; the csv's ``metric`` names
     the unit drawn (avg_jct_h is hours)."""
     sweep_dir = Path(sweep_dir)
-    cells = pd.read_parquet(sweep_dir / "results.parquet")
+    cells = pd.read_parquet(sweep_dir / RESULTS)
     loads = [str(v) for v in sorted(cells["load"].unique())]
     policies = policy_order(cells["policy"])
     cells = cells.assign(load=cells["load"].astype(str))
@@ -70,7 +71,7 @@ def draw(sweep_dir: Path) -> list[Path]:
 
 
 def main(argv: list[str]) -> int:
-    if len(argv) != 1 or not (Path(argv[0]) / "results.parquet").is_file():
+    if len(argv) != 1 or not (Path(argv[0]) / RESULTS).is_file():
         print("usage: python -m fairsim.figures.sweep_summary <sweep folder with results.parquet>", file=sys.stderr)
         return 2
     for path in draw(Path(argv[0])):

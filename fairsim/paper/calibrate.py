@@ -18,6 +18,7 @@ from pathlib import Path
 import pandas as pd
 
 from fairsim.errors import InputError, require
+from fairsim.experiment.run_folder import RESULTS
 from fairsim.figures.stats import nonneg_ci
 from fairsim.figures.tables import markdown
 
@@ -61,7 +62,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--metric", default="starvation_max_s", help="a per-run summary metric in seconds")
     args = ap.parse_args(argv)
     try:
-        path = args.sweep / "results.parquet"
+        path = args.sweep / RESULTS
         require(path.is_file(), str(path), "file", "not found: run python run.py -m +experiment=calibrate_testbed first")
         cells = pd.read_parquet(path)
         require(args.metric in cells, str(path), "metric", f"no column {args.metric!r}")

@@ -27,6 +27,7 @@ import yaml
 
 from fairsim.errors import InputError, require
 from fairsim.experiment.output import interactive
+from fairsim.experiment.run_folder import RESULTS
 
 ROOT = Path(__file__).resolve().parents[2]
 PLAN = ROOT / "experiments" / "paper.yaml"
@@ -180,7 +181,7 @@ def load_inputs(plan: dict, scale: str, results_dir: str, benches: dict[str, pd.
     sweeps = {}
     for role in plan["sweeps"]:
         folder = Path(results_dir) / "sweeps" / sweep_name(plan, role, scale)
-        if (folder / "results.parquet").is_file():
+        if (folder / RESULTS).is_file():
             sweeps[role] = SweepData.load(folder)
     return Inputs(sweeps, benches)
 

@@ -21,6 +21,7 @@ import numpy as np
 import pandas as pd
 
 from fairsim.errors import InputError, require
+from fairsim.files import atomic_write
 
 COLUMNS = {"job_id": "int64", "arrival_s": "float64", "model": "object", "workers": "int64", "work": "float64"}
 OPTIONAL = {"weight": ("float64", 1.0)}
@@ -99,12 +100,8 @@ def write_trace(df: pd.DataFrame, path: str | Path) -> Path:
     path = Path(path)
     clean = validate_trace(df, str(path))
     path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(path.name + ".tmp")
-    if path.suffix == ".parquet":
-        clean.to_parquet(tmp, index=False)
-    elif path.suffix == ".csv":
-        clean.to_csv(tmp, index=False, float_format="%.17g")
-    else:
-        raise InputError(str(path), "path", f"unknown trace format {path.suffix!r} (allowed: .csv, .parquet)")
-    tmp.replace(path)
+    writers = {".parquet": lambda tmp: clean.to_parquet(tmp, index=False),
+               ".csv": lambda tmp: clean.to_csv(tmp, index=False, float_format="%.17g")}
+    require(path.suffix in writers, str(path), "path", f"unknown trace format {path.suffix!r} (allowed: .csv, .parquet)")
+    atomic_write(path, writers[path.suffix])
     return path

@@ -1,4 +1,4 @@
-"""What makes a sweep cell complete: the one definition the runner (skip or recompute) and the
+"""A run's folder: the names of its files, and what makes a sweep cell complete -- the one definition the runner (skip or recompute) and the
 collector (row in results.parquet or not) share, so they never disagree about a cell.
 
 A cell folder is complete when
@@ -16,10 +16,13 @@ from pathlib import Path
 
 import yaml
 
-from fairsim.experiment.single import SUMMARY
-
-CONFIG = "config.yaml"
-JOBS = "jobs.parquet"
+SUMMARY = "summary.json"  # written last: its presence marks a complete run
+CONFIG = "config.yaml"  # the resolved config the run used
+JOBS = "jobs.parquet"  # one row per job (a sweep's folder: every cell's jobs, with the cell's name)
+ROUNDS = "rounds.parquet"  # one row per round
+SCHEDULE = "schedule.parquet"  # one row per (round, active job), with sim.record_schedule=true only
+RUN_LOG = "run.log"  # what the run printed
+RESULTS = "results.parquet"  # a sweep's folder: one row per complete cell
 # summary key -> (config group, key) it must agree with, and the label the run gives a nameless entry
 IDENTITY = {"policy": ("policy", ""), "cluster": ("cluster", "custom"), "workload": ("workload", "")}
 
