@@ -1,4 +1,12 @@
-"""One exception type for bad input, so entry points can print one line and exit non-zero."""
+"""One exception type for bad input, so entry points can print one line and exit non-zero, and
+the declared option rules (Bool, Number, Integer, OneOf) that config sections check their keys with."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any
 
 
 class InputError(ValueError):
@@ -14,3 +22,97 @@ class InputError(ValueError):
 def require(condition: bool, source: str, field: str, problem: str) -> None:
     if not condition:
         raise InputError(source, field, problem)
+
+
+# ---- declared option rules ---------------------------------------------------------------------
+# One small vocabulary for "this key must be ...": a config section declares {key: rule} and
+# check_values() refuses the first bad value with one line naming the source, the key and the rule.
+# A rule's `what` is the rule in words ("a number of seconds in [1, 86400]"); without it the words
+# are generated from the bounds ("a number > 0", "an integer >= 1 and <= 8").
+
+
+def is_number(value: Any) -> bool:
+    """A finite int or float, not a bool (YAML's true would otherwise pass as 1)."""
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+
+
+@dataclass(frozen=True)
+class Bool:
+    """true or false: a switch given as text ("maybe", "yes") would be truthy and silently change the run."""
+
+    def check(self, value: Any, source: str, key: str) -> Any:
+        require(isinstance(value, bool), source, key, f"must be true or false, got {value!r}")
+        return value
+
+
+@dataclass(frozen=True)
+class Number:
+    """A finite number within bounds; integer: a whole number (5.0 counts, returned as 5)."""
+
+    lo: float | None = None
+    hi: float | None = None
+    lo_open: bool = False
+    hi_open: bool = False
+    integer: bool = False
+    what: str = ""
+
+    def words(self) -> str:
+        if self.what:
+            return self.what
+        low = "" if self.lo is None else f" {'>' if self.lo_open else '>='} {self.lo:g}"
+        high = "" if self.hi is None else f"{' and' if low else ''} {'<' if self.hi_open else '<='} {self.hi:g}"
+        return f"{'an integer' if self.integer else 'a number'}{low}{high}"
+
+    def ok(self, value: Any) -> bool:
+        if not is_number(value) or (self.integer and float(value) != int(value)):
+            return False
+        if self.lo is not None and not (value > self.lo if self.lo_open else value >= self.lo):
+            return False
+        return self.hi is None or (value < self.hi if self.hi_open else value <= self.hi)
+
+    def check(self, value: Any, source: str, key: str) -> Any:
+        require(self.ok(value), source, key, f"must be {self.words()}, got {value!r}")
+        return int(value) if self.integer else float(value)
+
+
+@dataclass(frozen=True)
+class Integer(Number):
+    """An int (not a whole float, not a bool) within bounds, returned as given."""
+
+    def ok(self, value: Any) -> bool:
+        return isinstance(value, int) and not isinstance(value, bool) and Number.ok(self, value)
+
+    def check(self, value: Any, source: str, key: str) -> Any:
+        require(self.ok(value), source, key, f"must be {self.words()}, got {value!r}")
+        return value
+
+
+@dataclass(frozen=True)
+class OneOf:
+    """One of a few names. wording "must": "must be one of a, b, got 'x'"; "is_not": "'x' is not one of a, b"."""
+
+    allowed: tuple[str, ...]
+    wording: str = "must"
+
+    def check(self, value: Any, source: str, key: str) -> Any:
+        listed = ", ".join(self.allowed)
+        problem = f"{value!r} is not one of {listed}" if self.wording == "is_not" else f"must be one of {listed}, got {value!r}"
+        require(isinstance(value, str) and value in self.allowed, source, key, problem)
+        return value
+
+
+Rule = Bool | Number | OneOf  # Integer is a Number
+
+
+def check_keys(cfg: Mapping[str, Any], allowed: Iterable[str], source: str, *, noun: str = "option", prefix: str = "") -> None:
+    """Refuse a key not in ``allowed``: "<prefix><key>: unknown <noun> (allowed: <sorted>)"."""
+    allowed = tuple(allowed)
+    for key in cfg:
+        require(key in allowed, source, f"{prefix}{key}", f"unknown {noun} (allowed: {', '.join(sorted(allowed))})")
+
+
+def check_values(cfg: Mapping[str, Any], schema: Mapping[str, Rule], source: str, *, prefix: str = "") -> None:
+    """Check every key of ``schema`` that ``cfg`` sets (in the schema's order: the first bad one is reported)."""
+    for key, rule in schema.items():
+        if key in cfg:
+            rule.check(cfg[key], source, f"{prefix}{key}")

@@ -133,6 +133,7 @@ CASES = [
     case("round_above_a_day", ["sim.round_len_s=100000"], "sim", "round_len_s", "in [1, 86400]"),
     case("restart_as_long_as_a_round", ["sim.overheads.restart_s=300"], "sim", "overheads.restart_s", "shorter than a round"),
     case("max_rounds_before_last_arrival", ["+sim.max_rounds=3"], "sim", "max_rounds", "end before the last job arrives"),
+    case("max_rounds_bool", ["+sim.max_rounds=true"], "sim", "max_rounds", "an integer > 0"),  # true is no round count
     case("round_end_unknown", ["sim.round_end=bogus"], "sim", "round_end", "fixed, latest_finish"),
     case("until_unknown", ["sim.until=forever"], "sim", "until", "all, window"),
     case("restart_negative", ["sim.overheads.restart_s=-1"], "sim", "overheads.restart_s", ">= 0"),

@@ -179,16 +179,14 @@ def test_bad_options_raise_input_error():
 
 
 def test_mechanism_options_come_as_a_mapping_from_the_policy_yaml():
-    from pathlib import Path
-
     from omegaconf import OmegaConf
 
+    from fairsim.experiment.compose import preset
     from fairsim.experiment.single import build_policy
     from fairsim.policies.mechanism import as_mechanism
 
-    conf = Path(__file__).resolve().parents[1] / "conf" / "policy"
-    for name in ("gavel", "gavel_mmf", "gavel_ftf"):
-        policy = build_policy(OmegaConf.load(conf / f"{name}.yaml"))
+    for name in ("gavel", "gavel_mmf", "gavel_ftf"):  # the mechanism comes from conf/policy/mechanism/gavel.yaml
+        policy = build_policy(OmegaConf.create(preset("policy", name)))
         assert isinstance(policy.mechanism, GavelMechanism)
         assert policy.mechanism.recompute_min_interval_s == 1920.0
         assert policy.mechanism.unallocated == "reserve"

@@ -1,6 +1,5 @@
 """load_workload: dispatch on kind and catalog, presets with top-level interpolation, bad configs."""
 
-from pathlib import Path
 
 import pandas as pd
 import pytest
@@ -8,25 +7,25 @@ from omegaconf import OmegaConf
 
 from fairsim.cluster import ClusterSpec
 from fairsim.errors import InputError
+from fairsim.experiment.compose import preset as compose_preset
 from fairsim.workload.jobs import JobSet
 from fairsim.workload.loader import CATALOGS, KINDS, load_workload
 from fairsim.workload.table_catalog import gavel_files
 from fairsim.workload.trace import write_trace
 
-CONF = Path(__file__).resolve().parents[1] / "conf" / "workload"
 PAPER = ClusterSpec.from_config({"name": "paper", "counts": {"T4": 12, "A10": 12, "V100": 12}})
 GAVEL = ClusterSpec.from_config({"name": "gavel", "counts": {"v100": 36, "p100": 36, "k80": 36}})
 
 
 def preset(name, **top):
-    root = OmegaConf.create({"load": 0.8, "num_jobs": 300, "seed": 0, **top, "workload": OmegaConf.load(CONF / f"{name}.yaml")})
+    root = OmegaConf.create({"load": 0.8, "num_jobs": 300, "seed": 0, **top, "workload": compose_preset("workload", name)})
     return OmegaConf.to_container(root.workload, resolve=True)
 
 
 @pytest.mark.parametrize("name", ["philly", "trace1", "trace2", "trace3", "trace4", "trace5", "trace6", "trace7",
                                   "trace8", "trace9", "file", "gavel_trace", "gavel_generated"])
 def test_every_preset_has_the_common_keys(name):
-    cfg = OmegaConf.load(CONF / f"{name}.yaml")
+    cfg = OmegaConf.create(compose_preset("workload", name))  # defaults list applied (trace4: trace3)
     assert cfg.name == name and cfg.kind in KINDS and cfg.catalog in CATALOGS
 
 

@@ -16,6 +16,7 @@ import yaml
 
 from fairsim.cluster import ClusterSpec
 from fairsim.errors import require
+from fairsim.experiment.compose import preset as compose_preset
 from fairsim.experiment.single import build_policy
 from fairsim.policies.base import Policy
 from fairsim.sim.config import SimConfig
@@ -25,7 +26,6 @@ from fairsim.workload.jobs import JobSet
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLES = ROOT / "experiments" / "paper_examples.yaml"
-POLICY_DIR = ROOT / "conf" / "policy"
 
 
 @dataclasses.dataclass
@@ -48,7 +48,7 @@ class Example:
                 f"no policy {name!r} (allowed: {', '.join(self.policy_configs)})")
         cfg = copy.deepcopy(self.policy_configs[name])
         preset = cfg.pop("preset", name)
-        base = yaml.safe_load((POLICY_DIR / f"{preset}.yaml").read_text())
+        base = compose_preset("policy", preset)  # its defaults list applied (conf/policy/gavel.yaml: the mechanism)
         return build_policy(_merge(base, cfg))
 
     def policies(self) -> dict[str, Policy]:

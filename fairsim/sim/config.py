@@ -6,7 +6,15 @@ import math
 from dataclasses import dataclass, field, fields
 from typing import Any, Mapping
 
-from fairsim.errors import require
+from fairsim.errors import (
+    Bool,
+    Integer,
+    Number,
+    OneOf,
+    check_keys,
+    check_values,
+    require,
+)
 
 ROUND_ENDS = ("fixed", "latest_finish")
 # Round length bounds. Below 1 s a run needs more rounds than any scheduler decides (the paper's
@@ -60,42 +68,19 @@ class SimConfig:
     def from_config(cls, cfg: Mapping[str, Any] | None, source: str = "sim") -> "SimConfig":
         cfg = dict(cfg or {})
         cfg.pop("name", None)
-        known = {f.name for f in fields(cls)}
-        for key in cfg:
-            require(key in known, source, key, f"unknown setting (allowed: {', '.join(sorted(known))})")
+        check_keys(cfg, (f.name for f in fields(cls)), source, noun="setting")
         ov = dict(cfg.pop("overheads", None) or {})
-        ov_known = {f.name for f in fields(Overheads)}
-        for key in ov:
-            require(key in ov_known, source, f"overheads.{key}", f"unknown setting (allowed: {', '.join(sorted(ov_known))})")
-        # a switch given as a string ("maybe", "yes") would be truthy and silently change the run
-        for f in fields(cls):
-            if f.type == "bool" and f.name in cfg:
-                require(isinstance(cfg[f.name], bool), source, f.name, f"must be true or false, got {cfg[f.name]!r}")
-        for f in fields(Overheads):
-            if f.type == "bool" and f.name in ov:
-                require(isinstance(ov[f.name], bool), source, f"overheads.{f.name}", f"must be true or false, got {ov[f.name]!r}")
-        for key in ("restart_s", "profiling_s_per_type"):
-            if key in ov:
-                require(_num(ov[key]) and ov[key] >= 0, source, f"overheads.{key}", f"must be a number of seconds >= 0, got {ov[key]!r}")
-        if "round_len_s" in cfg:
-            lo, hi = ROUND_LEN_S
-            require(_num(cfg["round_len_s"]) and lo <= cfg["round_len_s"] <= hi, source, "round_len_s",
-                    f"must be a number of seconds in [{lo:g}, {hi:g}], got {cfg['round_len_s']!r}")
+        check_keys(ov, (f.name for f in fields(Overheads)), source, noun="setting", prefix="overheads.")
+        check_values(cfg, SWITCHES, source)
+        check_values(ov, OVERHEADS, source, prefix="overheads.")
+        check_values(cfg, SETTINGS, source)
         round_len = cfg.get("round_len_s", cls.round_len_s)
         restart = ov.get("restart_s", Overheads.restart_s)
         if ov.get("migration", True) or ov.get("preemption", True):  # the engine drops unpaid overhead when a job
             # stops: a restart as long as a round leaves a job that a policy pauses every other round without progress, forever
             require(restart < round_len, source, "overheads.restart_s",
                     f"must be shorter than a round (sim.round_len_s={round_len:g} s), got {restart!r}")
-        if "round_end" in cfg:
-            require(cfg["round_end"] in ROUND_ENDS, source, "round_end", f"{cfg['round_end']!r} is not one of {', '.join(ROUND_ENDS)}")
-        if "until" in cfg:
-            require(cfg["until"] in UNTIL, source, "until", f"{cfg['until']!r} is not one of {', '.join(UNTIL)}")
-        if "profile_error" in cfg:
-            require(_num(cfg["profile_error"]) and 0 <= cfg["profile_error"] < 1, source, "profile_error",
-                    f"must be a relative error in [0, 1), got {cfg['profile_error']!r}")
-        if "max_rounds" in cfg:
-            require(isinstance(cfg["max_rounds"], int) and cfg["max_rounds"] > 0, source, "max_rounds", f"must be an integer > 0, got {cfg['max_rounds']!r}")
+        check_values(cfg, LATE_SETTINGS, source)
         return cls(overheads=Overheads(**ov), **cfg)
 
     def check_horizon(self, last_arrival_s: float, source: str = "sim") -> None:
@@ -107,5 +92,15 @@ class SimConfig:
                 f"(needs more than {needed}); raise sim.max_rounds or sim.round_len_s")
 
 
-def _num(x: Any) -> bool:
-    return isinstance(x, (int, float)) and not isinstance(x, bool) and math.isfinite(x)
+# What each setting may be (fairsim.errors rules), checked in this order: the first bad one is reported.
+SWITCHES = {f.name: Bool() for f in fields(SimConfig) if f.type == "bool"}
+OVERHEADS = {**{f.name: Bool() for f in fields(Overheads) if f.type == "bool"},
+             "restart_s": Number(lo=0, what="a number of seconds >= 0"),
+             "profiling_s_per_type": Number(lo=0, what="a number of seconds >= 0")}
+SETTINGS = {"round_len_s": Number(*ROUND_LEN_S, what="a number of seconds in [{:g}, {:g}]".format(*ROUND_LEN_S))}
+LATE_SETTINGS = {  # after the restart-vs-round check, as before
+    "round_end": OneOf(ROUND_ENDS, wording="is_not"),
+    "until": OneOf(UNTIL, wording="is_not"),
+    "profile_error": Number(lo=0, hi=1, hi_open=True, what="a relative error in [0, 1)"),
+    "max_rounds": Integer(lo=0, lo_open=True, what="an integer > 0"),
+}

@@ -1,16 +1,13 @@
-"""Checked reads of workload config options: each failure names the option and the rule."""
+"""Checked reads of workload config options: each failure names the option and the rule (the
+rules themselves are fairsim.errors': Number, OneOf, check_keys)."""
 
 from __future__ import annotations
 
-import math
 from typing import Any, Mapping
 
-from fairsim.errors import InputError, require
+from fairsim.errors import InputError, Number, OneOf, check_keys, require
 
-
-def check_keys(cfg: Mapping[str, Any], allowed: tuple[str, ...], src: str) -> None:
-    for key in cfg:
-        require(key in allowed, src, key, f"unknown option (allowed: {', '.join(sorted(allowed))})")
+__all__ = ["check_keys", "choice", "number", "window", "worker_spec"]
 
 
 def number(cfg: Mapping[str, Any], key: str, src: str, default: float | None = None, *, lo: float | None = None,
@@ -19,19 +16,7 @@ def number(cfg: Mapping[str, Any], key: str, src: str, default: float | None = N
     if value is None:
         require(optional, src, key, "is required")
         return None
-    ok = isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
-    if integer:
-        ok = ok and float(value) == int(value)
-    if ok and lo is not None:
-        ok = value > lo if lo_open else value >= lo
-    if ok and hi is not None:
-        ok = value <= hi
-    if not ok:
-        kind = "an integer" if integer else "a number"
-        low = "" if lo is None else f" {'>' if lo_open else '>='} {lo:g}"
-        high = "" if hi is None else f"{' and' if low else ''} <= {hi:g}"
-        raise InputError(src, key, f"must be {kind}{low}{high}, got {value!r}")
-    return int(value) if integer else float(value)
+    return Number(lo=lo, hi=hi, lo_open=lo_open, integer=integer).check(value, src, key)
 
 
 def worker_spec(value: Any, src: str, key: str = "workers") -> int | dict[int, float] | None:
@@ -64,6 +49,4 @@ def window(value: Any, src: str, key: str = "window") -> tuple[int, int] | None:
 
 
 def choice(cfg: Mapping[str, Any], key: str, src: str, default: str, allowed: tuple[str, ...]) -> str:
-    value = cfg.get(key, default)
-    require(isinstance(value, str) and value in allowed, src, key, f"must be one of {', '.join(allowed)}, got {value!r}")
-    return value
+    return OneOf(allowed).check(cfg.get(key, default), src, key)
