@@ -2,15 +2,14 @@
 verdicts are known: Gavel is 0.8x FFT's JCT at load 0.5 and 2x at load 2 (Philly arrivals), and
 1.5x at both loads under Poisson arrivals."""
 
-from pathlib import Path
-
 import pandas as pd
 import yaml
 
 from fairsim.figures import fig_load
 from fairsim.figures.data import Inputs, SweepData
 
-ROOT = Path(__file__).resolve().parents[1]
+from conftest import ROOT
+
 GAVEL_OVER_FFT = {("philly", 0.5): 0.8, ("philly", 2.0): 2.0, ("poisson", 0.5): 1.5, ("poisson", 2.0): 1.5}
 
 

@@ -4,7 +4,6 @@ of 30-job traces through Hydra) draws its figure and writes REPORT.md."""
 
 import importlib
 import sys
-from pathlib import Path
 
 import pandas as pd
 import pytest
@@ -15,7 +14,8 @@ from fairsim.experiment import reproduce
 from fairsim.experiment.compose import CONF_DIR
 from fairsim.figures.headlines import EVALUATORS
 
-ROOT = Path(__file__).resolve().parents[1]
+from conftest import ROOT
+
 PLAN = reproduce.load_plan()
 
 
