@@ -311,6 +311,7 @@ def assert_refused(proc: subprocess.CompletedProcess, results: Path, needles: tu
         assert not list(results.rglob(name)), name
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("case_id", SUBPROCESS_IDS + [c.id for c in GROUP_CASES])
 def test_refused_by_run_py(case_id, cli_results):
     proc, results = cli_results[case_id]
@@ -318,6 +319,7 @@ def test_refused_by_run_py(case_id, cli_results):
     assert_refused(proc, results, c.needles)
 
 
+@pytest.mark.slow
 def test_debug_flag_shows_the_traceback(files, tmp_path, run_py):
     proc = run_cli(run_py, resolve(BY_ID["trace_work_nan"], files), tmp_path, debug=True)
     assert proc.returncode != 0
@@ -325,6 +327,7 @@ def test_debug_flag_shows_the_traceback(files, tmp_path, run_py):
     assert not list(tmp_path.rglob("summary.json"))
 
 
+@pytest.mark.slow
 def test_unknown_config_key_is_hydras_error_without_traceback(tmp_path, run_py):
     """A key that is in no config (``sim.max_round=5`` without ``+``) is refused by Hydra itself
     before fairsim runs: exit 1, its first line names the key, no traceback, no results

@@ -5,6 +5,8 @@ import json
 import pandas as pd
 import pytest
 
+pytestmark = pytest.mark.slow  # every test here runs run.py in a subprocess
+
 
 def test_default_run_writes_complete_results(tmp_path, run_py):
     proc = run_py(f"results_dir={tmp_path}", "num_jobs=40")

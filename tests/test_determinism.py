@@ -68,6 +68,7 @@ def test_a_different_seed_changes_the_table():
     assert table_hash(a.jobs) != table_hash(b.jobs)
 
 
+@pytest.mark.slow
 def test_joblib_sweep_and_rerun_match_the_serial_run(tmp_path, run_py):
     expected = {p: serial(p) for p in ("ours", "gavel")}
     # two cells per policy with identical configs (+tag only names the folder), on joblib workers

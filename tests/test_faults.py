@@ -146,6 +146,7 @@ def assert_every_cell_once(results: Path, name: str) -> None:
         pd.testing.assert_frame_equal(jobs[jobs["cell"] == cell].drop(columns="cell").reset_index(drop=True), own)
 
 
+@pytest.mark.slow
 def test_worker_killed_mid_cell_then_rerun(results, run_py):
     name = "worker_kill"
     sweep_dir = results / "sweeps" / name
@@ -181,6 +182,7 @@ def test_worker_killed_mid_cell_then_rerun(results, run_py):
     assert_every_cell_once(results, name)
 
 
+@pytest.mark.slow
 def test_parent_killed_mid_sweep_workers_follow_then_rerun(results, run_py):
     """SIGKILL the launching process: its loky workers notice (they watch their parent) and exit
     within about a second instead of finishing their cells and idling for loky's 300 s; the cells
@@ -212,6 +214,7 @@ def test_parent_killed_mid_sweep_workers_follow_then_rerun(results, run_py):
     assert_every_cell_once(results, name)
 
 
+@pytest.mark.slow
 def test_a_refused_cell_leaves_the_others_to_finish(results, run_py):
     """Bad input in one cell: its one-line error is printed and kept beside it, the other cells
     finish and are collected and logged, and the sweep exits non-zero (commit 98d81a7)."""
@@ -359,6 +362,7 @@ def test_two_writers_of_one_file_do_not_clobber_each_other(tmp_path):
 
 # ---- MLflow logging cut off ---------------------------------------------------------------------
 
+@pytest.mark.slow
 def test_mlflow_logging_cut_off_is_repaired_exactly_once(results, tiny_run, monkeypatch):
     from mlflow.tracking import MlflowClient
 

@@ -4,6 +4,7 @@ job once (and stays silent off a terminal)."""
 
 import io
 
+import pytest
 from omegaconf import OmegaConf
 
 from fairsim.experiment.compose import compose_config
@@ -46,6 +47,7 @@ def test_emit_appends_to_run_log(tmp_path):
     assert (tmp_path / "run.log").read_text() == stream.getvalue() == "one\ntwo\n"
 
 
+@pytest.mark.slow
 def test_single_run_log_and_mlflow(tmp_path, run_py):
     proc = run_py(f"results_dir={tmp_path}", "num_jobs=20", "policy=fifo")
     assert proc.returncode == 0, proc.stderr
@@ -58,6 +60,7 @@ def test_single_run_log_and_mlflow(tmp_path, run_py):
     assert logged_cells(tmp_path, RUNS_EXPERIMENT) == [folder.name]
 
 
+@pytest.mark.slow
 def test_track_false_keeps_a_single_run_out_of_mlflow(tmp_path, run_py):
     proc = run_py(f"results_dir={tmp_path}", "num_jobs=10", "policy=fifo", "+track=false")
     assert proc.returncode == 0, proc.stderr

@@ -94,6 +94,7 @@ def test_bad_plan_and_bad_arguments_are_one_line_errors(tmp_path):
     assert reproduce.main(["--scale", "huge", "--draw-only"]) == 2
 
 
+@pytest.mark.slow
 def test_tiny_reproduce_end_to_end(tmp_path):
     """One real sweep (FFT and FIFO on trace 1 cut to 30 jobs, two seeds, cells run in-process)
     -> fig7 + REPORT.md; drawing again from the same results gives the same bytes."""

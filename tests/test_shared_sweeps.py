@@ -54,6 +54,7 @@ def computed(stdout: str) -> int:
     return int(re.search(r"this run computed (\d+)", stdout).group(1))
 
 
+@pytest.mark.slow
 def test_two_sweeps_of_one_grid_started_together(results):
     """Whether the second waits for cells depends on timing (the claim test below forces it)."""
     name = "together"
@@ -102,6 +103,7 @@ def test_a_cell_another_sweep_holds_is_waited_for_then_skipped(tmp_path, capsys)
     assert "skipped (computed by another sweep" in printed
 
 
+@pytest.mark.slow
 def test_damaged_cells_are_recomputed_and_collected(results, run_py):
     name = "damaged"
     first = sweep(run_py, results, name)
@@ -131,6 +133,7 @@ def test_a_summary_that_disagrees_with_its_config_is_not_complete(tmp_path):
     assert "says policy='srtf' but config.yaml says 'fifo'" in why_incomplete(tmp_path / "cell")
 
 
+@pytest.mark.slow
 def test_a_damaged_mlflow_store_costs_no_results(results, tmp_path, run_py):
     bad = tmp_path / "bad_store"
     bad.mkdir()
@@ -162,6 +165,7 @@ pd.DataFrame.to_parquet = _disk_full
 '''
 
 
+@pytest.mark.slow
 def test_a_full_disk_ends_the_sweep_in_one_line_with_no_cell_complete(results, tmp_path, run_py):
     """ENOSPC injected into every process of the sweep (a sitecustomize on PYTHONPATH) at the
     second file a cell writes."""

@@ -55,6 +55,7 @@ def sweep(run_py, results, *extra):
     return proc.stdout
 
 
+@pytest.mark.slow
 def test_smoke_sweep_then_resume_runs_only_missing_cells(tmp_path, run_py):
     out = sweep(run_py, tmp_path)
     sweep_dir = tmp_path / "sweeps" / "smoke"
