@@ -3,6 +3,7 @@ verdicts are known: Gavel is 0.8x FFT's JCT at load 0.5 and 2x at load 2 (Philly
 1.5x at both loads under Poisson arrivals."""
 
 import pandas as pd
+import pytest
 import yaml
 
 from fairsim.figures import fig_load
@@ -54,6 +55,7 @@ def test_report_section_names_the_loads_where_a_claim_holds(tmp_path):
     assert "| N | Y | Y | Y |" in row
 
 
+@pytest.mark.slow
 def test_fig_load_draws_and_redraws_byte_identical(tmp_path):
     data = inputs(tmp_path)
     first = fig_load.draw(data, tmp_path / "a")
