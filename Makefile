@@ -6,7 +6,7 @@ STAMP := $(VENV)/.installed
 ARGS ?=
 SCALE ?= small
 
-.PHONY: setup run test smoke reproduce reproduce-load bench ui clean
+.PHONY: setup run test test-fast smoke reproduce reproduce-load bench ui clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -21,6 +21,9 @@ run: $(STAMP)  ## one simulation on the defaults (conf/config.yaml); extra overr
 
 test: $(STAMP)  ## the test suite (what CI runs)
 	$(PY) -m pytest
+
+test-fast: $(STAMP)  ## the suite without the tests marked slow (sweeps, reproduce, fault injection in subprocesses): under a minute
+	$(PY) -m pytest -m "not slow"
 
 smoke: $(STAMP)  ## CI smoke sweep: 3 policies x 2 loads, Hydra -> joblib -> results.parquet + MLflow -> a figure
 	$(PY) run.py -m +experiment=smoke

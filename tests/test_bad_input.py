@@ -14,9 +14,7 @@ from __future__ import annotations
 
 import copy
 import functools
-import os
 import subprocess
-import sys
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
@@ -29,8 +27,6 @@ from omegaconf import DictConfig, OmegaConf
 from fairsim.errors import InputError
 from fairsim.experiment.compose import CONF_DIR, compose_config
 from fairsim.experiment.single import run_config
-
-ROOT = Path(__file__).resolve().parents[1]
 
 HEAD = "job_id,arrival_s,model,workers,work\n"
 TPUT = "model,gpu,workers,placement,throughput\n"
@@ -285,23 +281,20 @@ def test_refused_in_process_with_one_line(c, files):
 
 # ---- through run.py -----------------------------------------------------------------------------
 
-def run_cli(args: list[str], results: Path, debug: bool = False) -> subprocess.CompletedProcess:
-    env = {k: v for k, v in os.environ.items() if k != "FAIRSIM_DEBUG"}
-    if debug:
-        env["FAIRSIM_DEBUG"] = "1"
-    cmd = [sys.executable, str(ROOT / "run.py"), f"results_dir={results}", "num_jobs=20", *args]
-    return subprocess.run(cmd, capture_output=True, text=True, cwd=ROOT, timeout=120, env=env)
+def run_cli(run_py, args: list[str], results: Path, debug: bool = False) -> subprocess.CompletedProcess:
+    env = {"FAIRSIM_DEBUG": "1" if debug else None}  # None: not inherited from the caller either
+    return run_py(f"results_dir={results}", "num_jobs=20", *args, timeout=120, env=env)
 
 
 @pytest.fixture(scope="module")
-def cli_results(files, tmp_path_factory):
+def cli_results(files, tmp_path_factory, run_py):
     """Every subprocess case, two at a time: {case id: (process, its results_dir)}."""
     base = tmp_path_factory.mktemp("bad_cli")
     cases = [BY_ID[i] for i in SUBPROCESS_IDS] + GROUP_CASES
 
     def one(c: Case):
         results = base / c.id
-        return c.id, (run_cli(resolve(c, files), results), results)
+        return c.id, (run_cli(run_py, resolve(c, files), results), results)
 
     with ThreadPoolExecutor(max_workers=2) as pool:
         return dict(pool.map(one, cases))
@@ -319,6 +312,7 @@ def assert_refused(proc: subprocess.CompletedProcess, results: Path, needles: tu
         assert not list(results.rglob(name)), name
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("case_id", SUBPROCESS_IDS + [c.id for c in GROUP_CASES])
 def test_refused_by_run_py(case_id, cli_results):
     proc, results = cli_results[case_id]
@@ -326,18 +320,20 @@ def test_refused_by_run_py(case_id, cli_results):
     assert_refused(proc, results, c.needles)
 
 
-def test_debug_flag_shows_the_traceback(files, tmp_path):
-    proc = run_cli(resolve(BY_ID["trace_work_nan"], files), tmp_path, debug=True)
+@pytest.mark.slow
+def test_debug_flag_shows_the_traceback(files, tmp_path, run_py):
+    proc = run_cli(run_py, resolve(BY_ID["trace_work_nan"], files), tmp_path, debug=True)
     assert proc.returncode != 0
     assert "Traceback" in proc.stderr and "InputError" in proc.stderr and "work_nan.csv" in proc.stderr
     assert not list(tmp_path.rglob("summary.json"))
 
 
-def test_unknown_config_key_is_hydras_error_without_traceback(tmp_path):
+@pytest.mark.slow
+def test_unknown_config_key_is_hydras_error_without_traceback(tmp_path, run_py):
     """A key that is in no config (``sim.max_round=5`` without ``+``) is refused by Hydra itself
     before fairsim runs: exit 1, its first line names the key, no traceback, no results
     (documented limit: Hydra's message has a second line with the fix)."""
-    proc = run_cli(["sim.max_round=5"], tmp_path)
+    proc = run_cli(run_py, ["sim.max_round=5"], tmp_path)
     assert proc.returncode == 1
     first = proc.stderr.strip().splitlines()[0]
     assert "sim.max_round" in first

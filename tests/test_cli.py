@@ -1,23 +1,15 @@
 """run.py end to end: the default run writes complete results; bad input ends with one line and exit 2."""
 
 import json
-import subprocess
-import sys
-from pathlib import Path
 
 import pandas as pd
 import pytest
 
-ROOT = Path(__file__).resolve().parents[1]
+pytestmark = pytest.mark.slow  # every test here runs run.py in a subprocess
 
 
-def run(tmp_path, *overrides):
-    cmd = [sys.executable, str(ROOT / "run.py"), f"results_dir={tmp_path}", *overrides]
-    return subprocess.run(cmd, capture_output=True, text=True, cwd=ROOT, timeout=300)
-
-
-def test_default_run_writes_complete_results(tmp_path):
-    proc = run(tmp_path, "num_jobs=40")
+def test_default_run_writes_complete_results(tmp_path, run_py):
+    proc = run_py(f"results_dir={tmp_path}", "num_jobs=40")
     assert proc.returncode == 0, proc.stderr
     (folder,) = list((tmp_path / "runs").iterdir())
     summary = json.loads((folder / "summary.json").read_text())
@@ -38,8 +30,8 @@ def test_default_run_writes_complete_results(tmp_path):
     (["workload=nosuch"], "workload"),
     (["policy=fifo", "policy.backfill=maybe"], "policy fifo: backfill: must be bool"),
 ])
-def test_bad_config_one_line_exit_2(tmp_path, overrides, needle):
-    proc = run(tmp_path, "num_jobs=20", *overrides)
+def test_bad_config_one_line_exit_2(tmp_path, overrides, needle, run_py):
+    proc = run_py(f"results_dir={tmp_path}", "num_jobs=20", *overrides)
     assert proc.returncode == 2, proc.stdout + proc.stderr
     lines = proc.stderr.strip().splitlines()
     assert len(lines) == 1 and needle in lines[0], proc.stderr
@@ -53,10 +45,10 @@ def test_bad_config_one_line_exit_2(tmp_path, overrides, needle):
     ("job_id,arrival_s,model,workers,work\n0,0,ResNet50,64,10\n", "workers:"),
     ("job_id,arrival_s,model,workers,work\n0,0,NoSuchNet,1,10\n", "model: unknown model 'NoSuchNet'"),
 ])
-def test_bad_trace_file_one_line_exit_2(tmp_path, rows, needle):
+def test_bad_trace_file_one_line_exit_2(tmp_path, rows, needle, run_py):
     trace = tmp_path / "bad.csv"
     trace.write_text(rows)
-    proc = run(tmp_path, "workload=file", f"workload.path={trace}")
+    proc = run_py(f"results_dir={tmp_path}", "workload=file", f"workload.path={trace}")
     assert proc.returncode == 2, proc.stdout + proc.stderr
     lines = proc.stderr.strip().splitlines()
     assert len(lines) == 1 and needle in lines[0] and "bad.csv" in lines[0], proc.stderr

@@ -14,9 +14,6 @@ from __future__ import annotations
 import hashlib
 import io
 import json
-import subprocess
-import sys
-from pathlib import Path
 
 import pandas as pd
 import pytest
@@ -24,7 +21,6 @@ import pytest
 from fairsim.experiment.compose import compose_config
 from fairsim.experiment.single import run_config
 
-ROOT = Path(__file__).resolve().parents[1]
 RUN = ["seed=3", "num_jobs=40"]
 TIMING_KEYS = ("wall_s", "sim_wall_s", "solver_time_s", "solver_s")  # and policy_s_*
 
@@ -72,12 +68,11 @@ def test_a_different_seed_changes_the_table():
     assert table_hash(a.jobs) != table_hash(b.jobs)
 
 
-def test_joblib_sweep_and_rerun_match_the_serial_run(tmp_path):
+@pytest.mark.slow
+def test_joblib_sweep_and_rerun_match_the_serial_run(tmp_path, run_py):
     expected = {p: serial(p) for p in ("ours", "gavel")}
     # two cells per policy with identical configs (+tag only names the folder), on joblib workers
-    cmd = [sys.executable, str(ROOT / "run.py"), "-m", f"results_dir={tmp_path}", "sweep_name=det",
-           "+tag=a,b", "policy=ours,gavel", *RUN]
-    proc = subprocess.run(cmd, capture_output=True, text=True, cwd=ROOT, timeout=300)
+    proc = run_py("-m", f"results_dir={tmp_path}", "sweep_name=det", "+tag=a,b", "policy=ours,gavel", *RUN)
     assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]
     sweep = tmp_path / "sweeps" / "det"
     cell_bytes = {}
@@ -91,8 +86,7 @@ def test_joblib_sweep_and_rerun_match_the_serial_run(tmp_path):
         assert cell_bytes[policy, "a"] == cell_bytes[policy, "b"] == parquet_bytes(out.jobs)
 
     # a rerun from the command line, outside any sweep
-    proc = subprocess.run([sys.executable, str(ROOT / "run.py"), f"results_dir={tmp_path}", "policy=ours", *RUN],
-                          capture_output=True, text=True, cwd=ROOT, timeout=300)
+    proc = run_py(f"results_dir={tmp_path}", "policy=ours", *RUN)
     assert proc.returncode == 0, proc.stderr[-2000:]
     (run_dir,) = (tmp_path / "runs").iterdir()
     assert (run_dir / "jobs.parquet").read_bytes() == cell_bytes["ours", "a"]

@@ -18,7 +18,6 @@ import json
 import os
 import signal
 import subprocess
-import sys
 import time
 from pathlib import Path
 from types import SimpleNamespace
@@ -33,7 +32,8 @@ from fairsim.experiment.sweep import TRACKER_WARNINGS
 from fairsim.experiment.tracking import ensure_store, log_sweep, logged_cells
 from fairsim.files import atomic_write
 
-ROOT = Path(__file__).resolve().parents[1]
+from conftest import ROOT, run_py_command
+
 # four cells: two short ones finish first (joblib dispatches in order), two longer ones are
 # running when the fault strikes
 GRID = ["policy=ours", "num_jobs=20,80", "seed=0,1"]
@@ -113,17 +113,17 @@ def results(tmp_path_factory) -> Path:
     return path
 
 
-def sweep_cmd(results: Path, name: str) -> list[str]:
-    return [sys.executable, str(ROOT / "run.py"), "-m", f"results_dir={results}", f"sweep_name={name}", *GRID]
+def sweep_args(results: Path, name: str) -> list[str]:
+    return ["-m", f"results_dir={results}", f"sweep_name={name}", *GRID]
 
 
 def launch(results: Path, name: str) -> subprocess.Popen:
-    return subprocess.Popen(sweep_cmd(results, name), cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                            text=True, start_new_session=True)
+    return subprocess.Popen(run_py_command(*sweep_args(results, name)), cwd=ROOT, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, start_new_session=True)
 
 
-def rerun(results: Path, name: str) -> str:
-    proc = subprocess.run(sweep_cmd(results, name), cwd=ROOT, capture_output=True, text=True, timeout=300)
+def rerun(run_py, results: Path, name: str) -> str:
+    proc = run_py(*sweep_args(results, name))
     assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]
     return proc.stdout
 
@@ -147,7 +147,8 @@ def assert_every_cell_once(results: Path, name: str) -> None:
         pd.testing.assert_frame_equal(jobs[jobs["cell"] == cell].drop(columns="cell").reset_index(drop=True), own)
 
 
-def test_worker_killed_mid_cell_then_rerun(results):
+@pytest.mark.slow
+def test_worker_killed_mid_cell_then_rerun(results, run_py):
     name = "worker_kill"
     sweep_dir = results / "sweeps" / name
     proc = launch(results, name)
@@ -177,12 +178,13 @@ def test_worker_killed_mid_cell_then_rerun(results):
     assert not (sweep_dir / "results.parquet").exists()  # nothing was collected from a broken sweep
     assert logged_cells(results, name) == []
 
-    out = rerun(results, name)
+    out = rerun(run_py, results, name)
     assert out.count("skipped (complete)") == len(done)  # the finished cells are kept
     assert_every_cell_once(results, name)
 
 
-def test_parent_killed_mid_sweep_workers_follow_then_rerun(results):
+@pytest.mark.slow
+def test_parent_killed_mid_sweep_workers_follow_then_rerun(results, run_py):
     """SIGKILL the launching process: its loky workers notice (they watch their parent) and exit
     within about a second instead of finishing their cells and idling for loky's 300 s; the cells
     they held have no summary and run again on the rerun."""
@@ -202,7 +204,7 @@ def test_parent_killed_mid_sweep_workers_follow_then_rerun(results):
         at_kill = [c.name for c in complete_cells(sweep_dir)]
         assert 2 <= len(at_kill) < len(CELLS)
         assert not (sweep_dir / "results.parquet").exists()
-        out = rerun(results, name)
+        out = rerun(run_py, results, name)
     finally:
         if proc.poll() is None:
             os.kill(proc.pid, signal.SIGKILL)
@@ -213,12 +215,11 @@ def test_parent_killed_mid_sweep_workers_follow_then_rerun(results):
     assert_every_cell_once(results, name)
 
 
-def test_a_refused_cell_leaves_the_others_to_finish(results):
+@pytest.mark.slow
+def test_a_refused_cell_leaves_the_others_to_finish(results, run_py):
     """Bad input in one cell: its one-line error is printed and kept beside it, the other cells
     finish and are collected and logged, and the sweep exits non-zero (commit 98d81a7)."""
-    cmd = [sys.executable, str(ROOT / "run.py"), "-m", f"results_dir={results}", "sweep_name=bad_cell",
-           "policy=fifo", "num_jobs=10", "load=0,0.5"]
-    proc = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=300)
+    proc = run_py("-m", f"results_dir={results}", "sweep_name=bad_cell", "policy=fifo", "num_jobs=10", "load=0,0.5")
     assert proc.returncode == 1
     assert "Traceback" not in proc.stderr
     bad, good = "load=0,num_jobs=10,policy=fifo", "load=0.5,num_jobs=10,policy=fifo"
@@ -364,6 +365,7 @@ def test_two_writers_of_one_file_do_not_clobber_each_other(tmp_path):
 
 # ---- MLflow logging cut off ---------------------------------------------------------------------
 
+@pytest.mark.slow
 def test_mlflow_logging_cut_off_is_repaired_exactly_once(results, tiny_run, monkeypatch):
     from mlflow.tracking import MlflowClient
 

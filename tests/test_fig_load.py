@@ -2,15 +2,15 @@
 verdicts are known: Gavel is 0.8x FFT's JCT at load 0.5 and 2x at load 2 (Philly arrivals), and
 1.5x at both loads under Poisson arrivals."""
 
-from pathlib import Path
-
 import pandas as pd
+import pytest
 import yaml
 
 from fairsim.figures.data import Inputs, SweepData
 from fairsim.paper.figures import fig_load
 
-ROOT = Path(__file__).resolve().parents[1]
+from conftest import ROOT
+
 GAVEL_OVER_FFT = {("philly", 0.5): 0.8, ("philly", 2.0): 2.0, ("poisson", 0.5): 1.5, ("poisson", 2.0): 1.5}
 
 
@@ -55,6 +55,7 @@ def test_report_section_names_the_loads_where_a_claim_holds(tmp_path):
     assert "| N | Y | Y | Y |" in row
 
 
+@pytest.mark.slow
 def test_fig_load_draws_and_redraws_byte_identical(tmp_path):
     data = inputs(tmp_path)
     first = fig_load.draw(data, tmp_path / "a")

@@ -113,6 +113,7 @@ def draw(modules, inputs: Inputs, out) -> dict:
     return {p.relative_to(out): p.read_bytes() for p in sorted(out.rglob("*")) if p.is_file()}
 
 
+@pytest.mark.slow
 def test_every_figure_draws_pdf_png_and_data_byte_identical_on_rerun(tmp_path):
     cells = cells_table()
     testbed = write_sweep(tmp_path / "tb", cells)
@@ -176,6 +177,7 @@ def test_every_policy_has_its_own_colour_and_unknown_names_a_stable_one():
     assert style.color("my_new_policy") not in colours[:9]  # fallbacks never repeat a main baseline's colour
 
 
+@pytest.mark.slow
 def test_figure_tables_name_units_and_keep_non_negative_intervals(tmp_path):
     cells = cells_table()
     # seeds far apart: a plain t-interval of the starvation hours and of the ratios would cross 0

@@ -3,10 +3,8 @@ run printed, a single run lands in MLflow's "runs" experiment, and the progress 
 job once (and stays silent off a terminal)."""
 
 import io
-import subprocess
-import sys
-from pathlib import Path
 
+import pytest
 from omegaconf import OmegaConf
 
 from fairsim.experiment.compose import compose_config
@@ -20,8 +18,6 @@ from fairsim.experiment.single import (
 )
 from fairsim.sim.config import SimConfig
 from fairsim.sim.engine import simulate
-
-ROOT = Path(__file__).resolve().parents[1]
 
 
 def test_summary_states_the_direction_of_every_metric():
@@ -57,9 +53,9 @@ def test_emit_appends_to_run_log(tmp_path):
     assert (tmp_path / "run.log").read_text() == stream.getvalue() == "one\ntwo\n"
 
 
-def test_single_run_log_and_mlflow(tmp_path):
-    proc = subprocess.run([sys.executable, str(ROOT / "run.py"), f"results_dir={tmp_path}", "num_jobs=20", "policy=fifo"],
-                          capture_output=True, text=True, cwd=ROOT, timeout=300)
+@pytest.mark.slow
+def test_single_run_log_and_mlflow(tmp_path, run_py):
+    proc = run_py(f"results_dir={tmp_path}", "num_jobs=20", "policy=fifo")
     assert proc.returncode == 0, proc.stderr
     (folder,) = list((tmp_path / "runs").iterdir())
     assert (folder / "run.log").read_text() == proc.stdout  # exactly what the run printed
@@ -70,8 +66,8 @@ def test_single_run_log_and_mlflow(tmp_path):
     assert logged_cells(tmp_path, RUNS_EXPERIMENT) == [folder.name]
 
 
-def test_track_false_keeps_a_single_run_out_of_mlflow(tmp_path):
-    proc = subprocess.run([sys.executable, str(ROOT / "run.py"), f"results_dir={tmp_path}", "num_jobs=10", "policy=fifo",
-                           "+track=false"], capture_output=True, text=True, cwd=ROOT, timeout=300)
+@pytest.mark.slow
+def test_track_false_keeps_a_single_run_out_of_mlflow(tmp_path, run_py):
+    proc = run_py(f"results_dir={tmp_path}", "num_jobs=10", "policy=fifo", "+track=false")
     assert proc.returncode == 0, proc.stderr
     assert "MLflow" not in proc.stdout and not (tmp_path / "mlflow.db").exists()

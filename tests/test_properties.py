@@ -130,6 +130,7 @@ def simulate_checked(name: str, cluster, jobs, sim):
     return engine, recorder, result
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", POLICIES)
 @SETTINGS
 @given(instance=instances())

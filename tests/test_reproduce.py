@@ -4,7 +4,6 @@ of 30-job traces through Hydra) draws its figure and writes REPORT.md."""
 
 import importlib
 import sys
-from pathlib import Path
 
 import pandas as pd
 import pytest
@@ -15,7 +14,8 @@ from fairsim.experiment.compose import CONF_DIR
 from fairsim.paper import reproduce
 from fairsim.paper.headlines import EVALUATORS
 
-ROOT = Path(__file__).resolve().parents[1]
+from conftest import ROOT
+
 PLAN = reproduce.load_plan()
 
 
@@ -94,6 +94,7 @@ def test_bad_plan_and_bad_arguments_are_one_line_errors(tmp_path):
     assert reproduce.main(["--scale", "huge", "--draw-only"]) == 2
 
 
+@pytest.mark.slow
 def test_tiny_reproduce_end_to_end(tmp_path):
     """One real sweep (FFT and FIFO on trace 1 cut to 30 jobs, two seeds, cells run in-process)
     -> fig7 + REPORT.md; drawing again from the same results gives the same bytes."""

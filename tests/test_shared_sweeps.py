@@ -7,7 +7,6 @@ from __future__ import annotations
 import re
 import shutil
 import subprocess
-import sys
 import threading
 import time
 from pathlib import Path
@@ -23,7 +22,8 @@ from fairsim.experiment.single import run_config, write_results
 from fairsim.experiment.sweep import CELL_LOCK, claim_cell
 from fairsim.experiment.tracking import _client, ensure_store, logged_cells
 
-ROOT = Path(__file__).resolve().parents[1]
+from conftest import ROOT, run_py_command
+
 GRID = ["policy=fifo,srtf", "load=0.5,0.8", "num_jobs=20"]
 CELLS = sorted(f"load={l},num_jobs=20,policy={p}" for p in ("fifo", "srtf") for l in (0.5, 0.8))
 
@@ -36,12 +36,12 @@ def results(tmp_path_factory) -> Path:
     return path
 
 
-def sweep_cmd(results: Path, name: str, *grid: str) -> list[str]:
-    return [sys.executable, str(ROOT / "run.py"), "-m", f"results_dir={results}", f"sweep_name={name}", *(grid or GRID)]
+def sweep_args(results: Path, name: str, *grid: str) -> list[str]:
+    return ["-m", f"results_dir={results}", f"sweep_name={name}", *(grid or GRID)]
 
 
-def sweep(results: Path, name: str, *grid: str, env: dict | None = None) -> subprocess.CompletedProcess:
-    return subprocess.run(sweep_cmd(results, name, *grid), cwd=ROOT, capture_output=True, text=True, timeout=300, env=env)
+def sweep(run_py, results: Path, name: str, *grid: str, env: dict | None = None) -> subprocess.CompletedProcess:
+    return run_py(*sweep_args(results, name, *grid), env=env)
 
 
 def active_runs(results: Path, name: str) -> list[str]:
@@ -54,12 +54,13 @@ def computed(stdout: str) -> int:
     return int(re.search(r"this run computed (\d+)", stdout).group(1))
 
 
+@pytest.mark.slow
 def test_two_sweeps_of_one_grid_started_together(results):
     """Whether the second waits for cells depends on timing (the claim test below forces it)."""
     name = "together"
     cells = CELLS
-    procs = [subprocess.Popen(sweep_cmd(results, name), cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                              text=True) for _ in range(2)]
+    procs = [subprocess.Popen(run_py_command(*sweep_args(results, name)), cwd=ROOT, stdout=subprocess.PIPE,
+                              stderr=subprocess.PIPE, text=True) for _ in range(2)]
     outs = [p.communicate(timeout=300) for p in procs]
     for proc, (out, err) in zip(procs, outs):
         assert proc.returncode == 0, "\n----\n".join(o + e for o, e in outs)
@@ -102,9 +103,10 @@ def test_a_cell_another_sweep_holds_is_waited_for_then_skipped(tmp_path, capsys)
     assert "skipped (computed by another sweep" in printed
 
 
-def test_damaged_cells_are_recomputed_and_collected(results):
+@pytest.mark.slow
+def test_damaged_cells_are_recomputed_and_collected(results, run_py):
     name = "damaged"
-    first = sweep(results, name)
+    first = sweep(run_py, results, name)
     assert first.returncode == 0, first.stderr[-2000:]
     sweep_dir = results / "sweeps" / name
     torn, garbled = sweep_dir / CELLS[0], sweep_dir / CELLS[1]
@@ -113,7 +115,7 @@ def test_damaged_cells_are_recomputed_and_collected(results):
     assert why_incomplete(torn).startswith("summary.json is damaged")
     assert why_incomplete(garbled).startswith("jobs.parquet is unreadable")
     assert [c.name for c in complete_cells(sweep_dir)] == CELLS[2:]  # the collector agrees with the runner
-    again = sweep(results, name)
+    again = sweep(run_py, results, name)
     assert again.returncode == 0, again.stderr[-2000:]
     assert f"{torn.name}: recomputing: summary.json is damaged" in again.stdout
     assert f"{garbled.name}: recomputing: jobs.parquet is unreadable" in again.stdout
@@ -131,11 +133,12 @@ def test_a_summary_that_disagrees_with_its_config_is_not_complete(tmp_path):
     assert "says policy='srtf' but config.yaml says 'fifo'" in why_incomplete(tmp_path / "cell")
 
 
-def test_a_damaged_mlflow_store_costs_no_results(results, tmp_path):
+@pytest.mark.slow
+def test_a_damaged_mlflow_store_costs_no_results(results, tmp_path, run_py):
     bad = tmp_path / "bad_store"
     bad.mkdir()
     (bad / "mlflow.db").write_text("not a database\n" * 100)
-    proc = sweep(bad, "store")
+    proc = sweep(run_py, bad, "store")
     assert proc.returncode == 1
     lines = [ln for ln in proc.stderr.splitlines() if ln.strip() and not ln.startswith("[20")]
     assert len(lines) == 1, proc.stderr[-3000:]
@@ -144,7 +147,7 @@ def test_a_damaged_mlflow_store_costs_no_results(results, tmp_path):
     assert sorted(pd.read_parquet(sweep_dir / "results.parquet")["cell"]) == CELLS  # results complete
     # the store repaired (here: a good one put in its place), the same command logs what was missed
     shutil.copy(results / "mlflow.db", bad / "mlflow.db")
-    again = sweep(bad, "store")
+    again = sweep(run_py, bad, "store")
     assert again.returncode == 0, again.stderr[-2000:]
     assert "4 newly logged to MLflow" in again.stdout
     assert logged_cells(bad, "store") == CELLS
@@ -162,14 +165,14 @@ pd.DataFrame.to_parquet = _disk_full
 '''
 
 
-def test_a_full_disk_ends_the_sweep_in_one_line_with_no_cell_complete(results, tmp_path):
+@pytest.mark.slow
+def test_a_full_disk_ends_the_sweep_in_one_line_with_no_cell_complete(results, tmp_path, run_py):
     """ENOSPC injected into every process of the sweep (a sitecustomize on PYTHONPATH) at the
     second file a cell writes."""
     site = tmp_path / "site"
     site.mkdir()
     (site / "sitecustomize.py").write_text(SITE_ENOSPC)
-    env = {**__import__("os").environ, "PYTHONPATH": f"{site}:{ROOT}"}
-    proc = sweep(results, "full_disk", env=env)
+    proc = sweep(run_py, results, "full_disk", env={"PYTHONPATH": f"{site}:{ROOT}"})
     assert proc.returncode == 1
     assert "Traceback" not in proc.stderr
     lines = [ln for ln in proc.stderr.splitlines() if ln.strip() and not ln.startswith("[20")]

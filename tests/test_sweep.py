@@ -2,9 +2,6 @@
 MLflow exactly once per cell; a resumed sweep runs only the missing cells."""
 
 import json
-import subprocess
-import sys
-from pathlib import Path
 
 import pandas as pd
 import pytest
@@ -16,8 +13,6 @@ from fairsim.experiment.single import build_policy
 from fairsim.experiment.tracking import logged_cells
 from fairsim.figures.sweep_summary import draw
 from fairsim.sim.config import SimConfig
-
-ROOT = Path(__file__).resolve().parents[1]
 
 
 def presets(group):
@@ -54,15 +49,15 @@ def test_every_experiment_preset_composes(name):
     assert cfg.sweep_name
 
 
-def sweep(results, *extra):
-    cmd = [sys.executable, str(ROOT / "run.py"), "-m", "+experiment=smoke", f"results_dir={results}", "num_jobs=20", *extra]
-    proc = subprocess.run(cmd, capture_output=True, text=True, cwd=ROOT, timeout=600)
+def sweep(run_py, results, *extra):
+    proc = run_py("-m", "+experiment=smoke", f"results_dir={results}", "num_jobs=20", *extra, timeout=600)
     assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]
     return proc.stdout
 
 
-def test_smoke_sweep_then_resume_runs_only_missing_cells(tmp_path):
-    out = sweep(tmp_path)
+@pytest.mark.slow
+def test_smoke_sweep_then_resume_runs_only_missing_cells(tmp_path, run_py):
+    out = sweep(run_py, tmp_path)
     sweep_dir = tmp_path / "sweeps" / "smoke"
     cells = sorted(p.parent.name for p in sweep_dir.glob("*/summary.json"))
     # cells are named by their overrides, sorted by key (num_jobs=20 is an override here too)
@@ -81,7 +76,7 @@ def test_smoke_sweep_then_resume_runs_only_missing_cells(tmp_path):
     victim = sweep_dir / "load=0.8,num_jobs=20,policy=ours"
     before = json.loads((victim / "summary.json").read_text())
     (victim / "summary.json").unlink()
-    out = sweep(tmp_path)
+    out = sweep(run_py, tmp_path)
     assert out.count("skipped (complete)") == 5
     assert f"{victim.name}: " in out and f"{victim.name}: skipped" not in out
     after = json.loads((victim / "summary.json").read_text())

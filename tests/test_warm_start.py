@@ -34,6 +34,7 @@ def capture_relaxations(monkeypatch):
     return seen
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("seed", [0, 1])
 def test_warm_lp_is_the_cold_lp_round_after_round(monkeypatch, seed):
     seen = capture_relaxations(monkeypatch)

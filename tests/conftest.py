@@ -1,0 +1,46 @@
+"""Shared test plumbing: the repository root, and ``python run.py`` in a subprocess.
+
+Tests import the root as ``from conftest import ROOT`` (pytest puts this folder on sys.path) and
+ask for the ``run_py`` fixture to run the command line.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from collections.abc import Mapping
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]  # the repository root: run.py, conf/, experiments/
+
+
+def run_py_command(*args: str) -> list[str]:
+    """``python run.py *args`` with this interpreter, as a command line (for Popen as well)."""
+    return [sys.executable, str(ROOT / "run.py"), *args]
+
+
+def _run_py(*args: str, timeout: float | None = 300,
+            env: Mapping[str, str | None] | None = None) -> subprocess.CompletedProcess:
+    """Run ``python run.py *args`` from the repository root; stdout and stderr captured as text.
+
+    The subprocess inherits this process's environment, PYTHONPATH included (so it imports the
+    same fairsim); ``env`` sets variables over it, and a value of None removes that variable.
+    The exit status is not checked: the tests assert on it.
+    """
+    full = None
+    if env is not None:
+        full = {k: v for k, v in os.environ.items() if k not in env}
+        full.update({k: v for k, v in env.items() if v is not None})
+    return subprocess.run(run_py_command(*args), capture_output=True, text=True, cwd=ROOT, timeout=timeout, env=full)
+
+
+@pytest.fixture(scope="session")
+def run_py():
+    """``run_py(*args, timeout=300, env=None) -> CompletedProcess``: ``python run.py *args``.
+
+    Session-scoped (it holds no state) so that module-scoped fixtures can use it too.
+    """
+    return _run_py
