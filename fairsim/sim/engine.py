@@ -22,6 +22,7 @@ from fairsim.cluster import ClusterSpec
 from fairsim.policies.base import NOT_RUN, Policy, PolicyView
 from fairsim.sim.config import SimConfig
 from fairsim.sim.invariants import RoundChecker
+from fairsim.sim.overheads import job_costs, start_cost
 from fairsim.sim.placement import HostPlacer
 from fairsim.sim.schedule import ScheduleRecorder
 from fairsim.workload.jobs import JobSet
@@ -94,11 +95,7 @@ class Engine:
             self.awaited[:] = False
             self.awaited[until] = True
         self.s = _State(n, cluster.num_types)
-        ov = config.overheads
-        transfer = jobs.state_bytes / cluster.inter_host_bytes_per_s
-        self.migration_cost = (ov.restart_s + transfer) if ov.migration else np.zeros(n)
-        self.restart_cost = (ov.restart_s + transfer) if ov.preemption else np.zeros(n)
-        self.profiling_cost = ov.profiling_s_per_type * cluster.num_types if ov.profiling else 0.0
+        self.migration_cost, self.restart_cost, self.profiling_cost = job_costs(jobs.state_bytes, cluster, config.overheads)
         # nothing to charge (e.g. sim=gavel_compat): rounds skip the penalty bookkeeping
         self.costless = not (np.any(self.migration_cost) or np.any(self.restart_cost) or self.profiling_cost)
         self.placer = HostPlacer(cluster, n, int(jobs.workers.max()), config.consolidate) if config.placement else None
@@ -273,17 +270,16 @@ class Engine:
             s.switch_log.append((run[switched], prev[switched], new_type[switched]))
 
     def _charge_overheads(self, run, new_type, was_type, host_moved, first_run) -> None:
-        """Set the overhead seconds each starting, resuming or moved job pays before progress."""
+        """Set the overhead seconds each starting, resuming or moved job pays before progress
+        (``fairsim.sim.overheads``); a job that continues where it was keeps its unpaid rest."""
         s = self.s
+        prev = s.prev_type[run]
         type_switch = (was_type >= 0) & (was_type != new_type)
         moved = type_switch if host_moved is None else type_switch | host_moved
-        resumed = (was_type < 0) & (s.prev_type[run] >= 0)
+        resumed = (was_type < 0) & (prev >= 0)
         if not (moved.any() or resumed.any() or first_run.any()):
             return  # every job continues where it was: nothing to charge
-        cost = np.zeros(len(run))
-        cost[moved] = self.migration_cost[run[moved]]
-        cost[resumed] = self.restart_cost[run[resumed]]
-        cost[first_run] = self.profiling_cost
+        cost = start_cost(self.migration_cost[run], self.restart_cost[run], self.profiling_cost, was_type, prev, first_run)
         charged = moved | resumed | (first_run & (self.profiling_cost > 0))
         s.penalty_left[run[charged]] = cost[charged]
 
@@ -343,9 +339,7 @@ class Engine:
         if self.costless:
             switch_cost = costs["none"]
         else:
-            switch = np.where(cur >= 0, costs["migration"], 0.0)
-            switch = np.where((cur < 0) & (prev >= 0), costs["restart"], switch)
-            switch = np.where(np.isnan(first_start), self.profiling_cost, switch)
+            switch = start_cost(costs["migration"], costs["restart"], self.profiling_cost, cur, prev, np.isnan(first_start))
             switch_cost = np.repeat(switch[:, None], self.cluster.num_types, axis=1)
             rows = np.flatnonzero(cur >= 0)
             switch_cost[rows, cur[rows]] = 0.0
