@@ -1,4 +1,4 @@
-"""Bad input is refused clearly (issue 6).
+"""Bad input is refused clearly.
 
 A table of malformed configs, trace files and catalog files. Every case must end with one line
 naming the source (file or config group), the field and the allowed values, as an ``InputError``

@@ -25,7 +25,7 @@ CONF = Path(__file__).resolve().parents[1] / "conf" / "policy"
 POLICIES = {
     "themis": lambda: ThemisPolicy(),
     "themis_f0": lambda: ThemisPolicy(fairness_knob=0.0, lease_s=300),
-    "themis_pre_issue11": lambda: ThemisPolicy(fairness_knob=0.8, lease_s=600, rank="all", leftover="greedy",
+    "themis_simple_reading": lambda: ThemisPolicy(fairness_knob=0.8, lease_s=600, rank="all", leftover="greedy",
                                                waiting_rho="lease_wait"),
     "tiresias": lambda: TiresiasPolicy(),
     "tiresias_random": lambda: TiresiasPolicy(queue_choice="random"),

@@ -1,4 +1,4 @@
-"""Same config and seed, bit-identical per-job results (issue 6): serially, through joblib (a
+"""Same config and seed, bit-identical per-job results: serially, through joblib (a
 Hydra sweep on the loky backend, two cells with the same config), and in a rerun of run.py.
 
 What is compared: the per-job table (jobs.parquet: a SHA-256 over pandas' row hashes plus the

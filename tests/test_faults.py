@@ -1,4 +1,4 @@
-"""Faults (issue 6): interrupted sweeps lose nothing, solver failures fall back, writes are atomic.
+"""Faults: interrupted sweeps lose nothing, solver failures fall back, writes are atomic.
 
 - A sweep whose joblib worker is SIGKILLed mid-cell (one line, exit 1), and separately one whose
   parent is SIGKILLed mid-sweep (its workers follow it within seconds), is rerun with the same command: every cell ends up exactly once in
@@ -218,7 +218,7 @@ def test_parent_killed_mid_sweep_workers_follow_then_rerun(results, run_py):
 @pytest.mark.slow
 def test_a_refused_cell_leaves_the_others_to_finish(results, run_py):
     """Bad input in one cell: its one-line error is printed and kept beside it, the other cells
-    finish and are collected and logged, and the sweep exits non-zero (commit 98d81a7)."""
+    finish and are collected and logged, and the sweep exits non-zero."""
     proc = run_py("-m", f"results_dir={results}", "sweep_name=bad_cell", "policy=fifo", "num_jobs=10", "load=0,0.5")
     assert proc.returncode == 1
     assert "Traceback" not in proc.stderr
@@ -280,7 +280,7 @@ def test_themis_auction_failure_falls_back(monkeypatch, failure):
 
 
 def test_gavel_lp_failure_falls_back(monkeypatch):
-    """The Gavel mechanism falls back to an equal share when the policy's LP fails (commit bec80e3)."""
+    """The Gavel mechanism falls back to an equal share when the policy's LP fails."""
     from fairsim.policies import gavel
 
     monkeypatch.setattr(gavel, "linprog", lambda *a, **k: SimpleNamespace(status=2, x=None, message="infeasible"))

@@ -32,9 +32,9 @@ def test_variability_sensitive_jobs_are_placed_first():
 
 def mixed_two_type_view():
     # two types of 4 GPUs. Job 0 (4 workers, type 0 only) runs there; job 1 (4 workers, type 0
-    # only) waits for it; jobs 2 and 3 (2 workers) run anywhere. The version before issue 11 cut
-    # the head at the cluster's 8 GPUs (jobs 0 and 1), failed on job 1 and stopped: [0, -1, -1, -1],
-    # type 1 idle beside two jobs that fit it.
+    # only) waits for it; jobs 2 and 3 (2 workers) run anywhere. A head cut at the cluster's 8 GPUs
+    # (jobs 0 and 1) that stops at the first failure would give [0, -1, -1, -1], type 1 idle
+    # beside two jobs that fit it; PAL passes job 1 over instead.
     return toy_view([[1, 0], [1, 0], [1, 1], [1, 1]], capacity=[4, 4], workers=[4, 4, 2, 2],
                     arrival=[0, 1, 2, 3], last_type=[0, -1, -1, -1], prev_type=[0, -1, -1, -1])
 

@@ -1,4 +1,4 @@
-"""Sweeps that several hands share (issue 14): two sweeps of one grid at once, damaged cells, a
+"""Sweeps that several hands share: two sweeps of one grid at once, damaged cells, a
 damaged MLflow store, a full disk. Each case ends with the cells exactly once in results.parquet
 and in MLflow, or with one line and a non-zero exit and no cell that looks complete."""
 

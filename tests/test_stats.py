@@ -47,7 +47,7 @@ def test_ratio_interval_is_positive_and_holds_the_geometric_mean(ratios):
 
 
 def test_symmetric_t_interval_would_cross_zero_but_ours_does_not():
-    """The REPORT.md case of issue 13: max starvation of Gavel over 3 seeds, t-interval [-5.3, 20.8] h."""
+    """A REPORT.md case: max starvation of Gavel over 3 seeds, whose symmetric t-interval [-5.3, 20.8] h crosses 0."""
     hours = [0.6, 1.3, 21.2]
     mean = float(np.mean(hours))
     assert mean - 4.303 * np.std(hours, ddof=1) / math.sqrt(3) < 0  # the plain t-interval goes negative

@@ -119,9 +119,9 @@ def test_auctions_repeat_among_the_next_worst_while_gpus_remain():
 
 def test_only_jobs_that_want_gpus_are_ranked():
     # job 0 holds the only GPU of type 0 under a lease and has the worst rho; f = 0.5. Ranking the
-    # wanting jobs offers the free type-1 GPU to job 1 in an auction. The pre-issue-11 options
-    # rank every job: the one slot goes to the lease holder, no auction runs, and job 1 gets the
-    # GPU only through the greedy leftover step.
+    # wanting jobs offers the free type-1 GPU to job 1 in an auction. With rank=all every job is
+    # ranked: the one slot goes to the lease holder, no auction runs, and job 1 gets the
+    # GPU only through the greedy leftover step (leftover=greedy).
     # rho: job 0 (1000 + 1000) x 1 / 1000 = 2; job 1 (1 + 600 + 1e5) x 1 / 1e5 = 1.006
     view = toy_view([[1.0, 1.0], [1.0, 1.0]], capacity=[1, 1], work=[1000, 1e5], arrival=[0, 999], now=1000,
                     last_type=[0, -1], prev_type=[0, -1])

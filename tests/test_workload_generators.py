@@ -158,7 +158,7 @@ def test_gavel_generator_options(gavel_cat):
     assert err.value.field == "window"
 
 
-# ---- real Philly arrivals and fixed spans (issue 10) ------------------------------------------
+# ---- real Philly arrivals and fixed spans ------------------------------------------------------
 from fairsim.workload.philly_window import philly_jobs, window  # noqa: E402
 
 

@@ -11,7 +11,7 @@ it in HiGHS and restarts from the last basis (warm); the cold one's decisions dr
 The first round of each sequence (where both start cold) is left out of the medians. Columns:
 
 - ``ours_s``: median seconds of ``FFTPolicy.decide`` (costs, K(t), solve) with the configured
-  solver and the policy's default warm start setting (today: cold, see docs/ours.md);
+  solver and the policy's default warm start setting (warm: `warm_start: true` in conf/policy/ours.yaml);
 - ``cold_s``, ``warm_s``: the two, and ``warm_x`` = cold / warm; ``lp_cold_s``, ``lp_warm_s``:
   the LP relaxation's share of each (the rest is costs, K(t), pruning and the repair's sub-MILP);
 - ``same``: share of rounds in which the two decided the same, job for job; ``warm_vs_cold``:

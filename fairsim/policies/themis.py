@@ -23,7 +23,7 @@ How this module maps it onto rounds and GPU types:
   ``lease_wait``: its rho now is estimated as if it waited one more lease and then ran on its
   fastest type (T_shared = age + lease + remaining / best throughput); bid value
   log(rho_wait / rho_k), T_ideal cancelling; only values > 0 bid, so a long job may refuse a
-  much slower type and leave it idle (the module before issue 11).
+  much slower type and leave it idle.
   The auction is a max-weight assignment of jobs to types under per-type GPU capacity, solved
   exactly with scipy's MILP (HiGHS) on the candidates that could win (for each gang width and
   type, the best-valued jobs up to the number of gangs of that width the free GPUs can hold),
@@ -57,8 +57,9 @@ ranked, lease holders take offer slots without bidding); ``leftover`` = auction 
 the next-worst) or greedy (GPUs left after the first auction go to the jobs not offered any,
 worst rho first, each on its fastest free type, whatever its bid); ``waiting_rho`` =
 unbounded or lease_wait (above). ``fairness_knob=0.8 lease_s=600 rank=all leftover=greedy
-waiting_rho=lease_wait`` is this module before issue 11, up to the rounding of the offered count
-(it rounded up); ``max_milp_jobs`` (default 2000).
+waiting_rho=lease_wait`` is a simpler reading (every job ranked, one auction, leftovers handed
+out greedily, lease-wait bids; measured beside the default in docs/baselines.md);
+``max_milp_jobs`` (default 2000).
 """
 
 from __future__ import annotations
@@ -264,7 +265,7 @@ class ThemisPolicy(Policy):
             if len(waiting) == 0 or free.max() < widths[waiting].min():
                 break
             if self.greedy_leftover:
-                # the pre-issue-11 reading: leftovers to the jobs not offered any, worst rho first,
+                # the greedy reading: leftovers to the jobs not offered any, worst rho first,
                 # each on its fastest free type whatever its bid
                 greedy_fill(view, waiting, fastest_first(view), free=free, assignment=assignment)
                 break

@@ -33,7 +33,7 @@ from the root LP: keep its integral part, re-solve a core of ``repair_core`` job
 
 A program of at most ``exact_columns`` columns (after the exact pruning of dominated columns) goes
 to ``lp_repair`` with a core of every job: the LP, then the exact MILP if the LP is fractional.
-Small clusters (the 36-GPU testbed) get the exact optimum, as they did under ``lp_repair``.
+Small clusters (the 36-GPU testbed) get the exact optimum, the same answers ``solver=lp_repair`` gives.
 """
 
 from __future__ import annotations
