@@ -28,9 +28,9 @@ import yaml
 from fairsim.errors import InputError, require
 from fairsim.experiment.output import interactive
 from fairsim.experiment.run_folder import RESULTS
+from fairsim.paper.values import PLAN
 
 ROOT = Path(__file__).resolve().parents[2]
-PLAN = ROOT / "experiments" / "paper.yaml"
 RUN = ROOT / "run.py"
 
 

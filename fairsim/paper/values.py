@@ -1,4 +1,6 @@
-"""The paper's reported numbers (PAPER.md sec. 4 and 3), as the figures draw them beside ours.
+"""The paper's reported numbers (PAPER.md sec. 4 and 3), as the figures draw them beside ours; the
+numbers themselves are written once, in experiments/paper.yaml (``paper_values``,
+``paper_solver_s``, ``paper_profile_error``), beside the headline claims that cite them.
 
 Each entry names what it is comparable with: a ``ratio`` (baseline / FFT, per-seed ratios of
 ours) or a ``value`` (a policy's own number, in the unit the figure shows), the setting
@@ -9,46 +11,23 @@ traces, or the largest over traces for "up to" claims). These are read off the p
 
 from __future__ import annotations
 
+from pathlib import Path
+
+import yaml
+
 from fairsim.figures.reference import PaperValue
 
-PAPER_VALUES: tuple[PaperValue, ...] = (
-    # Fig. 7: avg JCT and makespan on the testbed
-    PaperValue("testbed", "ratio", "avg_jct_s", "gavel", "trace1", 1.46),
-    PaperValue("testbed", "ratio", "avg_jct_s", "gavel", "trace2", 1.37),
-    PaperValue("testbed", "ratio", "avg_jct_s", "allox", "trace1", 5.22, "up to"),
-    PaperValue("testbed", "ratio", "avg_jct_s", "pal", None, 2.1, "about"),
-    PaperValue("testbed", "ratio", "avg_jct_s", "tiresias", None, 3.15, "up to"),
-    PaperValue("testbed", "ratio", "makespan_s", None, None, 3.12, "up to"),
-    # Fig. 8: finish-time fairness on the testbed
-    PaperValue("testbed", "value", "rho_fluid_lt1_share", "ours", None, 0.70),
-    PaperValue("testbed", "value", "rho_fluid_lt1_share", "gavel", None, 0.38),
-    PaperValue("testbed", "value", "rho_fluid_lt1_share", "tiresias", None, 0.49),
-    PaperValue("testbed", "ratio", "rho_fluid_mean", "gavel", None, 1.64),
-    PaperValue("testbed", "ratio", "rho_fluid_mean", "tiresias", None, 1.67),
-    PaperValue("testbed", "ratio", "rho_fluid_max", "gavel", None, 1.4),
-    PaperValue("testbed", "ratio", "rho_fluid_max", "tiresias", None, 2.18),
-    # Fig. 9: max starvation in hours (the paper's testbed hours; ours are scaled traces)
-    PaperValue("testbed", "value", "starvation_max_s", "ours", None, 25.0, "about"),
-    PaperValue("testbed", "value", "starvation_max_s", "gavel", None, 55.0, "about"),
-    PaperValue("testbed", "value", "starvation_max_s", "tiresias", None, 70.0, "more than"),
-    # Fig. 10: migrations
-    PaperValue("testbed", "value", "switches_to_faster_share", "ours", None, 0.63),
-    PaperValue("testbed", "value", "switches_to_faster_share", "gavel", None, 0.49),
-    PaperValue("testbed", "ratio", "type_switches", "gavel", None, 1.46),
-    # Figs. 11-12: simulated traces 3-9, the largest ratio over traces
-    PaperValue("simulated", "ratio", "avg_jct_s", "gavel", None, 1.74, "up to"),
-    PaperValue("simulated", "ratio", "avg_jct_s", "pal", None, 2.38, "up to"),
-    PaperValue("simulated", "ratio", "avg_jct_s", "tiresias", None, 3.88, "up to"),
-    PaperValue("simulated", "ratio", "rho_fluid_mean", "gavel", None, 2.19, "up to"),
-    PaperValue("simulated", "ratio", "rho_fluid_mean", "tiresias", None, 2.48, "up to"),
-    PaperValue("simulated", "ratio", "rho_fluid_max", "gavel", None, 1.99, "up to"),
-    PaperValue("simulated", "ratio", "rho_fluid_max", "tiresias", None, 2.52, "up to"),
-)
+PLAN = Path(__file__).resolve().parents[2] / "experiments" / "paper.yaml"  # the paper's experiment list and numbers
+_NUMBERS = yaml.safe_load(PLAN.read_text())
 
-# Fig. 13: (a) seconds per decision with cvxpy on the paper's hardware, by active jobs (PAPER.md
-# sec. 3); (b) avg JCT with 30% profile error over avg JCT without, at most this.
-PAPER_SOLVER_S = {1000: 0.98, 4000: 1.53}
-PAPER_PROFILE_ERROR = (0.3, 1.17)
+PAPER_VALUES: tuple[PaperValue, ...] = tuple(
+    PaperValue(v["setting"], v["kind"], v["metric"], v["policy"], v["workload"], float(v["value"]), v.get("qualifier", ""))
+    for v in _NUMBERS["paper_values"])
+
+# Fig. 13: (a) seconds per decision on the paper's hardware, by active jobs; (b) the profile error
+# and the most it raised avg JCT
+PAPER_SOLVER_S = {int(jobs): float(s) for jobs, s in _NUMBERS["paper_solver_s"].items()}
+PAPER_PROFILE_ERROR = (float(_NUMBERS["paper_profile_error"]["error"]), float(_NUMBERS["paper_profile_error"]["jct_ratio_at_most"]))
 
 
 def paper_values(setting: str, kind: str | None = None, metric: str | None = None) -> list[PaperValue]:
