@@ -7,7 +7,8 @@ from hypothesis import strategies as st
 
 from fairsim.errors import InputError
 from fairsim.fairness.fluid import fluid_finish_times, fluid_gpus
-from fairsim.metrics import add_job_metrics, isolated_rate
+from fairsim.fairness.share import share_rate
+from fairsim.metrics import add_job_metrics
 from fairsim.policies.fifo import FifoPolicy
 from fairsim.policies.srtf import SrtfPolicy
 from fairsim.sim.config import SimConfig
@@ -60,7 +61,7 @@ def test_shares_follow_isolated_rate_when_nothing_is_passed_on():
     tput = np.tile([3.0, 1.0], (10, 1))
     gpus = fluid_gpus(np.ones(10), tput, [2, 3])
     rate = (gpus * tput).sum(axis=1)
-    assert rate == pytest.approx(isolated_rate(tput, np.ones(10), np.array([2.0, 3.0]), np.full(10, 10.0)))
+    assert rate == pytest.approx(share_rate(tput, np.ones(10), np.array([2.0, 3.0]), np.full(10, 10.0)))
 
 
 @settings(max_examples=60, deadline=None)
@@ -90,7 +91,7 @@ def test_fluid_share_invariants(n_jobs, n_types, data):
             could = max(workers[j] - gpus[j, faster].sum(), 0.0)  # what is left of its gang after faster types
             assert gpus[j, k] == pytest.approx(could, abs=1e-9)
     rate = (fractions * tput).sum(axis=1)
-    fair = isolated_rate(tput, workers, counts, np.full(len(workers), float(len(workers))))
+    fair = share_rate(tput, workers, counts, np.full(len(workers), float(len(workers))))
     assert (rate >= fair - 1e-9).all()
 
 

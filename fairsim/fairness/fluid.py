@@ -3,7 +3,7 @@
 At every moment each arrived, unfinished job is offered an equal share of every GPU type. A
 gang of d workers given s_k GPUs of type k can run there a fraction s_k / d of the time, and it
 runs on one type at a time, so its fractions sum to at most 1; it fills them fastest type first
-(the convention of ``fairsim.metrics.isolated_rate``). What a job cannot use is shared among the
+(the convention of ``fairsim.fairness.share.share_rate``). What a job cannot use is shared among the
 others: per type, water-filling to a level s_k, so that every job gets min(s_k, what it can still
 use of k) and the type is either full or every job on it is saturated. A job's use of a type
 depends on the levels of its faster types, so the levels are the least fixed point of the
