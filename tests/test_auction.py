@@ -1,17 +1,28 @@
-"""The LP dive for large Themis auctions (fairsim/policies/auction_dive.py) against the exact MILP:
-exact without gangs, within its gap (or refused) with them, and the policy's routing."""
+"""Themis' auctions as the gang assignment program (fairsim/solve/auction.py): the LP dive
+against the exact MILP (exact without gangs, within its gap with them), the winner cut, and the
+policy's routing."""
 
 import numpy as np
 import pytest
 
 from fairsim.errors import InputError
-from fairsim.policies.themis import ThemisPolicy, milp_value_assignment, unbounded_bids
+from fairsim.policies.themis import ThemisPolicy, unbounded_bids
 from fairsim.solve.auction import (
-    _winner_cut_bound,
-    dive_value_assignment,
-    feasible_pairs,
+    auction_problem,
     max_winners,
+    solve_auction,
+    winner_cut_bound,
 )
+from fairsim.solve.milp import solve_milp
+
+
+def milp_value_assignment(value, widths, free, winner_cut=False):
+    p = auction_problem(value, widths, free)
+    return solve_milp(p, mip_gap=1e-9, max_jobs=max_winners(p) if winner_cut else None).assignment
+
+
+def dived(value, widths, free, gap=1e-4):
+    return solve_auction(auction_problem(value, widths, free), dive=True, gap=gap)
 
 
 def total(value: np.ndarray, assignment: np.ndarray) -> float:
@@ -41,8 +52,9 @@ def auction(seed: int, jobs: int, types: int, gangs: bool):
 def test_without_gangs_the_lp_is_the_exact_optimum(seed):
     # a transportation problem: the simplex vertex is integral, no dive step needed
     value, widths, free = auction(seed, 120, 4, gangs=False)
-    dive = dive_value_assignment(value, widths, free, gap=0.0)
-    assert dive is not None
+    sol = dived(value, widths, free, gap=0.0)
+    assert sol.info["auction"] == "dive" and sol.info["dive_lps"] == 0  # the root LP is integral
+    dive = sol.assignment
     assert_valid(value, widths, free, dive)
     exact = milp_value_assignment(value, widths, free)
     assert total(value, dive) == pytest.approx(total(value, exact), rel=1e-9)
@@ -53,11 +65,9 @@ def test_with_gangs_an_answer_is_valid_and_within_its_gap_of_the_milp(seed):
     value, widths, free = auction(seed, 80, 4, gangs=True)
     exact = total(value, milp_value_assignment(value, widths, free))
     for gap in (1e-4, 1e-6):
-        dive = dive_value_assignment(value, widths, free, gap=gap)
-        if dive is None:
-            continue
-        assert_valid(value, widths, free, dive)
-        assert total(value, dive) >= exact * (1 - gap) - 1e-9
+        sol = dived(value, widths, free, gap=gap)
+        assert_valid(value, widths, free, sol.assignment)
+        assert total(value, sol.assignment) >= exact * (1 - gap) - 1e-9
 
 
 def rounding_trap():
@@ -69,11 +79,15 @@ def rounding_trap():
     return unbounded_bids(gain), np.array([4, 8, 8, 8]), np.array([16, 10])
 
 
-def test_a_dive_that_loses_a_winner_is_refused():
+def test_the_rounding_trap_keeps_every_winner():
+    # the dive's exchanges (a gang for another of the same size on another type) or, failing
+    # them, the MILP after the dive reach the three winners that fit
     value, widths, free = rounding_trap()
-    assert dive_value_assignment(value, widths, free) is None
     exact = milp_value_assignment(value, widths, free)
-    assert (exact >= 0).sum() == 3  # three winners fit: the optimum the caller then takes
+    assert (exact >= 0).sum() == 3
+    sol = dived(value, widths, free)
+    assert (sol.assignment >= 0).sum() == 3
+    assert total(value, sol.assignment) == pytest.approx(total(value, exact), rel=1e-4)
 
 
 def test_a_fractional_extra_winner_is_cut_off_and_the_dive_accepted():
@@ -82,27 +96,44 @@ def test_a_fractional_extra_winner_is_cut_off_and_the_dive_accepted():
     # bound is the best single gang, which the dive finds.
     value = unbounded_bids(np.array([[0.3], [0.2], [0.1]]))
     widths, free = np.array([8, 8, 8]), np.array([12])
-    assert dive_value_assignment(value, widths, free).tolist() == [0, -1, -1]
-    assert _winner_cut_bound(value, widths, free, feasible_pairs(value, widths, free)) == pytest.approx(value[0, 0])
+    sol = dived(value, widths, free)
+    assert sol.assignment.tolist() == [0, -1, -1] and sol.info["auction"] == "dive"
+    assert sol.lower_bound == pytest.approx(-value[0, 0])  # the winner cut's bound certified it
+    assert winner_cut_bound(auction_problem(value, widths, free), 1) == pytest.approx(-value[0, 0])
 
 
 @pytest.mark.parametrize("seed", range(8))
 def test_the_winner_cut_bound_is_an_upper_bound(seed):
     value, widths, free = auction(seed, 60, 3, gangs=True)
     exact = total(value, milp_value_assignment(value, widths, free))
-    assert _winner_cut_bound(value, widths, free, feasible_pairs(value, widths, free)) >= exact * (1 - 1e-9)
+    p = auction_problem(value, widths, free)
+    assert -winner_cut_bound(p, max_winners(p)) >= exact * (1 - 1e-9)
 
 
-def test_the_policy_dives_above_exact_gpus_and_takes_the_milp_when_refused():
+def test_the_policy_dives_above_exact_gpus_and_takes_the_milp_when_refused(monkeypatch):
+    import fairsim.solve.auction as auction_module
+    from fairsim.solve.program import Solution
+
     value, widths, free = rounding_trap()
     policy = ThemisPolicy(exact_gpus=0)
     policy.reset(None, 4, 0)
-    out = policy.auction(value, widths, free)
-    assert (out >= 0).sum() == 3
-    assert (policy.dive_misses, policy.dive_auctions) == (1, 0)
+    assert (policy.auction(value, widths, free) >= 0).sum() == 3
+    assert policy.dive_auctions + policy.dive_misses == 1
+
+    def one_winner(p, **kwargs):  # a dive leaf that lost two winners, and no bound to certify it
+        a = np.full(p.num_jobs, -1)
+        a[int(np.flatnonzero(p.feasible.any(axis=1))[0])] = int(np.flatnonzero(p.feasible.any(axis=0))[0])
+        return Solution(a, p.objective(a), "lp_dive", False, False, 0.0)
+
+    monkeypatch.setattr(auction_module, "solve_lp_dive", one_winner)
+    misses = policy.dive_misses
+    assert (policy.auction(value, widths, free) >= 0).sum() == 3  # the MILP after the dive
+    assert policy.dive_misses == misses + 1
+    monkeypatch.undo()
     value, widths, free = auction(0, 120, 4, gangs=False)
+    dives = policy.dive_auctions
     policy.auction(value, widths, free)
-    assert policy.dive_auctions == 1
+    assert policy.dive_auctions == dives + 1
 
 
 def test_small_auctions_and_solver_milp_never_dive(monkeypatch):
@@ -111,7 +142,10 @@ def test_small_auctions_and_solver_milp_never_dive(monkeypatch):
     def no_dive(*args, **kwargs):
         raise AssertionError("the dive ran")
 
-    monkeypatch.setattr(themis, "dive_value_assignment", no_dive)
+    monkeypatch.setattr(themis, "solve_lp_dive", no_dive, raising=False)
+    import fairsim.solve.auction as auction_module
+
+    monkeypatch.setattr(auction_module, "solve_lp_dive", no_dive)
     value, widths, free = auction(1, 120, 4, gangs=False)
     for policy in (ThemisPolicy(exact_gpus=int(free.sum())), ThemisPolicy(solver="milp", exact_gpus=0)):
         policy.reset(None, len(widths), 0)
@@ -131,7 +165,7 @@ def test_the_winner_cut_keeps_the_milp_optimum(seed):
 def test_the_winner_cut_is_the_whole_number_below_the_lp():
     value = unbounded_bids(np.array([[0.3], [0.2], [0.1]]))
     widths, free = np.array([8, 8, 8]), np.array([12])
-    assert max_winners(value, widths, free, feasible_pairs(value, widths, free)) == 1  # LP: 1.5
+    assert max_winners(auction_problem(value, widths, free)) == 1  # LP: 1.5
 
 
 @pytest.mark.parametrize("option, bad", [("solver", "cbc"), ("exact_gpus", -1), ("dive_gap", 1.0)])

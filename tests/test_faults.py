@@ -266,14 +266,14 @@ def test_ours_solver_that_raises_falls_back(monkeypatch):
 
 @pytest.mark.parametrize("failure", ["raises", "no_solution"])
 def test_themis_auction_failure_falls_back(monkeypatch, failure):
-    from fairsim.policies import themis
+    from fairsim.solve import milp
 
     def broken(*args, **kwargs):
         if failure == "raises":
             raise RuntimeError("HiGHS exploded")
         return SimpleNamespace(x=None, status=1, message="time limit reached")
 
-    monkeypatch.setattr(themis, "milp", broken)
+    monkeypatch.setattr(milp, "milp", broken)  # the auctions' exact program (every testbed auction)
     s = small_run("policy=themis", "load=2")
     assert s["solver_fallbacks"] > 0
     assert s["solver_fallbacks"] <= s["themis_auctions"]

@@ -4,13 +4,9 @@
 import numpy as np
 import pytest
 
-from fairsim.policies.themis import (
-    ThemisPolicy,
-    greedy_value_assignment,
-    ideal_throughput,
-    max_value_assignment,
-    unbounded_bids,
-)
+from fairsim.policies.themis import ThemisPolicy, ideal_throughput, unbounded_bids
+from fairsim.solve.auction import auction_problem, solve_auction
+from fairsim.solve.program import solve_greedy
 from fairsim.testing import toy_view, with_job_ids
 
 
@@ -92,8 +88,13 @@ def test_auction_is_exact_where_greedy_is_not():
     value = np.array([[1.0], [0.6], [0.6]])
     widths = np.array([2, 1, 1])
     free = np.array([2])
-    assert greedy_value_assignment(value, widths, free).tolist() == [0, -1, -1]
+    assert solve_greedy(auction_problem(value, widths, free)).assignment.tolist() == [0, -1, -1]
     assert max_value_assignment(value, widths, free).tolist() == [-1, 0, 0]
+
+
+def max_value_assignment(value, widths, free):
+    """The exact auction (the MILP route of solve_auction)."""
+    return solve_auction(auction_problem(value, widths, free), dive=False).assignment
 
 
 def test_nothing_to_do_when_no_gang_fits():

@@ -24,14 +24,15 @@ How this module maps it onto rounds and GPU types:
   fastest type (T_shared = age + lease + remaining / best throughput); bid value
   log(rho_wait / rho_k), T_ideal cancelling; only values > 0 bid, so a long job may refuse a
   much slower type and leave it idle.
-  The auction is a max-weight assignment of jobs to types under per-type GPU capacity, solved
-  exactly with scipy's MILP (HiGHS) on the candidates that could win (for each gang width and
-  type, the best-valued jobs up to the number of gangs of that width the free GPUs can hold),
-  with a greedy fallback above ``max_milp_jobs`` candidates. Auctions of more than
-  ``exact_gpus`` free GPUs (only at scale: the testbed has 36) first try the LP relaxation and a
-  dive (``auction_dive``), whose answer stands when it is within ``dive_gap`` of an upper bound,
-  the gap HiGHS' MILP stops on; else the MILP runs, with a valid cut on the number of winners.
-  ``solver=milp`` always runs the plain MILP.
+  The auction is a max-weight assignment of jobs to types under per-type GPU capacity: FFT's
+  gang assignment program with cost = -bid and no floor on the GPUs used
+  (``fairsim.solve.auction``), pruned exactly to the candidates that could win
+  (``prune_dominated``), with a greedy fallback (``solve_greedy``) above ``max_milp_jobs``
+  candidates. Auctions of at most ``exact_gpus`` free GPUs (every auction of the 36-GPU
+  testbed) are solved exactly (HiGHS' MILP, within ``dive_gap``). Larger ones are dived as FFT's
+  rounds are (``lp_dive``); the dive's answer stands when it is within ``dive_gap`` of the LP
+  bound or of the LP with a valid cut on the number of winners, else the MILP runs, with the
+  cut. ``solver=milp`` always runs the MILP.
 - T_ideal: the job's throughput on a 1/N share of every type, using its fastest types first,
   each for at most (count_k / N) / workers of the time, the time fractions summing to <= 1;
   T_ideal = work / that throughput. It only ranks jobs (who is offered first).
@@ -67,94 +68,19 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from scipy.optimize import Bounds, LinearConstraint, milp
-from scipy.sparse import csr_matrix
 
 from fairsim.cluster import ClusterSpec
 from fairsim.errors import require
 from fairsim.fairness.share import share_rate
 from fairsim.policies.base import NOT_RUN, Policy, PolicyView
 from fairsim.policies.queues import fastest_first, greedy_fill
-from fairsim.solve.auction import dive_value_assignment, feasible_pairs, max_winners
+from fairsim.solve.auction import auction_problem, solve_auction
+from fairsim.solve.program import AssignmentProblem, prune_dominated, solve_greedy
 
 
 def ideal_throughput(view: PolicyView) -> np.ndarray:
     """Throughput of each job on a 1/N share of every GPU type (N = jobs in the view)."""
     return share_rate(np.where(view.feasible, view.throughput, 0.0), view.workers, view.capacity, view.num_jobs)
-
-
-def auction_candidates(value: np.ndarray, widths: np.ndarray, free: np.ndarray) -> np.ndarray:
-    """Rows that can appear in some optimal allocation: per gang width w and type k, the M_w
-    best bids on k, where M_w = how many width-w gangs all free GPUs can hold (any winner
-    outside that set could be swapped for an idle one in it without losing value)."""
-    keep = np.zeros(len(widths), dtype=bool)
-    for w in np.unique(widths):
-        rows = np.flatnonzero(widths == w)
-        slots = int((free // w).sum())
-        if slots == 0:
-            continue
-        for k in range(value.shape[1]):
-            if free[k] < w:
-                continue
-            good = rows[value[rows, k] > 0]
-            if len(good) > slots:
-                good = good[np.argsort(-value[good, k], kind="stable")[:slots]]
-            keep[good] = True
-    return np.flatnonzero(keep)
-
-
-def max_value_assignment(value: np.ndarray, widths: np.ndarray, free: np.ndarray) -> np.ndarray:
-    """Exact max sum of value[j, k] x[j, k] with one type per job and sum_j widths_j x[j, k] <= free_k,
-    over positive values only (HiGHS MILP). Returns a type per row or -1."""
-    exact = milp_value_assignment(value, widths, free)
-    return greedy_value_assignment(value, widths, free) if exact is None else exact
-
-
-def milp_value_assignment(value: np.ndarray, widths: np.ndarray, free: np.ndarray,
-                          winner_cut: bool = False) -> np.ndarray | None:
-    """The MILP of ``max_value_assignment``; None when HiGHS fails or raises (the caller falls back).
-    ``winner_cut`` adds the valid cut "at most ``max_winners`` winners": the same optimum, and on
-    large packings of gangs HiGHS proves it in tens of milliseconds instead of seconds."""
-    n, t = value.shape
-    pairs = feasible_pairs(value, widths, free)
-    out = np.full(n, NOT_RUN, dtype=np.int64)
-    if len(pairs) == 0:
-        return out
-    m = len(pairs)
-    j, k = pairs[:, 0], pairs[:, 1]
-    cols = np.arange(m)
-    one_type = csr_matrix((np.ones(m), (j, cols)), shape=(n, m))
-    capacity = csr_matrix((widths[j].astype(np.float64), (k, cols)), shape=(t, m))
-    constraints = [LinearConstraint(one_type, 0, 1), LinearConstraint(capacity, 0, free.astype(np.float64))]
-    try:
-        most = max_winners(value, widths, free, pairs) if winner_cut else None
-        if most is not None:
-            constraints.append(LinearConstraint(np.ones((1, m)), 0, most))
-        res = milp(-value[j, k], integrality=np.ones(m), bounds=Bounds(0, 1), constraints=constraints)
-    except Exception:  # noqa: BLE001 - a solver crash is a failure like any other
-        return None
-    if res.x is None:
-        return None
-    chosen = res.x > 0.5
-    out[j[chosen]] = k[chosen]
-    return out
-
-
-def greedy_value_assignment(value: np.ndarray, widths: np.ndarray, free: np.ndarray) -> np.ndarray:
-    """Best bid first: each (job, type) pair in descending value, taken if the job is unplaced and fits."""
-    free = free.copy()
-    out = np.full(value.shape[0], NOT_RUN, dtype=np.int64)
-    flat = np.argsort(-value, axis=None, kind="stable")
-    for idx in flat:
-        j, k = divmod(int(idx), value.shape[1])
-        if value[j, k] <= 0:
-            break
-        if out[j] < 0 and free[k] >= widths[j]:
-            out[j] = k
-            free[k] -= widths[j]
-            if free.max() <= 0:
-                break
-    return out
 
 
 def unbounded_bids(gain: np.ndarray) -> np.ndarray:
@@ -276,30 +202,30 @@ class ThemisPolicy(Policy):
         return assignment
 
     def auction(self, value: np.ndarray, widths: np.ndarray, free: np.ndarray) -> np.ndarray:
+        """One auction: a type per participant (or -1) maximizing the bids' total, on the
+        candidates that could win (the program's exact pruning, ``prune_dominated``)."""
         self.auctions += 1
-        rows = auction_candidates(value, widths, free)
         out = np.full(len(widths), NOT_RUN, dtype=np.int64)
+        pruned = prune_dominated(auction_problem(value, widths, free))
+        rows = np.flatnonzero(pruned.feasible.any(axis=1))
         if len(rows) == 0:
             return out
+        p = AssignmentProblem(pruned.cost[rows], pruned.feasible[rows], pruned.workers[rows], pruned.capacity, 0)
         if len(rows) > self.max_milp_jobs:
             self.greedy_auctions += 1
-            out[rows] = greedy_value_assignment(value[rows], widths[rows], free)
-        else:
-            large = self.dive and int(free.sum()) > self.exact_gpus
-            exact = self.dive_assignment(value[rows], widths[rows], free) if large else None
-            if exact is None:
-                exact = milp_value_assignment(value[rows], widths[rows], free, winner_cut=large)
-            if exact is None:
-                self.solver_fallbacks += 1
-                exact = greedy_value_assignment(value[rows], widths[rows], free)
-            out[rows] = exact
-        return out
-
-    def dive_assignment(self, value: np.ndarray, widths: np.ndarray, free: np.ndarray) -> np.ndarray | None:
-        """The LP dive's answer (None: it could not show it within ``dive_gap``; the MILP decides)."""
-        out = dive_value_assignment(value, widths, free, self.dive_gap)
-        self.dive_auctions += out is not None
-        self.dive_misses += out is None
+            out[rows] = solve_greedy(p).assignment
+            return out
+        try:
+            sol = solve_auction(p, dive=self.dive and int(free.sum()) > self.exact_gpus, gap=self.dive_gap)
+        except Exception:  # noqa: BLE001 - a solver crash is a failure like any other: the greedy answers
+            sol = None
+        if sol is None or sol.fallback:
+            self.solver_fallbacks += 1
+            out[rows] = solve_greedy(p).assignment
+            return out
+        self.dive_auctions += sol.info["auction"] == "dive"
+        self.dive_misses += sol.info["auction"] == "milp_after_dive"
+        out[rows] = sol.assignment
         return out
 
     def stats(self) -> dict[str, float]:
