@@ -6,15 +6,16 @@ sum_j width_j x[j, k] <= free_k, over the bids (v > 0, the gang fits). That is t
 pruned, dived and certified by the same code as FFT's (``auction_problem``, ``solve_auction``).
 
 Large auctions go to ``lp_dive`` (the LP, the quick dive that locks the gangs the LP runs whole,
-the full dive, the gang exchanges); its answer stands when it is within ``gap`` of a lower
-bound on the cost, the test every solver here stops on. The LP bound is often out of reach: the
+the full dive, the gang exchanges); its answer stands when it is within ``gap`` of its LP
+bound, the test every solver here stops on. The plain LP bound is often out of reach: the
 unbounded bids value a winner far above any difference among the others, so where the LP runs a
 fraction of one more gang than fits, the LP is most of a winner's value better than any
 allocation. The number of winners is a whole number, so "at most floor(the LP's most fractional
-winners)" is a valid cut (``max_winners``); the LP with it (``winner_cut_bound``) is the second
-bound tried. If neither certifies the dive, the exact MILP runs, with the cut (on full-scale
-auctions HiGHS then proves in tens of milliseconds what takes it seconds without). Small
-auctions go to the exact MILP directly.
+winners)" is a valid cut (``max_winners``): no allocation violates it. The dive's LP carries
+it (``max_jobs``), which makes its bound, and so its certificate, tight. An uncertified dive
+hands the auction to the exact MILP, with the same cut (on full-scale auctions HiGHS then proves
+in tens of milliseconds what takes it seconds without). Small auctions go to the exact MILP
+directly.
 """
 
 from __future__ import annotations
@@ -33,7 +34,6 @@ from fairsim.solve.program import (
     columns,
     is_certified,
     row_bounds,
-    within_gap,
 )
 
 
@@ -54,14 +54,9 @@ def solve_auction(p: AssignmentProblem, dive: bool, gap: float = 1e-4, time_limi
         sol.info["auction"] = "milp"
         return sol
     tick = time.perf_counter()
-    sol = solve_lp_dive(p, time_limit_s=time_limit_s, mip_gap=gap, gap=gap, max_nodes=0, exact_columns=0)
-    if not sol.fallback and is_certified(sol, gap):
-        sol.info["auction"] = "dive"
-        return sol
     most = max_winners(p)
-    bound = None if most is None else winner_cut_bound(p, most)
-    if not sol.fallback and bound is not None and within_gap(sol.objective, bound, gap):
-        sol.lower_bound, sol.optimal = bound, True
+    sol = solve_lp_dive(p, time_limit_s=time_limit_s, mip_gap=gap, gap=gap, max_nodes=0, exact_columns=0, max_jobs=most)
+    if not sol.fallback and is_certified(sol, gap):
         sol.info["auction"] = "dive"
         return sol
     exact = solve_milp(p, max(0.1, time_limit_s - (time.perf_counter() - tick)), gap, max_jobs=most)
@@ -76,15 +71,6 @@ def max_winners(p: AssignmentProblem) -> int | None:
     h.changeColsCost(m, np.arange(m, dtype=np.int32), -np.ones(m))
     h.run()
     return math.floor(-float(h.getInfo().objective_function_value) + 1e-6) if is_optimal(h) else None
-
-
-def winner_cut_bound(p: AssignmentProblem, most: int) -> float | None:
-    """A lower bound on the auction's cost (minus an upper bound on its value): the LP with at
-    most ``most`` winners. None if HiGHS fails."""
-    h, m = _relaxation(p)
-    h.addRow(-math.inf, float(most), m, np.arange(m, dtype=np.int32), np.ones(m))
-    h.run()
-    return float(h.getInfo().objective_function_value) if is_optimal(h) else None
 
 
 def _relaxation(p: AssignmentProblem):

@@ -31,6 +31,10 @@ its lower bound (``Solution.lower_bound``); ``info`` has the LP solves and wheth
 one after another leaves holes no remaining job fills), the round takes ``lp_repair``'s route
 from the root LP: keep its integral part, re-solve a core of ``repair_core`` jobs exactly.
 
+``max_jobs`` adds a valid cut to the root LP, "at most this many jobs run" (Themis' winner count:
+no allocation violates it, so it only tightens the bound the leaves are certified against); the
+model is then built cold, never taken from a ``WarmStart``.
+
 A program of at most ``exact_columns`` columns (after the exact pruning of dominated columns) goes
 to ``lp_repair`` with a core of every job: the LP, then the exact MILP if the LP is fractional.
 Small clusters (the 36-GPU testbed) get the exact optimum, the same answers ``solver=lp_repair`` gives.
@@ -63,7 +67,7 @@ _TOL = 1e-6
 
 def solve_lp_dive(p: AssignmentProblem, time_limit_s: float = 10.0, mip_gap: float = 1e-4, gap: float = 1e-3,
                   max_nodes: int = 32, exact_columns: int = 512, repair_core: int = 256, repair_keep_types: int = 2,
-                  warm: WarmStart | None = None, quick: bool = True) -> Solution:
+                  warm: WarmStart | None = None, quick: bool = True, max_jobs: int | None = None) -> Solution:
     tick = time.perf_counter()
     if p.num_jobs == 0 or not p.feasible.any():
         return Solution(np.full(p.num_jobs, NOT_RUN, dtype=np.int64), 0.0, "lp_dive", True, False, 0.0)
@@ -71,7 +75,7 @@ def solve_lp_dive(p: AssignmentProblem, time_limit_s: float = 10.0, mip_gap: flo
     cols = columns(q)
     if len(cols.rows) <= exact_columns:  # small: the LP, then the exact MILP if it is fractional
         return lp_repair_pruned(p, q, cols, tick, time_limit_s, mip_gap, p.num_jobs, repair_keep_types, warm)
-    h = _root(q, cols, time_limit_s, warm)
+    h = _root(q, cols, time_limit_s, warm, max_jobs)
     lp_s = time.perf_counter() - tick
     if h is None:
         return escalate(p, tick, time_limit_s, mip_gap, "LP relaxation not solved", np.nan, 0)
@@ -94,15 +98,18 @@ def solve_lp_dive(p: AssignmentProblem, time_limit_s: float = 10.0, mip_gap: flo
                     time.perf_counter() - tick, root, info)
 
 
-def _root(q: AssignmentProblem, cols, time_limit_s: float, warm: WarmStart | None):
+def _root(q: AssignmentProblem, cols, time_limit_s: float, warm: WarmStart | None, max_jobs: int | None = None):
     """HiGHS holding the solved relaxation, or None. Warm: the run's model, re-solved from last
     round's basis (``WarmStart``); cold, or if that fails: a fresh model solved from scratch."""
-    if warm is not None and warm.solve(q, cols, time_limit_s):
+    if warm is not None and max_jobs is None and warm.solve(q, cols, time_limit_s):
         return warm.model()
     h = new_highs()
     set_round_time_limit(h, time_limit_s)
     lo, hi = row_bounds(q)
     pass_lp(h, cols, q.num_jobs, len(q.capacity), lo, hi)
+    if max_jobs is not None:
+        m = len(cols.rows)
+        h.addRow(-np.inf, float(max_jobs), m, np.arange(m, dtype=np.int32), np.ones(m))
     h.run()
     if not is_optimal(h):
         return None

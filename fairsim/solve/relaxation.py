@@ -42,4 +42,6 @@ def relaxation_in(h, cols: Columns, n: int, t: int) -> Relaxation:
     x = np.asarray(solution.col_value)
     y = np.asarray(solution.row_dual)
     reduced = cols.cost - (y[cols.rows] + cols.width * y[n + cols.types] + cols.width * y[n + t])
+    if len(y) > n + t + 1:  # the cut "at most max_jobs jobs run" (lp_dive's max_jobs): a 1 in every column
+        reduced = reduced - y[n + t + 1]
     return Relaxation(x, reduced, y[:n], float(h.getInfo().objective_function_value))
