@@ -189,7 +189,7 @@ def load_inputs(plan: dict, scale: str, results_dir: str, benches: dict[str, pd.
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="python -m fairsim.paper.reproduce", description=__doc__.splitlines()[0])
-    ap.add_argument("--scale", default="small", help="small (default, about 10 min on 2 cores) or full (the paper's sizes, about 45 min)")
+    ap.add_argument("--scale", default="small", help="small (default, about 10 min on 2 cores) or full (the paper's sizes, about 21 min)")
     ap.add_argument("--only", nargs="+", metavar="FIG", help="draw only these figures (e.g. fig7 fig11) and run only their sweeps")
     ap.add_argument("--results-dir", default="results", help="where the sweeps live (default: results)")
     ap.add_argument("--out", help="figures and REPORT.md go here (default: the scale's out in the plan: paper_figs, paper_figs/full)")
