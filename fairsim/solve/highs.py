@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from fairsim.solve.program import Columns
+from fairsim.solve.program import ENTRIES_PER_COLUMN, Columns, column_entries
 
 
 def load_highspy():
@@ -38,18 +38,14 @@ def set_round_time_limit(h, time_limit_s: float) -> None:
 
 
 def pass_lp(h, cols: Columns, n: int, t: int, lo: np.ndarray, hi: np.ndarray) -> None:
-    """Pass the relaxation to HiGHS column-wise straight from the columns: each has three
-    entries, in row order its job's one-type row, its type's capacity row and the K row (the
-    same matrix as ``matrix``, without a sparse conversion). The array form of ``passModel``:
+    """Pass the relaxation to HiGHS column-wise straight from ``column_entries`` (the same
+    matrix as ``matrix``, without a sparse conversion). The array form of ``passModel``:
     filling a ``HighsLp`` attribute by attribute costs ten times as much."""
     highspy = load_highspy()
     nv = len(cols.rows)
-    index = np.empty(3 * nv, dtype=np.int32)
-    value = np.empty(3 * nv)
-    index[0::3], index[1::3], index[2::3] = cols.rows, n + cols.types, n + t
-    value[0::3], value[1::3], value[2::3] = 1.0, cols.width, cols.width
+    index, value = column_entries(n, t, cols)
     inf = highspy.kHighsInf
-    h.passModel(nv, n + t + 1, 3 * nv, int(highspy.MatrixFormat.kColwise), int(highspy.ObjSense.kMinimize), 0.0,
+    h.passModel(nv, n + t + 1, len(index), int(highspy.MatrixFormat.kColwise), int(highspy.ObjSense.kMinimize), 0.0,
                 np.ascontiguousarray(cols.cost), np.zeros(nv), np.ones(nv), np.where(np.isfinite(lo), lo, -inf),
-                np.where(np.isfinite(hi), hi, inf), np.arange(0, 3 * nv + 1, 3, dtype=np.int32), index, value,
+                np.where(np.isfinite(hi), hi, inf), np.arange(0, len(index) + 1, ENTRIES_PER_COLUMN, dtype=np.int32), index, value,
                 np.zeros(nv, dtype=np.int32))  # all continuous

@@ -85,16 +85,35 @@ def columns(p: AssignmentProblem) -> Columns:
     return Columns(rows, types, p.cost[rows, types].astype(np.float64), p.workers[rows].astype(np.float64))
 
 
+ENTRIES_PER_COLUMN = 3
+
+
+def column_entries(n: int, t: int, cols: Columns) -> tuple[np.ndarray, np.ndarray]:
+    """The constraint matrix, column by column: each column's three entries in row order, its
+    job's one-type row (1), its type's capacity row (the gang size) and the K row (the gang
+    size). Returns the row indices and the coefficients, three per column. The one statement of
+    the program's structure: ``matrix`` (scipy), ``pass_lp`` (HiGHS) and ``reduced_costs`` read it."""
+    nv = len(cols.rows)
+    index = np.empty(ENTRIES_PER_COLUMN * nv, dtype=np.int32)
+    value = np.empty(ENTRIES_PER_COLUMN * nv)
+    index[0::3], index[1::3], index[2::3] = cols.rows, n + cols.types, n + t
+    value[0::3], value[1::3], value[2::3] = 1.0, cols.width, cols.width
+    return index, value
+
+
 def matrix(p: AssignmentProblem, cols: Columns) -> tuple[sparse.csr_matrix, np.ndarray, np.ndarray]:
     """Rows: n one-type rows, T capacity rows, 1 work-conserving row; returns A, lower, upper."""
     n, t, nv = p.num_jobs, len(p.capacity), len(cols.rows)
-    ones = np.ones(nv)
-    idx = np.arange(nv)
-    r = np.concatenate([cols.rows, n + cols.types, np.full(nv, n + t)])
-    c = np.concatenate([idx, idx, idx])
-    v = np.concatenate([ones, cols.width, cols.width])
-    a = sparse.csr_matrix((v, (r, c)), shape=(n + t + 1, nv))
+    index, value = column_entries(n, t, cols)
+    start = np.arange(0, ENTRIES_PER_COLUMN * nv + 1, ENTRIES_PER_COLUMN)
+    a = sparse.csc_matrix((value, index, start), shape=(n + t + 1, nv)).tocsr()
     return (a, *row_bounds(p))
+
+
+def reduced_costs(n: int, t: int, cols: Columns, row_duals: np.ndarray) -> np.ndarray:
+    """c - A'y over the program's rows (a cut row beyond them is the caller's to add)."""
+    index, value = column_entries(n, t, cols)
+    return cols.cost - (value * row_duals[index]).reshape(-1, ENTRIES_PER_COLUMN).sum(axis=1)
 
 
 def row_bounds(p: AssignmentProblem) -> tuple[np.ndarray, np.ndarray]:

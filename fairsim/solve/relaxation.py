@@ -9,7 +9,7 @@ import numpy as np
 from scipy import sparse
 from scipy.optimize import linprog
 
-from fairsim.solve.program import AssignmentProblem, Columns
+from fairsim.solve.program import AssignmentProblem, Columns, reduced_costs
 
 
 @dataclass(frozen=True, eq=False)
@@ -36,12 +36,11 @@ def lp_cold(q: AssignmentProblem, cols: Columns, a, lo, hi, time_limit_s: float)
 
 
 def relaxation_in(h, cols: Columns, n: int, t: int) -> Relaxation:
-    """The optimal vertex HiGHS holds, with reduced costs c - A'y (A's three entries per column
-    as in ``pass_lp``)."""
+    """The optimal vertex HiGHS holds, with reduced costs c - A'y."""
     solution = h.getSolution()
     x = np.asarray(solution.col_value)
     y = np.asarray(solution.row_dual)
-    reduced = cols.cost - (y[cols.rows] + cols.width * y[n + cols.types] + cols.width * y[n + t])
+    reduced = reduced_costs(n, t, cols, y)
     if len(y) > n + t + 1:  # the cut "at most max_jobs jobs run" (lp_dive's max_jobs): a 1 in every column
         reduced = reduced - y[n + t + 1]
     return Relaxation(x, reduced, y[:n], float(h.getInfo().objective_function_value))
