@@ -1,11 +1,11 @@
 """All non-Gavel baselines: contract checks on random views, end-to-end runs through the engine,
 and their Hydra configs."""
 
-from pathlib import Path
 
 import numpy as np
 import pandas as pd
 import pytest
+from conftest import ROOT
 from hydra.utils import instantiate
 from omegaconf import OmegaConf
 
@@ -20,7 +20,7 @@ from fairsim.sim.config import SimConfig
 from fairsim.sim.engine import simulate
 from fairsim.testing import toy_cluster, toy_jobs, toy_view
 
-CONF = Path(__file__).resolve().parents[1] / "conf" / "policy"
+CONF = ROOT / "conf" / "policy"
 
 POLICIES = {
     "themis": lambda: ThemisPolicy(),

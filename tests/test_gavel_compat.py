@@ -1,8 +1,8 @@
 """Gavel-compatible replay: the mechanism and sim=gavel_compat together on a hand-traced instance."""
 
-from pathlib import Path
 
 import pytest
+from conftest import ROOT
 from omegaconf import OmegaConf
 
 from fairsim.policies.gavel_mmf import GavelMaxMinFairness
@@ -10,7 +10,7 @@ from fairsim.sim.config import SimConfig
 from fairsim.sim.engine import simulate
 from fairsim.testing import toy_cluster, toy_jobs
 
-CONF = Path(__file__).resolve().parents[1] / "conf"
+CONF = ROOT / "conf"
 
 
 def gavel_compat() -> SimConfig:
