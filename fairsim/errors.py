@@ -72,6 +72,9 @@ class Number:
 
     def check(self, value: Any, source: str, key: str) -> Any:
         require(self.ok(value), source, key, f"must be {self.words()}, got {value!r}")
+        return self.convert(value)
+
+    def convert(self, value: Any) -> Any:
         return int(value) if self.integer else float(value)
 
 
@@ -82,8 +85,7 @@ class Integer(Number):
     def ok(self, value: Any) -> bool:
         return isinstance(value, int) and not isinstance(value, bool) and Number.ok(self, value)
 
-    def check(self, value: Any, source: str, key: str) -> Any:
-        require(self.ok(value), source, key, f"must be {self.words()}, got {value!r}")
+    def convert(self, value: Any) -> Any:
         return value
 
 

@@ -1,4 +1,4 @@
-"""``gang_exchange``: the local moves among gangs after a dive. Tiny hand-made programs with one
+"""``exchange``: the local moves among gangs after a dive. Tiny hand-made programs with one
 improving move each, then random programs checked against the exact optimum."""
 
 import numpy as np

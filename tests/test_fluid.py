@@ -56,7 +56,7 @@ def test_job_that_fits_only_one_type_and_a_late_arrival():
     assert finish.tolist() == pytest.approx([10.5, 4.25, 10.25])
 
 
-def test_shares_follow_isolated_rate_when_nothing_is_passed_on():
+def test_shares_follow_share_rate_when_nothing_is_passed_on():
     # 10 one-worker jobs on 2 + 3 GPUs: each holds 0.2 + 0.3 GPUs (fractions 0.5 < 1), exactly a 1/N share
     tput = np.tile([3.0, 1.0], (10, 1))
     gpus = fluid_gpus(np.ones(10), tput, [2, 3])

@@ -17,12 +17,12 @@ from pathlib import Path
 
 import numpy as np
 
-from fairsim.fairness import fluid as fluid_fair_share
+from fairsim.fairness import fluid
 from fairsim.files import atomic_write
 
 
 def _code_digest() -> str:
-    return hashlib.sha256(inspect.getsource(fluid_fair_share).encode()).hexdigest()
+    return hashlib.sha256(inspect.getsource(fluid).encode()).hexdigest()
 
 
 def cache_key(*arrays: np.ndarray) -> str:
@@ -51,7 +51,7 @@ class FluidCache:
                 return finish
         except (OSError, ValueError, EOFError):
             pass  # absent or damaged: compute it
-        finish = fluid_fair_share.fluid_finish_times(*arrays)
+        finish = fluid.fluid_finish_times(*arrays)
         self._store(path, finish)
         return finish
 

@@ -12,7 +12,7 @@ numerator gives a gang of s GPUs 1/s of a single-GPU job's time, i.e. equal GPU 
 uniform rescaling of the normalizer (Gavel's code divides by the total GPU count instead of n)
 leaves the optimal X unchanged.
 
-Solved as an LP with HiGHS (fairsim/policies/gavel_lp.py) instead of cvxpy/ECOS. Jobs with identical objective rows
+Solved as an LP with HiGHS (fairsim/solve/maxmin.py) instead of cvxpy/ECOS. Jobs with identical objective rows
 and gang sizes are merged into one class first: by symmetry some optimal X gives them the same
 row (averaging an optimum over permutations of identical jobs stays optimal, the min being
 concave), which is also what an interior-point solver such as ECOS returns; the LP shrinks from

@@ -218,13 +218,13 @@ class ThemisPolicy(Policy):
         try:
             sol = solve_auction(p, dive=self.dive and int(free.sum()) > self.exact_gpus, gap=self.dive_gap)
         except Exception:  # noqa: BLE001 - a solver crash is a failure like any other: the greedy answers
-            sol = None
-        if sol is None or sol.fallback:
+            sol = solve_greedy(p)
+            sol.fallback = True
+        if sol.fallback:  # the solvers' own fallback is this same greedy packing
             self.solver_fallbacks += 1
-            out[rows] = solve_greedy(p).assignment
-            return out
-        self.dive_auctions += sol.info["auction"] == "dive"
-        self.dive_misses += sol.info["auction"] == "milp_after_dive"
+        else:
+            self.dive_auctions += sol.info["auction"] == "dive"
+            self.dive_misses += sol.info["auction"] == "milp_after_dive"
         out[rows] = sol.assignment
         return out
 

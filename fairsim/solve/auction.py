@@ -67,15 +67,10 @@ def solve_auction(p: AssignmentProblem, dive: bool, gap: float = 1e-4, time_limi
 def max_winners(p: AssignmentProblem) -> int | None:
     """The most winners any allocation can have is at most this: the LP's most (fractional)
     winners, rounded down. None if HiGHS fails."""
-    h, m = _relaxation(p)
-    h.changeColsCost(m, np.arange(m, dtype=np.int32), -np.ones(m))
-    h.run()
-    return math.floor(-float(h.getInfo().objective_function_value) + 1e-6) if is_optimal(h) else None
-
-
-def _relaxation(p: AssignmentProblem):
-    """A fresh HiGHS model of the program's LP relaxation (not yet solved), and its column count."""
     cols = columns(p)
+    m = len(cols.rows)
     h = new_highs()
     pass_lp(h, cols, p.num_jobs, len(p.capacity), *row_bounds(p))
-    return h, len(cols.rows)
+    h.changeColsCost(m, np.arange(m, dtype=np.int32), -np.ones(m))  # maximize the number of winners
+    h.run()
+    return math.floor(-float(h.getInfo().objective_function_value) + 1e-6) if is_optimal(h) else None

@@ -1,4 +1,4 @@
-"""``lp_dive``: FFT's per-round program (``solvers``' module docstring) by its LP relaxation and a
+"""``lp_dive``: FFT's per-round program (``fairsim.solve.program``) by its LP relaxation and a
 short depth-first branch and bound in HiGHS, the LP kept alive between the nodes.
 
 Why it is cheap: only gangs make the program hard. With every multi-GPU column fixed at 0 or 1,
@@ -16,7 +16,7 @@ fractional gang job's column of value >= 1/2 (or the largest fractional gang col
 and re-solve from the current basis (dual simplex, a few pivots); where that leaves the LP
 infeasible (K near every GPU, and the gangs placed leave holes no remaining job fills), those
 columns are fixed to 0 instead. Every leaf is then improved by exchanges among gangs that keep
-each type's used GPUs (``gang_exchange``: an idle gang for a running one of the same size, two
+each type's used GPUs (``exchange``: an idle gang for a running one of the same size, two
 gangs trading types, a gang for two of half its size or back), which the dive cannot see, as it
 fixes gangs one step at a time. The better of the two leaves is the incumbent. Each pass starts
 from the root LP's optimal basis, set back in HiGHS rather than re-solved from the last leaf's
@@ -291,7 +291,7 @@ def _to_branch_on(x: np.ndarray, gang: np.ndarray) -> np.ndarray:
 
 def _improved_leaf(h, q: AssignmentProblem, cols):
     """(assignment, value) if ``h`` holds an optimal, integral point, improved by exchanges among
-    gangs (``gang_exchange``); else (None, inf)."""
+    gangs (``exchange``); else (None, inf)."""
     if not is_optimal(h):
         return None, np.inf
     x = np.asarray(h.getSolution().col_value)

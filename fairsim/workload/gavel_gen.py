@@ -41,12 +41,7 @@ from fairsim.cluster import ClusterSpec, canonical_gpu_name
 from fairsim.errors import InputError, require
 from fairsim.workload import options as opt
 from fairsim.workload.catalog import Catalog
-from fairsim.workload.sampling import (
-    eligible,
-    nearest_slot,
-    pick_uniform,
-    poisson_arrivals,
-)
+from fairsim.workload.sampling import eligible, nearest_slot, pick_uniform, poisson_arrivals
 
 OPTIONS = ("num_jobs", "rate_per_hour", "reference_gpu", "multi_gpu", "window")
 WORKER_MIX = ((1, 0.70), (2, 0.10), (4, 0.15), (8, 0.05))

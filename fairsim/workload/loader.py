@@ -20,12 +20,10 @@ from fairsim.cluster import ClusterSpec
 from fairsim.errors import InputError, require
 from fairsim.workload import options as opt
 from fairsim.workload.catalog import Catalog
-from fairsim.workload.gavel_gen import OPTIONS as GAVEL_GEN_OPTIONS
-from fairsim.workload.gavel_gen import GavelGenOptions, generate_gavel
+from fairsim.workload.gavel_gen import OPTIONS as GAVEL_GEN_OPTIONS, GavelGenOptions, generate_gavel
 from fairsim.workload.gavel_trace import read_gavel_trace, shipped_trace
 from fairsim.workload.perf_model import paper_catalog
-from fairsim.workload.philly import OPTIONS as PHILLY_OPTIONS
-from fairsim.workload.philly import PhillyOptions, generate_philly
+from fairsim.workload.philly import OPTIONS as PHILLY_OPTIONS, PhillyOptions, generate_philly
 from fairsim.workload.table_catalog import gavel_catalog, table_catalog
 from fairsim.workload.trace import read_trace, validate_trace
 

@@ -44,19 +44,8 @@ from fairsim.cluster import ClusterSpec
 from fairsim.errors import InputError
 from fairsim.workload import options as opt
 from fairsim.workload.catalog import Catalog
-from fairsim.workload.philly_window import (
-    duration_factor,
-    stretch_to,
-    window,
-    window_start,
-)
-from fairsim.workload.sampling import (
-    eligible,
-    nearest_slot,
-    pick_uniform,
-    poisson_arrivals,
-    reference_throughput,
-)
+from fairsim.workload.philly_window import duration_factor, stretch_to, window, window_start
+from fairsim.workload.sampling import eligible, nearest_slot, pick_uniform, poisson_arrivals, reference_throughput
 
 OPTIONS = ("num_jobs", "load", "load_scale", "duration_scale", "min_duration_s", "max_duration_s", "workers",
            "large_share", "spread_limit", "arrivals", "span_h", "jobs_per_gpu_hour")
