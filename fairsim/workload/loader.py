@@ -21,10 +21,11 @@ from fairsim.errors import InputError, require
 from fairsim.workload import options as opt
 from fairsim.workload.catalog import Catalog
 from fairsim.workload.gavel_gen import OPTIONS as GAVEL_GEN_OPTIONS, GavelGenOptions, generate_gavel
-from fairsim.workload.gavel_trace import read_gavel_trace, shipped_trace
+from fairsim.workload.gavel_trace import read_gavel_trace, shipped_trace as gavel_shipped
 from fairsim.workload.perf_model import paper_catalog
 from fairsim.workload.philly import OPTIONS as PHILLY_OPTIONS, PhillyOptions, generate_philly
 from fairsim.workload.table_catalog import gavel_catalog, table_catalog
+from fairsim.workload.tiresias_trace import duration_catalog, read_tiresias_trace, shipped_trace as tiresias_shipped
 from fairsim.workload.trace import read_trace, validate_trace
 
 
@@ -54,10 +55,17 @@ def _table(cfg: Mapping[str, Any], cluster: ClusterSpec, src: str) -> Catalog:
                          work_unit=str(cfg.get("work_unit", "units")))
 
 
+def _durations(cfg: Mapping[str, Any], cluster: ClusterSpec, src: str) -> Catalog:
+    # a run time per job, not a model table: the catalog is made from the trace's own rows
+    require(cfg.get("kind") == "tiresias_trace", src, "catalog", "durations needs workload.kind=tiresias_trace (it is made from that trace)")
+    return duration_catalog(read_tiresias_trace(_path(cfg, src, tiresias_shipped)), cluster, src)
+
+
 CATALOGS: dict[str, Callable[[Mapping[str, Any], ClusterSpec, str], Catalog]] = {
-    "paper": _paper, "gavel": _gavel, "table": _table,
+    "paper": _paper, "gavel": _gavel, "table": _table, "durations": _durations,
 }
-CATALOG_OPTIONS = {"paper": ("catalog_path",), "gavel": (), "table": ("throughputs_path", "models_path", "work_unit", "catalog_name")}
+CATALOG_OPTIONS = {"paper": ("catalog_path",), "gavel": (), "table": ("throughputs_path", "models_path", "work_unit", "catalog_name"),
+                   "durations": ()}
 
 
 # --- kinds: (cfg, catalog, cluster, seed) -> (trace, window, meta) ------------------------
@@ -81,19 +89,25 @@ def _gavel_trace(cfg, catalog, cluster, seed, src):
     return read_gavel_trace(_path(cfg, src)), opt.window(cfg.get("window"), src), {}
 
 
-def _path(cfg: Mapping[str, Any], src: str) -> Path:
+def _tiresias_trace(cfg, catalog, cluster, seed, src):
+    return read_tiresias_trace(_path(cfg, src, tiresias_shipped)), opt.window(cfg.get("window"), src), {}
+
+
+def _path(cfg: Mapping[str, Any], src: str, shipped: Callable[[str], Path | None] = gavel_shipped) -> Path:
     raw = cfg.get("path")
     require(isinstance(raw, str) and raw.strip() != "", src, "path", "is required: set workload.path=/path/to/trace")
     path = Path(raw).expanduser()
     if not path.is_file():  # a bare name of a trace shipped with fairsim
-        path = shipped_trace(raw) or path
+        path = shipped(raw) or path
     return path
 
 
-KINDS = {"philly": _philly, "gavel_generated": _gavel_generated, "file": _file, "gavel_trace": _gavel_trace}
+KINDS = {"philly": _philly, "gavel_generated": _gavel_generated, "file": _file, "gavel_trace": _gavel_trace,
+         "tiresias_trace": _tiresias_trace}
 KIND_OPTIONS = {"philly": PHILLY_OPTIONS, "gavel_generated": GAVEL_GEN_OPTIONS, "file": ("path", "window"),
-                "gavel_trace": ("path", "window")}
-DEFAULT_CATALOG = {"philly": "paper", "gavel_generated": "gavel", "file": "paper", "gavel_trace": "gavel"}
+                "gavel_trace": ("path", "window"), "tiresias_trace": ("path", "window")}
+DEFAULT_CATALOG = {"philly": "paper", "gavel_generated": "gavel", "file": "paper", "gavel_trace": "gavel",
+                   "tiresias_trace": "durations"}
 COMMON = ("name", "kind", "catalog")
 
 
