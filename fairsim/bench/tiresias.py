@@ -1,0 +1,176 @@
+"""Tiresias-compatible replay: fairsim against Tiresias' own simulator on the same traces.
+
+    python -m fairsim.bench tiresias --tiresias /path/to/Tiresias --python2 /path/to/python2.7
+    python -m fairsim.bench tiresias --traces 480_job --schemes dlas-gpu --repeats 3
+    python -m fairsim.bench tiresias                  # fairsim alone: its speed
+
+Every scheme of Tiresias' simulator (``simulator/run_sim.py --scheme=count``, plain GPU counting)
+runs on every trace beside the fairsim policy that implements it (docs/tiresias_compat.md):
+
+  fifo          policy=fifo policy.backfill=false
+  fjf           policy=fifo                     (FIFO with backfill: fit-job-first)
+  shortest      policy=srtf
+  shortest-gpu  policy=tiresias                 (shortest remaining GPU-time; one type, one queue)
+  dlas-gpu      policy=tiresias_las             (2D-LAS, thresholds 3250 and 7200 GPU-seconds)
+
+both with ``workload=tiresias_trace cluster=tiresias cluster.counts.V100=<GPUs>
+sim=tiresias_compat`` (``--set KEY=VALUE`` adds fairsim overrides, e.g. ``--set sim.round_len_s=300``).
+Traces: the shipped ones by name (``fairsim/data/tiresias/traces``), each on the cluster size
+in TRACES, or ``--trace PATH:GPUS``.
+
+Reported per (trace, scheme): the average JCT of each simulator and fairsim's deviation in %,
+the Pearson correlation of the per-job JCTs, and wall seconds, medians over ``--repeats``:
+Tiresias' whole command (interpreter start-up included), fairsim's whole command
+(``python run.py ...`` with the same overrides, +track=false, results in a scratch folder) and
+fairsim's simulation alone (the engine loop, as the run's summary reports it). ``--their-jobs
+PATH`` writes Tiresias' per-job results as one CSV (trace, gpus, scheme, job_id, jct_s).
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+from fairsim.experiment.compose import CONF_DIR, compose_config
+from fairsim.workload.tiresias_trace import shipped_trace
+
+SCHEMES = {  # Tiresias' --schedule: fairsim overrides
+    "fifo": ["policy=fifo", "policy.backfill=false"],
+    "fjf": ["policy=fifo"],
+    "shortest": ["policy=srtf"],
+    "shortest-gpu": ["policy=tiresias"],
+    "dlas-gpu": ["policy=tiresias_las"],
+}
+TRACES = {"60_job": 16, "las_120": 16, "480_job": 32}  # shipped trace: V100 GPUs it is replayed on
+GPUS_PER_HOST = 4
+RUN_PY = CONF_DIR.parent / "run.py"
+
+
+def fairsim_overrides(trace: str, gpus: int, scheme: str, extra: list[str]) -> list[str]:
+    return [*SCHEMES[scheme], "workload=tiresias_trace", f"workload.path={trace}", "cluster=tiresias",
+            f"cluster.counts.V100={gpus}", "sim=tiresias_compat", "seed=0", *extra]
+
+
+def run_fairsim(overrides: list[str]) -> tuple[dict[int, float], float]:
+    """Per-job JCT seconds by job id, and the simulation's own wall seconds (in this process)."""
+    from fairsim.experiment.single import run_config
+
+    out = run_config(compose_config(overrides))
+    return dict(zip(out.jobs["job_id"].tolist(), out.jobs["jct_s"].tolist())), float(out.summary["sim_wall_s"])
+
+
+def time_fairsim_command(overrides: list[str]) -> float:
+    with tempfile.TemporaryDirectory() as tmp:
+        cmd = [sys.executable, str(RUN_PY), *overrides, "+track=false", f"results_dir={tmp}"]
+        tick = time.perf_counter()
+        subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, cwd=tmp)
+        return time.perf_counter() - tick
+
+
+def simulator_dir(path: Path) -> Path:
+    """The folder holding run_sim.py: the checkout itself or its simulator/ folder."""
+    for cand in (path, path / "simulator"):
+        if (cand / "run_sim.py").is_file():
+            return cand
+    raise SystemExit(f"--tiresias {path}: no run_sim.py there or in its simulator/ folder")
+
+
+def run_tiresias(sim_dir: Path, python2: str, trace: Path, gpus: int, scheme: str) -> tuple[dict[int, float], float]:
+    """Per-job JCT seconds by job id from Tiresias' job.csv, and the command's wall seconds."""
+    require_hosts = gpus % GPUS_PER_HOST == 0
+    if not require_hosts:
+        raise SystemExit(f"{trace}: {gpus} GPUs is not a whole number of {GPUS_PER_HOST}-GPU hosts")
+    with tempfile.TemporaryDirectory() as tmp:
+        log = Path(tmp) / "log"
+        cmd = [python2, "run_sim.py", "--scheme=count", f"--schedule={scheme}", f"--trace_file={trace.resolve()}",
+               "--num_switch=1", f"--num_node_p_switch={gpus // GPUS_PER_HOST}", f"--num_gpu_p_node={GPUS_PER_HOST}",
+               f"--log_path={log}"]
+        tick = time.perf_counter()
+        done = subprocess.run(cmd, cwd=sim_dir, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+        wall = time.perf_counter() - tick
+        if done.returncode != 0:
+            raise SystemExit(f"Tiresias' simulator failed ({' '.join(cmd)}):\n{done.stderr.strip()[-2000:]}")
+        with open(log / "job.csv", newline="") as f:
+            jct = {int(r["job_id"]): float(r["JCT"]) for r in csv.DictReader(f)}
+    return jct, wall
+
+
+def resolve_traces(names: list[str], paths: list[str]) -> list[tuple[str, Path, int]]:
+    out = []
+    for name in names:
+        if name not in TRACES:
+            raise SystemExit(f"--traces: {name!r} is not one of {', '.join(TRACES)} (or give --trace PATH:GPUS)")
+        out.append((name, shipped_trace(name), TRACES[name]))
+    for spec in paths:
+        path, _, gpus = spec.rpartition(":")
+        if not path or not gpus.isdigit() or not Path(path).is_file():
+            raise SystemExit(f"--trace {spec!r}: expected PATH:GPUS with an existing file")
+        out.append((Path(path).stem, Path(path), int(gpus)))
+    return out
+
+
+def compare(theirs: dict[int, float], ours: dict[int, float]) -> tuple[float, float, float, float]:
+    """Their and our average JCT (s), our deviation in %, and the per-job Pearson correlation."""
+    ids = sorted(theirs)
+    if sorted(ours) != ids:
+        raise SystemExit("the two simulators finished different job sets")
+    a = np.asarray([theirs[i] for i in ids])
+    b = np.asarray([ours[i] for i in ids])
+    corr = float(np.corrcoef(a, b)[0, 1]) if a.std() > 0 and b.std() > 0 else float("nan")
+    return float(a.mean()), float(b.mean()), 100.0 * (b.mean() - a.mean()) / a.mean(), corr
+
+
+def main(argv: list[str]) -> int:
+    ap = argparse.ArgumentParser(prog="python -m fairsim.bench tiresias", description=__doc__.splitlines()[0])
+    ap.add_argument("--tiresias", type=Path, help="Tiresias checkout (or its simulator/ folder); without it fairsim runs alone")
+    ap.add_argument("--python2", default="python2.7", help="Python 2.7 with numpy for Tiresias' simulator")
+    ap.add_argument("--traces", nargs="*", default=list(TRACES), help=f"shipped traces ({', '.join(TRACES)})")
+    ap.add_argument("--trace", action="append", default=[], metavar="PATH:GPUS", help="a trace file of your own and its cluster size")
+    ap.add_argument("--schemes", nargs="+", choices=list(SCHEMES), default=list(SCHEMES))
+    ap.add_argument("--set", action="append", default=[], metavar="KEY=VALUE", help="a fairsim override, e.g. sim.round_len_s=300")
+    ap.add_argument("--repeats", type=int, default=1, help="runs of each command; medians are reported")
+    ap.add_argument("--no-command", action="store_true", help="skip timing fairsim's whole command (python run.py)")
+    ap.add_argument("--their-jobs", type=Path, metavar="CSV", help="write Tiresias' per-job JCTs here")
+    args = ap.parse_args(argv)
+    traces = resolve_traces(args.traces, args.trace)
+    sim_dir = simulator_dir(args.tiresias) if args.tiresias else None
+    print(f"fairsim overrides: sim=tiresias_compat {' '.join(args.set)}".rstrip())
+    head = f"{'trace':>10} {'GPUs':>4} {'scheme':>12} "
+    if sim_dir:
+        head += f"{'theirs h':>8} {'fairsim h':>9} {'dev %':>6} {'corr':>6} {'theirs s':>8} "
+    else:
+        head += f"{'fairsim h':>9} "
+    print(head + f"{'cmd s':>6} {'sim s':>6}")
+    their_rows = []
+    for name, path, gpus in traces:
+        trace_arg = str(path.resolve()) if name not in TRACES else name
+        for scheme in args.schemes:
+            overrides = fairsim_overrides(trace_arg, gpus, scheme, args.set)
+            runs = [run_fairsim(overrides) for _ in range(args.repeats)]
+            ours, sim_s = runs[0][0], statistics.median(r[1] for r in runs)
+            cmd_s = float("nan") if args.no_command else statistics.median(time_fairsim_command(overrides) for _ in range(args.repeats))
+            line = f"{name:>10} {gpus:4d} {scheme:>12} "
+            if sim_dir:
+                their = [run_tiresias(sim_dir, args.python2, path, gpus, scheme) for _ in range(args.repeats)]
+                theirs, their_s = their[0][0], statistics.median(r[1] for r in their)
+                t_avg, o_avg, dev, corr = compare(theirs, ours)
+                line += f"{t_avg / 3600:8.3f} {o_avg / 3600:9.3f} {dev:+6.2f} {corr:6.4f} {their_s:8.2f} "
+                their_rows += [(name, gpus, scheme, j, theirs[j]) for j in sorted(theirs)]
+            else:
+                line += f"{np.mean(list(ours.values())) / 3600:9.3f} "
+            print(line + f"{cmd_s:6.2f} {sim_s:6.2f}", flush=True)
+    if args.their_jobs and their_rows:
+        with open(args.their_jobs, "w", newline="") as f:
+            w = csv.writer(f)
+            w.writerow(["trace", "gpus", "scheme", "job_id", "jct_s"])
+            w.writerows(their_rows)
+        print(f"wrote Tiresias' per-job JCTs to {args.their_jobs}")
+    return 0
