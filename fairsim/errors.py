@@ -18,6 +18,9 @@ class InputError(ValueError):
         self.problem = problem
         super().__init__(f"{source}: {field}: {problem}")
 
+    def __reduce__(self):  # picklable, so a worker process (refcheck, joblib) hands it back whole
+        return (type(self), (self.source, self.field, self.problem))
+
 
 def require(condition: bool, source: str, field: str, problem: str) -> None:
     if not condition:

@@ -16,6 +16,7 @@ To add a policy: write ``fairsim/policies/<name>.py`` with a ``Policy`` subclass
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -86,6 +87,14 @@ class Policy:
 
     def decide(self, view: PolicyView) -> np.ndarray:
         raise NotImplementedError
+
+    def next_decision_s(self, view: PolicyView, assignment: np.ndarray) -> float:
+        """Under the event clock (``sim.clock=events``): the time of the next decision this policy
+        needs even if no job arrives or finishes, given the view it just decided on and its
+        ``assignment``; math.inf for none. The engine decides at every arrival and completion
+        anyway. The default keeps a round-based policy on its own period (one round after this
+        decision) and asks nothing of an event-driven one."""
+        return math.inf if self.event_driven else view.now + view.round_len
 
     def stats(self) -> dict[str, float]:
         """Counters the run's summary should carry (e.g. solver fallbacks)."""

@@ -19,6 +19,8 @@ each round, so running jobs also chase faster types as they free up, migrating f
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from fairsim.policies.base import Policy, PolicyView
@@ -45,6 +47,11 @@ def sticky_preferences(view: PolicyView) -> np.ndarray:
 class SrtfPolicy(Policy):
     def __init__(self, backfill: bool = True):
         self.backfill = backfill
+
+    def next_decision_s(self, view: PolicyView, assignment: np.ndarray) -> float:
+        # between arrivals and completions only running jobs progress, so they only move up the
+        # order: every job that waits still waits behind the same jobs and nothing new can start
+        return math.inf
 
     def decide(self, view: PolicyView) -> np.ndarray:
         order = np.lexsort((np.arange(view.num_jobs), best_remaining_time(view)))

@@ -44,6 +44,8 @@ re-implementation of Tiresias uses for such jobs.
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from fairsim.cluster import ClusterSpec
@@ -68,6 +70,7 @@ def fill_bound_queues(view: PolicyView, bound: np.ndarray, key: np.ndarray, free
 
 
 QUEUE_CHOICES = ("least_service", "random")
+CROSSED = 1e-9  # relative: 2D-LAS service this close below a threshold has crossed it
 RANDOM_STREAM = 0x71E5  # tags the policy's random stream apart from the engine's (seed, stream)
 
 
@@ -103,6 +106,11 @@ class TiresiasPolicy(Policy):
         own_service = service[np.arange(view.num_jobs), bound]
         return fill_bound_queues(view, bound, own_service)
 
+    def next_decision_s(self, view: PolicyView, assignment: np.ndarray) -> float:
+        # as SRTF: between events only running jobs' remaining service shrinks, so no queue's
+        # start set changes (Tiresias' own system decides at arrivals and completions)
+        return math.inf
+
 
 class TiresiasLasPolicy(Policy):
     """Tiresias' Discretized 2D-LAS with a heterogeneity-agnostic type choice."""
@@ -132,7 +140,9 @@ class TiresiasLasPolicy(Policy):
         fresh = started & np.isnan(self.since[ids])
         self.since[ids[fresh]] = view.first_start[fresh]
         service = view.attained_gpu_s - self.service_base[ids]
-        queue = np.searchsorted(self.thresholds, service, side="right")
+        # within CROSSED of a threshold counts as past it: the event clock steps a job to its exact
+        # crossing time, where float rounding may leave its service an ulp short
+        queue = np.searchsorted(self.thresholds, service * (1 + CROSSED), side="right")
         if self.promote_knob > 0:
             ran = view.run_s - self.run_base[ids]
             waited = (view.now - self.since[ids]) - ran
@@ -183,6 +193,26 @@ class TiresiasLasPolicy(Policy):
             assignment[row] = k
             room[k] -= d
         return assignment
+
+    def next_decision_s(self, view: PolicyView, assignment: np.ndarray) -> float:
+        """The next threshold crossing of a job that runs now (its service grows by its gang size
+        per second, overhead included) and, with promotion on, the next time a paused job's wait
+        reaches promote_knob times its run time."""
+        ids = view.job_id
+        service = view.attained_gpu_s - self.service_base[ids]
+        queue = self.queue[ids]
+        wake = math.inf
+        run = np.flatnonzero((assignment >= 0) & (queue < len(self.thresholds)))
+        if len(run):
+            gap = (self.thresholds[queue[run]] - service[run]) / view.workers[run]
+            wake = view.now + float(np.maximum(gap, 0.0).min())
+        if self.promote_knob > 0:
+            ran = view.run_s - self.run_base[ids]
+            waited = (view.now - self.since[ids]) - ran
+            paused = np.flatnonzero((assignment < 0) & (queue > 0) & (ran > 0) & ~np.isnan(self.since[ids]))
+            if len(paused):
+                wake = min(wake, view.now + float(np.maximum(self.promote_knob * ran[paused] - waited[paused], 0.0).min()))
+        return wake if wake > view.now else math.nextafter(view.now, math.inf)
 
     def stats(self) -> dict[str, float]:
         return {"tiresias_promotions": float(self.promotions)}

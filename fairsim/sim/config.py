@@ -17,6 +17,10 @@ from fairsim.errors import (
 )
 
 ROUND_ENDS = ("fixed", "latest_finish")
+# When the engine decides: "rounds" at every round boundary (FFT's 5-minute rounds); "events" at
+# every arrival and completion, and whenever the policy asks (Policy.next_decision_s), with
+# round_len_s the longest gap a round-based policy leaves between its decisions.
+CLOCKS = ("rounds", "events")
 # Round length bounds. Below 1 s a run needs more rounds than any scheduler decides (the paper's
 # FFT, Gavel and Themis use minutes) and a tiny value (1e-9 s) would spin to max_rounds; above a
 # day a round outlasts most jobs and every decision is stale.
@@ -49,6 +53,7 @@ class Overheads:
 
 @dataclass(frozen=True)
 class SimConfig:
+    clock: str = "rounds"  # rounds | events (CLOCKS; docs/DESIGN.md "Clocks")
     round_len_s: float = 300.0
     round_end: str = "fixed"  # "latest_finish": Gavel's jump to the last finish in the round (no backfill)
     integer_steps: bool = False  # Gavel: a round runs floor(tput * round) whole steps
@@ -76,16 +81,25 @@ class SimConfig:
         check_values(cfg, SETTINGS, source)
         round_len = cfg.get("round_len_s", cls.round_len_s)
         restart = ov.get("restart_s", Overheads.restart_s)
-        if ov.get("migration", True) or ov.get("preemption", True):  # the engine drops unpaid overhead when a job
+        check_values(cfg, CLOCK_SETTING, source)
+        events = cfg.get("clock", cls.clock) == "events"
+        if not events and (ov.get("migration", True) or ov.get("preemption", True)):  # the engine drops unpaid overhead when a job
             # stops: a restart as long as a round leaves a job that a policy pauses every other round without progress, forever
             require(restart < round_len, source, "overheads.restart_s",
                     f"must be shorter than a round (sim.round_len_s={round_len:g} s), got {restart!r}")
         check_values(cfg, LATE_SETTINGS, source)
+        if events:  # Gavel's round semantics have no meaning between events
+            require(cfg.get("round_end", cls.round_end) == "fixed", source, "round_end",
+                    "must be fixed under sim.clock=events (a step already ends at the next arrival, completion or decision)")
+            require(not cfg.get("integer_steps", cls.integer_steps), source, "integer_steps",
+                    "must be false under sim.clock=events (whole steps are a property of Gavel's rounds)")
         return cls(overheads=Overheads(**ov), **cfg)
 
     def check_horizon(self, last_arrival_s: float, source: str = "sim") -> None:
         """Refuse a run that cannot finish within max_rounds: it needs a round per round length
         until the last job arrives, whatever the policy does."""
+        if self.clock == "events":  # steps follow the jobs' own events, not the arrival span
+            return
         needed = math.ceil(last_arrival_s / self.round_len_s)
         require(needed < self.max_rounds, source, "max_rounds",
                 f"{self.max_rounds} rounds of {self.round_len_s:g} s end before the last job arrives at {last_arrival_s:.0f} s "
@@ -97,6 +111,7 @@ SWITCHES = {f.name: Bool() for f in fields(SimConfig) if f.type == "bool"}
 OVERHEADS = {**{f.name: Bool() for f in fields(Overheads) if f.type == "bool"},
              "restart_s": Number(lo=0, what="a number of seconds >= 0"),
              "profiling_s_per_type": Number(lo=0, what="a number of seconds >= 0")}
+CLOCK_SETTING = {"clock": OneOf(CLOCKS, wording="is_not")}
 SETTINGS = {"round_len_s": Number(*ROUND_LEN_S, what="a number of seconds in [{:g}, {:g}]".format(*ROUND_LEN_S))}
 LATE_SETTINGS = {  # after the restart-vs-round check, as before
     "round_end": OneOf(ROUND_ENDS, wording="is_not"),

@@ -1,16 +1,22 @@
-"""The round loop.
+"""The simulation loop.
 
-Each round: admit arrivals -> ask the policy for an assignment (job -> GPU type or -1) ->
-place on hosts -> charge overheads (migration, restart after preemption, profiling) -> advance
-every running job by its throughput, with the exact finish time inside the round -> record.
+Each step: admit arrivals -> ask the policy for an assignment (job -> GPU type or -1) -> place on
+hosts -> charge overheads (migration, restart after preemption, profiling) -> advance every
+running job by its throughput, with the exact finish time inside the step -> record.
 
-Job state is a struct of numpy arrays over all jobs (``_State``); per-round work touches only
-the active jobs. Event-driven policies (whose decision only changes when a job arrives or
-finishes) let the engine jump over unchanged rounds in bulk (``fast_forward``).
+Two clocks (``sim.clock``): under ``rounds`` a step is one round of ``sim.round_len_s``; under
+``events`` a step ends at the next arrival, the next completion or the next time the policy asked
+to decide (``Policy.next_decision_s``), whichever comes first, so a freed GPU or a new job is used
+at once. Overheads are charged the same way under both.
+
+Job state is a struct of numpy arrays over all jobs (``_State``); per-step work touches only the
+active jobs. Under rounds, event-driven policies (whose decision only changes when a job arrives
+or finishes) let the engine jump over unchanged rounds in bulk (``fast_forward``).
 """
 
 from __future__ import annotations
 
+import math
 import time
 from dataclasses import dataclass
 from typing import Callable
@@ -129,10 +135,12 @@ class Engine:
         arrivals = jobs.arrival.tolist()
         awaited_left = int(self.awaited.sum())
         next_arrival_s = arrivals[0] if n else np.inf  # Python floats: most rounds admit nobody
+        events = cfg.clock == "events"
+        wake_s = math.inf  # events: when the policy asked to decide again
         wall0 = time.perf_counter()
         while awaited_left and (next_arrival < n or len(active)):
             if rounds >= cfg.max_rounds:
-                raise RuntimeError(f"simulation stopped after sim.max_rounds={cfg.max_rounds} rounds at t={t:.0f} s with {len(active)} active jobs")
+                raise RuntimeError(f"simulation stopped after sim.max_rounds={cfg.max_rounds} steps at t={t:.0f} s with {len(active)} active jobs")
             if not len(active) and next_arrival < n:
                 t = max(t, next_arrival_s)  # idle cluster: jump to the next arrival
             if next_arrival_s <= t:
@@ -141,7 +149,7 @@ class Engine:
                 next_arrival = k
                 next_arrival_s = arrivals[k] if k < n else np.inf
                 changed = True
-            if not changed and self._can_fast_forward(active, assignment):
+            if not events and not changed and self._can_fast_forward(active, assignment):
                 skipped = self._fast_forward(t, active, assignment, next_arrival)
                 if skipped:
                     if self.recorder is not None:
@@ -152,7 +160,7 @@ class Engine:
                     t += skipped * cfg.round_len_s
                     rounds += skipped
                     continue
-            if changed or not self.policy.event_driven:
+            if changed or not self.policy.event_driven or (events and wake_s <= t):
                 view = self._view(t, active, changed)
                 tick = time.perf_counter()
                 assignment = np.asarray(self.policy.decide(view), dtype=np.int64)
@@ -160,9 +168,12 @@ class Engine:
                 decided = True
                 policy_calls += 1
                 self._check_assignment(active, assignment, view)
+                if events:
+                    wake_s = self._next_wake(view, assignment)
             else:
                 decided, policy_s = False, 0.0  # an event-driven policy's decision reused
-            duration, finished = self._step(t, active, assignment)
+            limit = min(next_arrival_s, wake_s) - t if events else cfg.round_len_s
+            duration, finished = self._step(t, active, assignment, limit)
             rows.append((t, duration, 1, len(active), self._last_running, self._last_busy_gpus, decided, policy_s))
             if self.checker is not None:
                 self.checker(self, active, assignment, np.zeros(len(active), dtype=bool) if finished is None else finished)
@@ -185,8 +196,9 @@ class Engine:
         return SimResult(self._job_table(), pd.DataFrame(rows, columns=_ROUND_COLUMNS), stats, schedule)
 
     # ---- one round ------------------------------------------------------------------------
-    def _step(self, t: float, active: np.ndarray, assignment: np.ndarray) -> tuple[float, np.ndarray | None]:
-        """Run one round; returns its duration and the mask of active jobs that finished (None if none)."""
+    def _step(self, t: float, active: np.ndarray, assignment: np.ndarray, limit: float) -> tuple[float, np.ndarray | None]:
+        """Run one step of at most ``limit`` seconds (a round, or the time to the next arrival or
+        policy wake-up); returns its duration and the mask of active jobs that finished (None if none)."""
         cfg, s, jobs = self.cfg, self.s, self.jobs
         run_mask = assignment >= 0
         run = active[run_mask]
@@ -214,27 +226,16 @@ class Engine:
         if not self.costless:
             self._charge_overheads(run, new_type, was_type, host_moved, first_run)
 
-        round_len = cfg.round_len_s
         remaining = jobs.work[run] - s.done[run]
-        if self.costless:
-            pay, progress = 0.0, tput * round_len
+        penalty = 0.0 if self.costless else s.penalty_left[run]
+        if cfg.clock == "events":
+            duration, pay, progress, busy, finishing = self._advance_to_event(t, limit, remaining, tput, penalty)
         else:
-            pay = np.minimum(s.penalty_left[run], round_len)
-            progress = tput * (round_len - pay)
+            duration, pay, progress, busy, finishing = self._advance_round(limit, remaining, tput, penalty)
+        if not self.costless:
             s.penalty_left[run] -= pay
             s.overhead_s[run] += pay
-        if cfg.integer_steps:
-            progress = np.floor(progress, out=progress)
-        finishing = progress >= remaining
         any_finishing = np.count_nonzero(finishing) > 0  # count_nonzero: ~3x cheaper than any() on these sizes
-        if any_finishing:
-            progress = np.minimum(progress, remaining)
-        busy = progress / tput if self.costless else pay + progress / tput  # seconds the job holds its GPUs
-        if cfg.round_end == "latest_finish" and len(run):
-            longest = float(busy.max())
-            duration = longest if longest > 0 else round_len
-        else:
-            duration = round_len
 
         s.done[run] += progress
         s.run_s[run] += busy
@@ -258,6 +259,48 @@ class Engine:
         finished = np.zeros(len(active), dtype=bool)
         finished[np.flatnonzero(run_mask)[finishing]] = True
         return duration, finished
+
+    def _advance_round(self, round_len, remaining, tput, penalty):
+        """One round: each running job pays what it owes of overhead, then progresses for the rest
+        of the round or until it finishes. Returns (duration, pay, progress, busy, finishing)."""
+        cfg = self.cfg
+        pay = np.minimum(penalty, round_len) if not self.costless else 0.0
+        progress = tput * (round_len - pay)
+        if cfg.integer_steps:
+            progress = np.floor(progress, out=progress)
+        finishing = progress >= remaining
+        if np.count_nonzero(finishing):
+            progress = np.minimum(progress, remaining)
+        busy = progress / tput + pay  # seconds the job holds its GPUs
+        if cfg.round_end == "latest_finish" and len(busy):
+            longest = float(busy.max())
+            duration = longest if longest > 0 else round_len
+        else:
+            duration = round_len
+        return duration, pay, progress, busy, finishing
+
+    def _advance_to_event(self, t, limit, remaining, tput, penalty):
+        """Up to the first completion, or ``limit`` seconds if that comes first. Completion times
+        are computed once (overhead still owed plus remaining work at the job's rate) and compared
+        as they are, so the job that sets the step's end finishes in it exactly."""
+        to_finish = penalty + np.maximum(remaining, 0.0) / tput
+        duration = min(limit, float(to_finish.min())) if len(to_finish) else limit
+        if not math.isfinite(duration):
+            raise RuntimeError(f"simulation stuck at t={t:.0f} s: {type(self.policy).__name__} runs no job, "
+                               "no job arrives, and the policy asks for no later decision")
+        finishing = to_finish <= duration
+        pay = np.minimum(penalty, duration) if not self.costless else 0.0
+        progress = np.where(finishing, remaining, tput * (duration - pay))
+        # a job whose finish falls within float rounding of the step's end finishes with it
+        finishing |= progress >= remaining
+        busy = np.where(finishing, np.minimum(to_finish, duration), duration)
+        return duration, pay, np.minimum(progress, remaining), busy, finishing
+
+    def _next_wake(self, view: PolicyView, assignment: np.ndarray) -> float:
+        wake = float(self.policy.next_decision_s(view, assignment))
+        if not wake > view.now:  # also NaN
+            raise PolicyContractError(f"{type(self.policy).__name__} asked to decide again at {wake!r}, not after now ({view.now!r})")
+        return wake
 
     def _count_moves(self, run, new_type, host_moved) -> None:
         """Count migrations: type switches (also across a pause) and host moves."""
