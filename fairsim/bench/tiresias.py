@@ -22,7 +22,8 @@ Reported per (trace, scheme): the average JCT of each simulator and fairsim's de
 the Pearson correlation of the per-job JCTs, and wall seconds, medians over ``--repeats``:
 Tiresias' whole command (interpreter start-up included), fairsim's whole command
 (``python run.py ...`` with the same overrides, +track=false, results in a scratch folder) and
-fairsim's simulation alone (the engine loop, as the run's summary reports it). ``--their-jobs
+fairsim's simulation alone (the engine loop, as the run's summary reports it); the CPU seconds
+of both commands too, since on a shared machine wall time includes waiting for a core. ``--their-jobs
 PATH`` writes Tiresias' per-job results as one CSV (trace, gpus, scheme, job_id, jct_s).
 """
 
@@ -30,6 +31,7 @@ from __future__ import annotations
 
 import argparse
 import csv
+import resource
 import statistics
 import subprocess
 import sys
@@ -67,12 +69,18 @@ def run_fairsim(overrides: list[str]) -> tuple[dict[int, float], float]:
     return dict(zip(out.jobs["job_id"].tolist(), out.jobs["jct_s"].tolist())), float(out.summary["sim_wall_s"])
 
 
-def time_fairsim_command(overrides: list[str]) -> float:
+def children_cpu_s() -> float:
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
+def time_fairsim_command(overrides: list[str]) -> tuple[float, float]:
+    """Wall and CPU seconds of ``python run.py`` with these overrides."""
     with tempfile.TemporaryDirectory() as tmp:
         cmd = [sys.executable, str(RUN_PY), *overrides, "+track=false", f"results_dir={tmp}"]
-        tick = time.perf_counter()
+        tick, cpu = time.perf_counter(), children_cpu_s()
         subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, cwd=tmp)
-        return time.perf_counter() - tick
+        return time.perf_counter() - tick, children_cpu_s() - cpu
 
 
 def simulator_dir(path: Path) -> Path:
@@ -83,24 +91,23 @@ def simulator_dir(path: Path) -> Path:
     raise SystemExit(f"--tiresias {path}: no run_sim.py there or in its simulator/ folder")
 
 
-def run_tiresias(sim_dir: Path, python2: str, trace: Path, gpus: int, scheme: str) -> tuple[dict[int, float], float]:
-    """Per-job JCT seconds by job id from Tiresias' job.csv, and the command's wall seconds."""
-    require_hosts = gpus % GPUS_PER_HOST == 0
-    if not require_hosts:
+def run_tiresias(sim_dir: Path, python2: str, trace: Path, gpus: int, scheme: str) -> tuple[dict[int, float], float, float]:
+    """Per-job JCT seconds by job id from Tiresias' job.csv, and the command's wall and CPU seconds."""
+    if gpus % GPUS_PER_HOST:
         raise SystemExit(f"{trace}: {gpus} GPUs is not a whole number of {GPUS_PER_HOST}-GPU hosts")
     with tempfile.TemporaryDirectory() as tmp:
         log = Path(tmp) / "log"
         cmd = [python2, "run_sim.py", "--scheme=count", f"--schedule={scheme}", f"--trace_file={trace.resolve()}",
                "--num_switch=1", f"--num_node_p_switch={gpus // GPUS_PER_HOST}", f"--num_gpu_p_node={GPUS_PER_HOST}",
                f"--log_path={log}"]
-        tick = time.perf_counter()
+        tick, cpu = time.perf_counter(), children_cpu_s()
         done = subprocess.run(cmd, cwd=sim_dir, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
-        wall = time.perf_counter() - tick
+        wall, cpu = time.perf_counter() - tick, children_cpu_s() - cpu
         if done.returncode != 0:
             raise SystemExit(f"Tiresias' simulator failed ({' '.join(cmd)}):\n{done.stderr.strip()[-2000:]}")
         with open(log / "job.csv", newline="") as f:
             jct = {int(r["job_id"]): float(r["JCT"]) for r in csv.DictReader(f)}
-    return jct, wall
+    return jct, wall, cpu
 
 
 def resolve_traces(names: list[str], paths: list[str]) -> list[tuple[str, Path, int]]:
@@ -145,10 +152,10 @@ def main(argv: list[str]) -> int:
     print(f"fairsim overrides: sim=tiresias_compat {' '.join(args.set)}".rstrip())
     head = f"{'trace':>10} {'GPUs':>4} {'scheme':>12} "
     if sim_dir:
-        head += f"{'theirs h':>8} {'fairsim h':>9} {'dev %':>6} {'corr':>6} {'theirs s':>8} "
+        head += f"{'theirs h':>8} {'fairsim h':>9} {'dev %':>6} {'corr':>6} {'theirs s':>8} {'cpu s':>6} "
     else:
         head += f"{'fairsim h':>9} "
-    print(head + f"{'cmd s':>6} {'sim s':>6}")
+    print(head + f"{'cmd s':>6} {'cpu s':>6} {'sim s':>6}")
     their_rows = []
     for name, path, gpus in traces:
         trace_arg = str(path.resolve()) if name not in TRACES else name
@@ -156,17 +163,19 @@ def main(argv: list[str]) -> int:
             overrides = fairsim_overrides(trace_arg, gpus, scheme, args.set)
             runs = [run_fairsim(overrides) for _ in range(args.repeats)]
             ours, sim_s = runs[0][0], statistics.median(r[1] for r in runs)
-            cmd_s = float("nan") if args.no_command else statistics.median(time_fairsim_command(overrides) for _ in range(args.repeats))
+            cmd = [(float("nan"), float("nan"))] if args.no_command else [time_fairsim_command(overrides) for _ in range(args.repeats)]
+            cmd_s, cmd_cpu = statistics.median(c[0] for c in cmd), statistics.median(c[1] for c in cmd)
             line = f"{name:>10} {gpus:4d} {scheme:>12} "
             if sim_dir:
                 their = [run_tiresias(sim_dir, args.python2, path, gpus, scheme) for _ in range(args.repeats)]
-                theirs, their_s = their[0][0], statistics.median(r[1] for r in their)
+                theirs = their[0][0]
+                their_s, their_cpu = statistics.median(r[1] for r in their), statistics.median(r[2] for r in their)
                 t_avg, o_avg, dev, corr = compare(theirs, ours)
-                line += f"{t_avg / 3600:8.3f} {o_avg / 3600:9.3f} {dev:+6.2f} {corr:6.4f} {their_s:8.2f} "
+                line += f"{t_avg / 3600:8.3f} {o_avg / 3600:9.3f} {dev:+6.2f} {corr:6.4f} {their_s:8.2f} {their_cpu:6.2f} "
                 their_rows += [(name, gpus, scheme, j, theirs[j]) for j in sorted(theirs)]
             else:
                 line += f"{np.mean(list(ours.values())) / 3600:9.3f} "
-            print(line + f"{cmd_s:6.2f} {sim_s:6.2f}", flush=True)
+            print(line + f"{cmd_s:6.2f} {cmd_cpu:6.2f} {sim_s:6.2f}", flush=True)
     if args.their_jobs and their_rows:
         with open(args.their_jobs, "w", newline="") as f:
             w = csv.writer(f)
