@@ -20,7 +20,8 @@ in TRACES, or ``--trace PATH:GPUS``.
 
 Reported per (trace, scheme): the average JCT of each simulator and fairsim's deviation in %,
 the Pearson correlation of the per-job JCTs, and wall seconds, medians over ``--repeats``:
-Tiresias' whole command (interpreter start-up included), fairsim's whole command
+Tiresias' whole command (interpreter start-up included) and its simulation alone (``run_sim.main()``,
+run as its ``__main__`` does, timed inside the same Python 2 process), fairsim's whole command
 (``python run.py ...`` with the same overrides, +track=false, results in a scratch folder) and
 fairsim's simulation alone (the engine loop, as the run's summary reports it); the CPU seconds
 of both commands too, since on a shared machine wall time includes waiting for a core. ``--their-jobs
@@ -54,6 +55,23 @@ SCHEMES = {  # Tiresias' --schedule: fairsim overrides
 TRACES = {"60_job": 16, "las_120": 16, "480_job": 32}  # shipped trace: V100 GPUs it is replayed on
 GPUS_PER_HOST = 4
 RUN_PY = CONF_DIR.parent / "run.py"
+# Python 2 run by --python2: Tiresias' run_sim.py as its own __main__ does (main()), with the
+# wall seconds of main() alone, its simulation without the interpreter's start-up, on the last line
+TIMED_MAIN = """
+import os, sys, time
+sim_dir = sys.argv[1]
+sys.argv = ['run_sim.py'] + sys.argv[2:]
+sys.path.insert(0, sim_dir)
+os.chdir(sim_dir)
+import run_sim
+out = sys.stdout
+sys.stdout = open(os.devnull, 'w')
+tick = time.time()
+run_sim.main()
+wall = time.time() - tick
+sys.stdout = out
+print(repr(wall))
+"""
 
 
 def fairsim_overrides(trace: str, gpus: int, scheme: str, extra: list[str]) -> list[str]:
@@ -91,23 +109,25 @@ def simulator_dir(path: Path) -> Path:
     raise SystemExit(f"--tiresias {path}: no run_sim.py there or in its simulator/ folder")
 
 
-def run_tiresias(sim_dir: Path, python2: str, trace: Path, gpus: int, scheme: str) -> tuple[dict[int, float], float, float]:
-    """Per-job JCT seconds by job id from Tiresias' job.csv, and the command's wall and CPU seconds."""
+def run_tiresias(sim_dir: Path, python2: str, trace: Path, gpus: int, scheme: str) -> tuple[dict[int, float], float, float, float]:
+    """Per-job JCT seconds by job id from Tiresias' job.csv, the command's wall and CPU seconds,
+    and the wall seconds of its simulation alone (run_sim.main())."""
     if gpus % GPUS_PER_HOST:
         raise SystemExit(f"{trace}: {gpus} GPUs is not a whole number of {GPUS_PER_HOST}-GPU hosts")
     with tempfile.TemporaryDirectory() as tmp:
         log = Path(tmp) / "log"
-        cmd = [python2, "run_sim.py", "--scheme=count", f"--schedule={scheme}", f"--trace_file={trace.resolve()}",
+        cmd = [python2, "-c", TIMED_MAIN, str(sim_dir), "--scheme=count", f"--schedule={scheme}", f"--trace_file={trace.resolve()}",
                "--num_switch=1", f"--num_node_p_switch={gpus // GPUS_PER_HOST}", f"--num_gpu_p_node={GPUS_PER_HOST}",
                f"--log_path={log}"]
         tick, cpu = time.perf_counter(), children_cpu_s()
-        done = subprocess.run(cmd, cwd=sim_dir, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+        done = subprocess.run(cmd, cwd=sim_dir, capture_output=True, text=True)
         wall, cpu = time.perf_counter() - tick, children_cpu_s() - cpu
         if done.returncode != 0:
-            raise SystemExit(f"Tiresias' simulator failed ({' '.join(cmd)}):\n{done.stderr.strip()[-2000:]}")
+            raise SystemExit(f"Tiresias' simulator failed (scheme {scheme}, {trace}):\n{done.stderr.strip()[-2000:]}")
+        sim_s = float(done.stdout.split()[-1])
         with open(log / "job.csv", newline="") as f:
             jct = {int(r["job_id"]): float(r["JCT"]) for r in csv.DictReader(f)}
-    return jct, wall, cpu
+    return jct, wall, cpu, sim_s
 
 
 def resolve_traces(names: list[str], paths: list[str]) -> list[tuple[str, Path, int]]:
@@ -150,12 +170,13 @@ def main(argv: list[str]) -> int:
     traces = resolve_traces(args.traces, args.trace)
     sim_dir = simulator_dir(args.tiresias) if args.tiresias else None
     print(f"fairsim overrides: sim=tiresias_compat {' '.join(args.set)}".rstrip())
+    print("T = Tiresias' simulator, F = fairsim: cmd = the whole command (wall), cpu = its CPU seconds, sim = the simulation alone (wall)")
     head = f"{'trace':>10} {'GPUs':>4} {'scheme':>12} "
     if sim_dir:
-        head += f"{'theirs h':>8} {'fairsim h':>9} {'dev %':>6} {'corr':>6} {'theirs s':>8} {'cpu s':>6} "
+        head += f"{'theirs h':>8} {'fairsim h':>9} {'dev %':>6} {'corr':>6} {'T cmd s':>7} {'T cpu s':>7} {'T sim s':>7} "
     else:
         head += f"{'fairsim h':>9} "
-    print(head + f"{'cmd s':>6} {'cpu s':>6} {'sim s':>6}")
+    print(head + f"{'F cmd s':>7} {'F cpu s':>7} {'F sim s':>7}")
     their_rows = []
     for name, path, gpus in traces:
         trace_arg = str(path.resolve()) if name not in TRACES else name
@@ -169,13 +190,13 @@ def main(argv: list[str]) -> int:
             if sim_dir:
                 their = [run_tiresias(sim_dir, args.python2, path, gpus, scheme) for _ in range(args.repeats)]
                 theirs = their[0][0]
-                their_s, their_cpu = statistics.median(r[1] for r in their), statistics.median(r[2] for r in their)
+                their_s, their_cpu, their_sim = (statistics.median(r[k] for r in their) for k in (1, 2, 3))
                 t_avg, o_avg, dev, corr = compare(theirs, ours)
-                line += f"{t_avg / 3600:8.3f} {o_avg / 3600:9.3f} {dev:+6.2f} {corr:6.4f} {their_s:8.2f} {their_cpu:6.2f} "
+                line += f"{t_avg / 3600:8.3f} {o_avg / 3600:9.3f} {dev:+6.2f} {corr:6.4f} {their_s:7.2f} {their_cpu:7.2f} {their_sim:7.2f} "
                 their_rows += [(name, gpus, scheme, j, theirs[j]) for j in sorted(theirs)]
             else:
                 line += f"{np.mean(list(ours.values())) / 3600:9.3f} "
-            print(line + f"{cmd_s:6.2f} {cmd_cpu:6.2f} {sim_s:6.2f}", flush=True)
+            print(line + f"{cmd_s:7.2f} {cmd_cpu:7.2f} {sim_s:7.2f}", flush=True)
     if args.their_jobs and their_rows:
         with open(args.their_jobs, "w", newline="") as f:
             w = csv.writer(f)
