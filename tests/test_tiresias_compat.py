@@ -4,30 +4,34 @@ shipped traces replayed against the per-job results of Tiresias' own simulator
 
 from __future__ import annotations
 
-from dataclasses import fields
+import sys
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 import pytest
 from conftest import ROOT
+from omegaconf import OmegaConf
 
+from fairsim.bench import tiresias as bench
 from fairsim.errors import InputError
 from fairsim.experiment.compose import compose_config
 from fairsim.experiment.single import run_config
 from fairsim.sim.config import SimConfig
 from fairsim.workload.tiresias_gen import generate
-from fairsim.workload.tiresias_trace import read_tiresias_trace, shipped_trace, shipped_trace_names
+from fairsim.workload.tiresias_trace import (
+    read_tiresias_trace,
+    shipped_trace,
+    shipped_trace_names,
+)
 
 HEAD = "job_id,num_gpu,submit_time,iterations,model_name,duration,interval\n"
 THEIRS = ROOT / "tests" / "data" / "tiresias_jobs.csv"
 SCHEMES = {"fifo": ["policy=fifo", "policy.backfill=false"], "fjf": ["policy=fifo"], "shortest": ["policy=srtf"],
            "shortest-gpu": ["policy=tiresias"], "dlas-gpu": ["policy=tiresias_las"]}
-HAS_EVENT_CLOCK = "clock" in {f.name for f in fields(SimConfig)}
-# the clock settings the replay is checked under: the event clock when the engine has it,
-# else 1 s rounds (every time in these traces is a whole second, so rounds fall on the events)
-CLOCKS = {"events": []} if HAS_EVENT_CLOCK else {}
-CLOCKS["rounds_1s"] = (["sim.clock=rounds"] if HAS_EVENT_CLOCK else ["~sim.clock"]) + ["sim.round_len_s=1"]
+# clock settings over sim=tiresias_compat: its event clock, and 1 s rounds (every time in the
+# shipped traces is a whole second, so 1 s round boundaries fall on every event)
+CLOCKS = {"events": [], "rounds_1s": ["sim.clock=rounds", "sim.round_len_s=1"]}
 
 
 def write(tmp_path: Path, text: str, name: str = "t.csv") -> Path:
@@ -121,16 +125,25 @@ def run(trace: Path | str, gpus: int, extra: list[str]):
                                       f"cluster.counts.V100={gpus}", "sim=tiresias_compat", "seed=0", *extra]))
 
 
+def test_sim_preset_is_the_event_clock_without_overheads_or_placement():
+    cfg = SimConfig.from_config(OmegaConf.to_container(OmegaConf.load(ROOT / "conf" / "sim" / "tiresias_compat.yaml")))
+    assert (cfg.clock, cfg.placement, cfg.round_end, cfg.integer_steps) == ("events", False, "fixed", False)
+    assert not cfg.overheads.any() and cfg.overheads.restart_s == 0
+
+
 def test_cluster_preset_is_one_v100_type_in_hosts_of_four():
     cfg = compose_config(["cluster=tiresias", "cluster.counts.V100=16"])
     assert dict(cfg.cluster.counts) == {"V100": 16} and cfg.cluster.gpus_per_host == 4
     assert dict(compose_config(["cluster=tiresias"]).cluster.counts) == {"V100": 64}  # Tiresias' cluster_spec.csv
 
 
-@pytest.mark.parametrize("clock", sorted({**CLOCKS, "rounds_300s": None}))
+ALONE_CLOCKS = {**CLOCKS, "rounds_300s": ["sim.clock=rounds", "sim.round_len_s=300"]}
+
+
+@pytest.mark.parametrize("clock", sorted(ALONE_CLOCKS))
 @pytest.mark.parametrize("policy", sorted(SCHEMES))
 def test_a_job_alone_finishes_at_exactly_its_duration(tmp_path, clock, policy):
-    extra = CLOCKS.get(clock, CLOCKS["rounds_1s"][:-1] + ["sim.round_len_s=300"])
+    extra = ALONE_CLOCKS[clock]
     # submitted on a round boundary of both round lengths, so rounds do not delay its start
     out = run(write(tmp_path, HEAD + "0,4,600,1,vgg16,1000.5,0\n"), 8, SCHEMES[policy] + extra)
     job = out.jobs.iloc[0]
@@ -174,8 +187,37 @@ def test_shipped_60_job_trace_matches_tiresias_simulator(scheme, clock):
     check_agreement("60_job", scheme, clock)
 
 
-@pytest.mark.slow
-@pytest.mark.parametrize("clock", sorted(CLOCKS))
+@pytest.mark.parametrize("clock", ["events", pytest.param("rounds_1s", marks=pytest.mark.slow)])  # 1 s rounds: ~100,000 steps
 @pytest.mark.parametrize("scheme", sorted(SCHEMES))
 def test_las_120_trace_matches_tiresias_simulator(scheme, clock):
     check_agreement("las_120", scheme, clock)
+
+
+# ---- the bench's plumbing, with a stand-in for Tiresias' simulator ---------------------------
+
+FAKE_RUN_SIM = '''
+import csv, os, sys
+def main():
+    args = dict(a[2:].split("=", 1) for a in sys.argv[1:])
+    with open(args["trace_file"]) as f:
+        rows = list(csv.DictReader(f))
+    os.makedirs(args["log_path"])
+    with open(os.path.join(args["log_path"], "job.csv"), "w") as f:
+        f.write("time,job_id,JCT\\n")
+        for r in rows:  # every job as if alone: JCT = duration
+            f.write("%s,%s,%s\\n" % (r["duration"], r["job_id"], r["duration"]))
+'''
+
+
+def test_bench_reads_the_simulators_job_csv_and_compares(tmp_path, capsys):
+    (tmp_path / "simulator").mkdir()
+    (tmp_path / "simulator" / "run_sim.py").write_text(FAKE_RUN_SIM)
+    out_csv = tmp_path / "theirs.csv"
+    assert bench.main(["--tiresias", str(tmp_path), "--python2", sys.executable, "--traces", "60_job", "--schemes", "fifo",
+                       "--no-command", "--their-jobs", str(out_csv)]) == 0
+    row = capsys.readouterr().out.splitlines()[3].split()
+    durations = pd.read_csv(shipped_trace("60_job"))["duration"]
+    assert row[:4] == ["60_job", "16", "fifo", f"{durations.mean() / 3600:.3f}"]
+    assert row[4] == "0.056"  # fairsim's fifo on 16 GPUs (docs/tiresias_compat.md)
+    written = pd.read_csv(out_csv)
+    assert len(written) == 60 and written["jct_s"].tolist() == pd.read_csv(shipped_trace("60_job")).sort_values("job_id")["duration"].tolist()
