@@ -14,6 +14,8 @@ from fairsim.sim.config import Overheads, SimConfig
 from fairsim.sim.engine import PolicyContractError, simulate
 from fairsim.testing import toy_cluster, toy_jobs
 
+from conftest import ROOT
+
 GB_PER_S_AT_10GBPS = 1.25e9
 NO_OVERHEADS = Overheads(migration=False, preemption=False, restart_s=0)
 
@@ -197,3 +199,20 @@ def test_a_restart_longer_than_the_round_is_allowed_under_events_only():
     with pytest.raises(InputError, match="restart_s"):
         SimConfig.from_config({"round_len_s": 10, "overheads": {"restart_s": 30}})
     assert SimConfig.from_config({"clock": "events", "round_len_s": 10, "overheads": {"restart_s": 30}}).clock == "events"
+
+
+@pytest.mark.parametrize("preset", sorted(p.stem for p in (ROOT / "conf" / "policy").glob("*.yaml")))
+def test_every_policy_preset_runs_under_the_event_clock_with_invariants_checked(preset):
+    from fairsim.experiment.compose import compose_config
+    from fairsim.experiment.single import build_policy
+
+    rng = np.random.default_rng(7)
+    n = 40
+    tput = rng.uniform(0.2, 2.0, size=(n, 3))
+    jobs = toy_jobs(tput, work=rng.uniform(300, 3000, n), arrival=np.sort(rng.uniform(0, 5_000, n)),
+                    workers=rng.choice([1, 2, 4], n), state_bytes=rng.uniform(0, 2e9, n), spread=tput * 0.7)
+    cluster = toy_cluster({"T4": 4, "A10": 4, "V100": 8})
+    policy = build_policy(compose_config([f"policy={preset}"]).policy)
+    res = simulate(jobs, cluster, policy, events(check=True))
+    assert np.isfinite(res.jobs["finish_s"]).all()
+    assert (res.jobs["finish_s"] >= res.jobs["arrival_s"] + jobs.work / tput.max(axis=1) - 1e-6).all()

@@ -22,6 +22,7 @@ from fairsim.figures import style
 from fairsim.figures.data import Inputs, SweepData
 from fairsim.figures.plots import log_axis
 from fairsim.figures.stats import nonneg_ci, paired_ratios, ratio_ci
+from fairsim.paper.readings import MARK, verdict_table
 from fairsim.paper.values import paper_values
 
 ROLE = "load"
@@ -129,19 +130,9 @@ def _legend_handles(table: pd.DataFrame) -> list:
 
 # ---- REPORT.md: direction of each testbed claim per (arrivals, load) ----------------------------------
 
-MARK = {"yes": "Y", "weak": "w", "no": "N", "not measured": "-", "not reproduced": "-"}
-
-
 def claim_verdicts(sweep: SweepData, specs: Sequence[Mapping]) -> pd.DataFrame:
     """claim x (arrivals, load) -> verdict, each slice judged as the testbed sweep is."""
-    from fairsim.paper.headlines import evaluate
-
-    testbed = [s for s in specs if s.get("sweep") == "testbed" and s.get("kind") in ("ratio", "compare")]
-    columns = {}
-    for arrivals, load, part in _slices(sweep.cells):
-        view = Inputs({"testbed": SweepData(sweep.name, sweep.folder, part.reset_index(drop=True))}, {})
-        columns[(arrivals, load)] = {r.claim: r.verdict for r in evaluate(testbed, view)}
-    return pd.DataFrame(columns)
+    return verdict_table(specs, {(arrivals, load): part for arrivals, load, part in _slices(sweep.cells)})
 
 
 def _ranges(loads: Sequence[float]) -> str:

@@ -1,0 +1,115 @@
+"""Each policy on its own clock: the testbed comparison with the baselines that decide on events
+in their own systems (Tiresias in both queue readings, AlloX) run on the event clock
+(``paper_own_clock`` sweep, ``sim.clock=events``), against FFT, Gavel, Gavel-MMF, Themis and PAL
+on their rounds (the ``paper_testbed`` cells). docs/reproduce.md "Clocks" says why each policy
+gets the clock it does and why the headline table stays on FFT's clock.
+
+data/own_clock.csv: per event-driven policy and clock, the mean over traces 1-2 x seeds of avg
+JCT, mean and max rho (fluid) and max starvation, with n. REPORT.md: that table, then every
+testbed headline claim's verdict under both readings and which verdicts the clock changes.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Mapping, Sequence
+
+import pandas as pd
+
+from fairsim.figures import style
+from fairsim.figures.data import Inputs, MissingInput
+from fairsim.figures.stats import nonneg_ci
+from fairsim.paper.readings import MARK, counts, replace_cells, verdict_table
+
+ROLE = "own_clock"
+EVENT_DRIVEN = ("tiresias", "tiresias_random", "allox", "tiresias_las", "fifo", "srtf")
+CLOCK_LABELS = {"rounds": "FFT's 300 s rounds", "events": "event clock"}
+READINGS = ("FFT's clock", "own clock")
+METRICS = {  # column: (label, scale, digits)
+    "avg_jct_s": ("avg JCT (h)", 1 / 3600, 2),
+    "rho_fluid_mean": ("mean rho, fluid", 1.0, 2),
+    "rho_fluid_max": ("max rho, fluid", 1.0, 1),
+    "starvation_max_s": ("max starvation (h)", 1 / 3600, 1),
+}
+
+
+def _rounds_cells(inputs: Inputs) -> pd.DataFrame:
+    """The event-driven policies' cells on rounds, from whichever sweeps ran them."""
+    roles = [r for r in ("testbed", "ablation") if r in inputs.sweeps]
+    return inputs.cells(*roles) if roles else pd.DataFrame(columns=["policy"])
+
+
+def clock_table(rounds: pd.DataFrame, events: pd.DataFrame) -> pd.DataFrame:
+    rows = []
+    for policy in EVENT_DRIVEN:
+        for clock, cells in (("rounds", rounds), ("events", events)):
+            part = cells[cells["policy"] == policy]
+            if part.empty:
+                continue
+            for metric, (_, scale, _) in METRICS.items():
+                ci = nonneg_ci(part[metric].astype(float) * scale)
+                rows.append({"policy": policy, "clock": clock, "metric": metric, "mean": ci.mean, "lo": ci.lo,
+                             "hi": ci.hi, "n": ci.n})
+    return pd.DataFrame(rows, columns=["policy", "clock", "metric", "mean", "lo", "hi", "n"])
+
+
+def readings(inputs: Inputs) -> dict[str, pd.DataFrame]:
+    testbed = inputs.sweep("testbed").cells
+    events = inputs.sweep(ROLE).cells
+    return {READINGS[0]: testbed, READINGS[1]: replace_cells(testbed, events, sorted(set(events["policy"])))}
+
+
+def draw(inputs: Inputs, out_dir: Path) -> list[Path]:
+    table = clock_table(_rounds_cells(inputs), inputs.sweep(ROLE).cells)
+    return [style.save_data(table, out_dir, "own_clock")]
+
+
+def report_section(inputs: Inputs, specs: Sequence[Mapping]) -> list[str]:
+    try:
+        events = inputs.sweep(ROLE)
+        cells = readings(inputs)
+    except MissingInput:
+        return []
+    table = clock_table(_rounds_cells(inputs), events.cells)
+    seeds = ", ".join(map(str, sorted(events.cells["seed"].unique())))
+    lines = [
+        "## Each policy on its own clock",
+        "",
+        "The headline table runs every policy on FFT's 5-minute rounds. Tiresias, AlloX, FIFO and SRTF decide on "
+        "events in their own systems (a new job or a freed GPU is used at once), so this reading runs them on the "
+        "event clock (`sim.clock=events`, sweep `" + events.name + "`, seeds " + seeds + ", overheads on as everywhere) "
+        "and keeps FFT, Gavel, Gavel-MMF, Themis and PAL on their rounds (docs/reproduce.md, \"Clocks\"). "
+        "Mean over traces 1-2 x seeds with a 95% t-interval cut at 0; `-`: not run on that clock.",
+        "",
+        "| policy | clock | " + " | ".join(label for label, _, _ in METRICS.values()) + " |",
+        "|---|---|" + "---|" * len(METRICS),
+    ]
+    for policy in EVENT_DRIVEN:
+        for clock in ("rounds", "events"):
+            part = table[(table["policy"] == policy) & (table["clock"] == clock)].set_index("metric")
+            if part.empty and clock == "events":
+                continue
+            values = [("-" if metric not in part.index else
+                       f"{part.at[metric, 'mean']:.{d}f} [{part.at[metric, 'lo']:.{d}f}, {part.at[metric, 'hi']:.{d}f}]")
+                      for metric, (_, _, d) in METRICS.items()]
+            lines.append(f"| {style.label(policy)} | {CLOCK_LABELS[clock]} | " + " | ".join(values) + " |")
+    verdict = verdict_table(specs, cells)
+    changed = verdict[verdict[READINGS[0]] != verdict[READINGS[1]]]
+    lines += [
+        "",
+        "Every testbed headline claim under both readings, judged as the headline table judges it "
+        "(Y = yes, w = weak, N = no, - = not measured):",
+        "",
+        f"| claim | {READINGS[0]} | {READINGS[1]} |",
+        "|---|---|---|",
+        *[f"| {str(claim).replace('|', '/')} | {MARK.get(row[READINGS[0]], '?')} | {MARK.get(row[READINGS[1]], '?')} |"
+          for claim, row in verdict.iterrows()],
+        "",
+        f"Verdicts of these {len(verdict)} testbed numbers: FFT's clock {counts(verdict[READINGS[0]])}; "
+        f"own clock {counts(verdict[READINGS[1]])}. "
+        + (f"The clock changes {len(changed)}: " + "; ".join(
+            f"{claim} ({MARK.get(row[READINGS[0]], '?')} -> {MARK.get(row[READINGS[1]], '?')})"
+            for claim, row in changed.iterrows()) + "." if len(changed) else "The clock changes none of them."),
+        "",
+    ]
+    return lines
