@@ -13,13 +13,13 @@ dropped (fairsim does not model SLOs).
 
 from __future__ import annotations
 
-from importlib import resources
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
 from fairsim.errors import InputError, require
+from fairsim.workload.shipped import shipped_file, shipped_names
 from fairsim.workload.trace import validate_trace
 
 FIELDS = ("job_type", "command", "working_directory", "num_steps_arg", "needs_data_dir",
@@ -28,15 +28,11 @@ FIELDS = ("job_type", "command", "working_directory", "num_steps_arg", "needs_da
 
 def shipped_trace(name: str) -> Path | None:
     """A trace shipped in fairsim/data/gavel/traces, by file name with or without .trace."""
-    base = resources.files("fairsim.data").joinpath("gavel", "traces")
-    file = name if name.endswith(".trace") else f"{name}.trace"
-    path = Path(str(base.joinpath(file)))
-    return path if "/" not in name and path.is_file() else None
+    return shipped_file("gavel", name, ".trace")
 
 
 def shipped_trace_names() -> list[str]:
-    base = Path(str(resources.files("fairsim.data").joinpath("gavel", "traces")))
-    return sorted(p.stem for p in base.glob("*.trace"))
+    return shipped_names("gavel", ".trace")
 
 
 def read_gavel_trace(path: str | Path) -> pd.DataFrame:

@@ -23,7 +23,6 @@ from __future__ import annotations
 import csv
 import io
 import math
-from importlib import resources
 from pathlib import Path
 
 import numpy as np
@@ -32,6 +31,7 @@ import pandas as pd
 from fairsim.cluster import ClusterSpec
 from fairsim.errors import InputError, require
 from fairsim.workload.catalog import Catalog
+from fairsim.workload.shipped import shipped_file, shipped_names
 from fairsim.workload.trace import validate_trace
 
 REQUIRED = ("job_id", "num_gpu", "submit_time", "duration")
@@ -40,15 +40,11 @@ DEFAULT_MODEL = "job"
 
 def shipped_trace(name: str) -> Path | None:
     """A trace shipped in fairsim/data/tiresias/traces, by file name with or without .csv."""
-    base = resources.files("fairsim.data").joinpath("tiresias", "traces")
-    file = name if name.endswith(".csv") else f"{name}.csv"
-    path = Path(str(base.joinpath(file)))
-    return path if "/" not in name and path.is_file() else None
+    return shipped_file("tiresias", name, ".csv")
 
 
 def shipped_trace_names() -> list[str]:
-    base = Path(str(resources.files("fairsim.data").joinpath("tiresias", "traces")))
-    return sorted(p.stem for p in base.glob("*.csv"))
+    return shipped_names("tiresias", ".csv")
 
 
 def read_tiresias_trace(path: str | Path) -> pd.DataFrame:
