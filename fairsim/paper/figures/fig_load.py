@@ -22,6 +22,7 @@ from fairsim.figures import style
 from fairsim.figures.data import Inputs, SweepData
 from fairsim.figures.plots import log_axis
 from fairsim.figures.stats import nonneg_ci, paired_ratios, ratio_ci
+from fairsim.paper.readings import MARK
 from fairsim.paper.values import paper_values
 
 ROLE = "load"
@@ -128,9 +129,6 @@ def _legend_handles(table: pd.DataFrame) -> list:
 
 
 # ---- REPORT.md: direction of each testbed claim per (arrivals, load) ----------------------------------
-
-MARK = {"yes": "Y", "weak": "w", "no": "N", "not measured": "-", "not reproduced": "-"}
-
 
 def claim_verdicts(sweep: SweepData, specs: Sequence[Mapping]) -> pd.DataFrame:
     """claim x (arrivals, load) -> verdict, each slice judged as the testbed sweep is."""
