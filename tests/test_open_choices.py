@@ -73,6 +73,9 @@ def test_the_full_size_variants_run_the_simulated_sweeps_cells():
         cell = _composed(["+experiment=paper_open_choices", *same, f"+fft_variant={variant}"])
         base = _composed(["+experiment=paper_simulated", *same])
         assert {k for k in base.keys() | cell.keys() if base.get(k) != cell.get(k)} == {"variant", "sweep_name", key}
+    shortest = dict(a.split("=", 1) for a in PLAN["sweeps"]["shortest_job"]["full"])
+    sim_policies = yaml.safe_load((CONF_DIR / "experiment" / "paper_simulated.yaml").read_text())["hydra"]["sweeper"]["params"]["policy"]
+    assert shortest["policy"] == sim_policies and shortest["workload"] == full["workload"] and shortest["cluster"] == full["cluster"]
 
 
 # ---- the judging helper on hand-made cells -------------------------------------------------------

@@ -144,7 +144,7 @@ def report_section(inputs: Inputs, specs: Sequence[Mapping]) -> list[str]:
         names = list(verdicts.columns)
         cells = pd.concat(list(readings.values()), ignore_index=True)
         lines += [
-            f"### {role} claims: traces {', '.join(style.workload_order(cells['workload']))}, seeds {_seeds(cells)}, "
+            f"### {role} claims: {', '.join(style.workload_order(cells['workload']))}, seeds {_seeds(cells)}, "
             f"cluster {', '.join(sorted(map(str, cells['cluster'].unique())))}",
             "",
             "| claim | " + " | ".join(f"`{n}`" if n != DEFAULT else n for n in names) + " |",
