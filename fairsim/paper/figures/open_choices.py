@@ -22,7 +22,14 @@ import pandas as pd
 from fairsim.figures import style
 from fairsim.figures.data import Inputs
 from fairsim.figures.stats import REFERENCE, nonneg_ci, paired_ratios, ratio_ci
-from fairsim.paper.readings import DEFAULT, MARK, SETTING, reading_verdicts, stand_in, survivors
+from fairsim.paper.readings import (
+    DEFAULT,
+    MARK,
+    SETTING,
+    reading_verdicts,
+    stand_in,
+    survivors,
+)
 from fairsim.paper.values import HEADLINES
 
 VARIANT_ROLES = ("open_choices", "shortest_job")  # sweeps whose cells carry a ``variant``
@@ -164,7 +171,7 @@ def report_section(inputs: Inputs, specs: Sequence[Mapping]) -> list[str]:
                 where = "; ".join(f"{MARK.get(v, '?')} under `{n}`" for n, v in moved.items())
                 lines.append(f"- {claim}: {MARK.get(verdicts.loc[claim, DEFAULT], '?')} by default; {where}.")
             lines.append("")
-        lines += [f"FFT's averages over traces x seeds under each reading, with each baseline's value over FFT's "
-                  f"(geometric mean of the paired ratios; > 1: FFT better), rho in the fluid reading:", "",
+        lines += ["FFT's averages over traces x seeds under each reading, with each baseline's value over FFT's "
+                  "(geometric mean of the paired ratios; > 1: FFT better), rho in the fluid reading:", "",
                   *_metric_lines(metrics_table(base, readings)), ""]
     return lines
