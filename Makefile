@@ -6,7 +6,7 @@ STAMP := $(VENV)/.installed
 ARGS ?=
 SCALE ?= small
 
-.PHONY: setup run test test-fast smoke reproduce reproduce-load bench ui clean
+.PHONY: setup run test test-fast smoke reproduce reproduce-load reproduce-choices bench ui clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -34,6 +34,10 @@ reproduce: $(STAMP)  ## every paper figure + paper_figs/REPORT.md (SCALE=full fo
 
 reproduce-load: $(STAMP)  ## which claims hold where: the paper_load sweep (504 cells, about 20 min on 2 cores) + fig_load, then REPORT.md
 	$(PY) -m fairsim.paper.reproduce --scale $(SCALE) --only fig_load $(ARGS)
+	$(PY) -m fairsim.paper.reproduce --scale $(SCALE) --draw-only
+
+reproduce-choices: $(STAMP)  ## which verdicts depend on FFT's open choices: the paper_open_choices and paper_shortest_job sweeps + their REPORT.md section
+	$(PY) -m fairsim.paper.reproduce --scale $(SCALE) --only open_choices $(ARGS)
 	$(PY) -m fairsim.paper.reproduce --scale $(SCALE) --draw-only
 
 ui: $(STAMP)  ## MLflow UI on http://127.0.0.1:5000 over results/mlflow.db

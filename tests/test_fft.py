@@ -65,6 +65,25 @@ def test_weights_scale_the_age_and_rho_terms():
     assert cost[0, 1] == pytest.approx(4 / 3 + 1.5 + 0.2 - 1.0)
 
 
+def test_negative_age_weight_makes_age_a_priority():
+    """age_weight < 0 is accepted on purpose (docs/ours.md, age_weight): the first phi term is
+    subtracted, so of two otherwise equal jobs the older one is the cheaper to run."""
+    view = two_job_view()
+    cost = fresh(age_weight=-1.0).build_problem(view).cost
+    # job 0 on type 1: -2*600/900 + 900/600 + 0.2
+    assert cost[0, 1] == pytest.approx(-4 / 3 + 1.5 + 0.2)
+    twins = toy_view(throughput=[[1.0], [1.0]], capacity=[1], workers=[1, 1], work=[900, 900], done=[0, 0],
+                     arrival=[0, 300], now=600, round_len=300, last_type=[-1, -1], switch_cost_s=[[0.0], [0.0]])
+    assert fresh(age_weight=-1.0).decide(twins).tolist() == [0, -1]  # the older job runs
+    assert fresh(age_weight=1.0).decide(twins).tolist() == [-1, 0]  # as printed, the younger one
+
+
+@pytest.mark.parametrize("bad", [float("nan"), float("inf"), "old", True])
+def test_age_weight_must_be_a_finite_number(bad):
+    with pytest.raises(InputError, match="age_weight: must be a finite number"):
+        FFTPolicy(age_weight=bad)
+
+
 def test_fair_rate_for_multi_worker_jobs():
     tput = np.array([[1.0, 2.0], [1.0, 2.0]])
     workers = np.array([1, 4])
@@ -177,7 +196,8 @@ def test_milp_solver_option_gives_the_same_decision():
 
 
 @pytest.mark.parametrize("options", [{"solver": "cplex"}, {"work_term": "half"}, {"time_limit_s": 0},
-                                     {"repair_core": 0}, {"mu_const": -1}, {"tau_from": "later"}])
+                                     {"repair_core": 0}, {"mu_const": -1}, {"tau_from": "later"},
+                                     {"rho_weight": -1}])
 def test_bad_options_raise_input_error(options):
     with pytest.raises(InputError):
         FFTPolicy(**options)

@@ -1,12 +1,11 @@
-"""Readings of the testbed comparison (fairsim.paper.readings) and the own-clock section, on
-hand-made cells whose verdicts are known: on rounds Tiresias is 2x FFT's avg JCT (FFT better,
-"yes"); on the event clock 0.5x (FFT worse, "no")."""
+"""The own-clock reading (fairsim.paper.figures.own_clock) on hand-made cells whose verdicts are
+known: on rounds Tiresias is 2x FFT's avg JCT (FFT better, "yes"); on the event clock 0.5x (FFT
+worse, "no")."""
 
 import pandas as pd
 import yaml
 
 from fairsim.figures.data import Inputs, SweepData
-from fairsim.paper import readings
 from fairsim.paper.figures import own_clock
 
 from conftest import ROOT
@@ -32,34 +31,33 @@ def specs() -> list[dict]:
     return yaml.safe_load((ROOT / "experiments" / "paper.yaml").read_text())["headlines"]
 
 
-def test_replacing_a_policys_cells_flips_its_verdict():
-    testbed = cells(2.0)
-    events = cells(0.5, policies=("tiresias",))
-    table = readings.verdict_table(specs(), {"rounds": testbed,
-                                             "events": readings.replace_cells(testbed, events, ["tiresias"])})
-    assert table.at[CLAIM, "rounds"] == "yes"
-    assert table.at[CLAIM, "events"] == "no"
-    assert table.at["avg JCT vs PAL (testbed)", "events"] == "not measured"  # PAL never ran
-    # every claim against Tiresias (JCT, makespan, rho, starvation) flips, the others stay unmeasured
-    assert readings.counts(table["rounds"]) == "6 yes, 0 weak, 0 no"
-    assert readings.counts(table["events"]) == "0 yes, 0 weak, 6 no"
-
-
-def test_replace_cells_keeps_the_other_policies_and_drops_a_missing_one():
-    testbed = cells(2.0, policies=("ours", "tiresias", "gavel"))
-    out = readings.replace_cells(testbed, cells(0.5, policies=("allox",)), ["tiresias", "allox"])
-    assert sorted(out["policy"].unique()) == ["allox", "gavel", "ours"]
-    assert (out.loc[out["policy"] == "gavel", "avg_jct_s"].to_numpy() == testbed.loc[testbed["policy"] == "gavel", "avg_jct_s"].to_numpy()).all()
-
-
-def test_own_clock_section_names_the_verdicts_the_clock_changes(tmp_path):
+def _inputs(tmp_path, tables) -> Inputs:
     sweeps = {}
-    for role, table in (("testbed", cells(2.0)), ("own_clock", cells(0.5, policies=("tiresias",)))):
+    for role, table in tables.items():
         folder = tmp_path / role
         folder.mkdir()
         table.to_parquet(folder / "results.parquet", index=False)
         sweeps[role] = SweepData.load(folder)
-    lines = own_clock.report_section(Inputs(sweeps, {}), specs())
+    return Inputs(sweeps, {})
+
+
+def test_the_event_clock_cells_stand_in_for_the_baselines_and_flip_their_verdicts(tmp_path):
+    data = _inputs(tmp_path, {"testbed": cells(2.0, policies=("ours", "tiresias", "gavel")),
+                              "own_clock": cells(0.5, policies=("tiresias",))})
+    table = own_clock.clock_verdicts(data, specs())
+    assert table.at[CLAIM, "default"] == "yes"
+    assert table.at[CLAIM, "own clock"] == "no"
+    assert table.at["avg JCT, Gavel / FFT, Trace 1", "own clock"] == "yes"  # Gavel keeps its rounds cells
+    assert table.at["avg JCT vs PAL (testbed)", "own clock"] == "not measured"  # PAL never ran
+    # the claims against Tiresias flip from yes to no; Gavel's and the makespan's (Gavel is 2x) stay
+    flipped = table.index[table["default"] != table["own clock"]]
+    assert set(flipped) == {c for c in table.index if "Tiresias" in c and "random" not in c}
+    assert len(flipped) == 5 and (table.loc[flipped, "default"] == "yes").all() and (table.loc[flipped, "own clock"] == "no").all()
+
+
+def test_own_clock_section_names_the_verdicts_the_clock_changes(tmp_path):
+    data = _inputs(tmp_path, {"testbed": cells(2.0), "own_clock": cells(0.5, policies=("tiresias",))})
+    lines = own_clock.report_section(data, specs())
     assert lines[0] == "## Each policy on its own clock"
     assert f"| {CLAIM} | Y | N |" in lines
     summary = next(line for line in lines if line.startswith("Verdicts of these"))

@@ -2,7 +2,8 @@
 
 A cell counts only when it is complete by ``fairsim.experiment.run_folder.why_incomplete``, the
 definition the runner uses to skip it (summary and config parse and agree, per-job table readable).
-    <sweep>/results.parquet   one row per cell: the cell's overrides and config labels + its summary
+    <sweep>/results.parquet   one row per cell: the cell's overrides and config labels (and its
+                              ``variant`` when a variant preset set one) + its summary
     <sweep>/jobs.parquet      every cell's per-job table, with a ``cell`` column
 """
 
@@ -53,6 +54,8 @@ def cell_row(cell: Path) -> dict:
         row[col] = (cfg.get(group) or {}).get(key)
     for key in ("seed", "load"):
         row[key] = cfg.get(key)
+    if "variant" in cfg:  # set by a variant preset (conf/fft_variant/, conf/workload_variant/): which one-at-a-time change
+        row["variant"] = cfg["variant"]
     workload = cfg.get("workload") or {}
     row["arrivals"] = workload.get("arrivals") or ("poisson" if workload.get("kind") in ("philly", "gavel_generated") else "file")
     row["num_jobs"] = summary.get("num_jobs")  # the jobs the metrics cover (a trace file has its own count)

@@ -223,14 +223,18 @@ def with_path(exc: OSError, where: Path) -> OSError:
 def count_cells(config: DictConfig) -> int:
     """Cells in this multirun: the product of the sweep overrides' lengths (command line and
     ``hydra.sweeper.params``)."""
+    from hydra.core.global_hydra import GlobalHydra
     from hydra.core.override_parser.overrides_parser import OverridesParser
 
     overrides = list(config.hydra.overrides.task)
     params = config.hydra.sweeper.get("params") or {}
     cli_keys = {o.split("=", 1)[0].lstrip("+~") for o in overrides}
-    overrides += [f"{k}={v}" for k, v in params.items() if k not in cli_keys]
+    overrides += [f"{k}={v}" for k, v in params.items() if k.lstrip("+~") not in cli_keys]
+    # a config group swept as glob(*) lists its options through the running Hydra's config loader
+    hydra = GlobalHydra.instance()
+    parser = OverridesParser.create(config_loader=hydra.config_loader() if hydra.is_initialized() else None)
     total = 1
-    for o in OverridesParser.create().parse_overrides(overrides):
+    for o in parser.parse_overrides(overrides):
         if o.is_sweep_override():
             total *= len(list(o.sweep_string_iterator()))
     return total

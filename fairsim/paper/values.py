@@ -34,3 +34,5 @@ def paper_values(setting: str, kind: str | None = None, metric: str | None = Non
     """The paper's numbers for one setting (testbed or simulated), optionally of one kind (ratio
     or value) and one metric."""
     return [v for v in PAPER_VALUES if v.setting == setting and kind in (None, v.kind) and metric in (None, v.metric)]
+
+HEADLINES: tuple[dict, ...] = tuple(_NUMBERS["headlines"])  # the claims REPORT.md judges (experiments/paper.yaml)

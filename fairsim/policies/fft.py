@@ -70,9 +70,12 @@ class FFTPolicy(Policy):
                                     ("tau_multiworker", tau_multiworker, TAU_MODES), ("tau_from", tau_from, TAU_FROM)):
             require(value in allowed, src, key, f"{value!r} is not one of {', '.join(allowed)}")
         for key, value in (("time_limit_s", time_limit_s), ("mip_gap", mip_gap), ("dive_gap", dive_gap), ("mu_const", mu_const),
-                           ("keep_tie_break", keep_tie_break), ("rho_weight", rho_weight), ("age_weight", age_weight)):
+                           ("keep_tie_break", keep_tie_break), ("rho_weight", rho_weight)):
             require(isinstance(value, (int, float)) and not isinstance(value, bool) and value >= 0, src, key,
                     f"must be a number >= 0, got {value!r}")
+        # the age term's sign is an open reading of eq. 6: < 0 makes age a priority (docs/ours.md, age_weight)
+        require(isinstance(age_weight, (int, float)) and not isinstance(age_weight, bool) and np.isfinite(age_weight), src,
+                "age_weight", f"must be a finite number (< 0: age as priority), got {age_weight!r}")
         require(time_limit_s > 0, src, "time_limit_s", f"must be > 0, got {time_limit_s!r}")
         for key, value in (("warm_start", warm_start), ("quick_dive", quick_dive)):
             require(isinstance(value, bool), src, key, f"must be true or false, got {value!r}")

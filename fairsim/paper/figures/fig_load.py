@@ -22,7 +22,7 @@ from fairsim.figures import style
 from fairsim.figures.data import Inputs, SweepData
 from fairsim.figures.plots import log_axis
 from fairsim.figures.stats import nonneg_ci, paired_ratios, ratio_ci
-from fairsim.paper.readings import MARK, verdict_table
+from fairsim.paper.readings import MARK, judge
 from fairsim.paper.values import paper_values
 
 ROLE = "load"
@@ -132,7 +132,8 @@ def _legend_handles(table: pd.DataFrame) -> list:
 
 def claim_verdicts(sweep: SweepData, specs: Sequence[Mapping]) -> pd.DataFrame:
     """claim x (arrivals, load) -> verdict, each slice judged as the testbed sweep is."""
-    return verdict_table(specs, {(arrivals, load): part for arrivals, load, part in _slices(sweep.cells)})
+    return pd.DataFrame({(arrivals, load): {r.claim: r.verdict for r in judge(specs, "testbed", part)}
+                         for arrivals, load, part in _slices(sweep.cells)})
 
 
 def _ranges(loads: Sequence[float]) -> str:
