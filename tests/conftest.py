@@ -44,3 +44,17 @@ def run_py():
     Session-scoped (it holds no state) so that module-scoped fixtures can use it too.
     """
     return _run_py
+
+
+def sweep_inputs(tmp_path, tables):
+    """Figure inputs from hand-made cell tables: each ``{role: results.parquet rows}`` written to
+    its own sweep folder under ``tmp_path`` and loaded as the figures load a sweep."""
+    from fairsim.figures.data import Inputs, SweepData
+
+    sweeps = {}
+    for role, table in tables.items():
+        folder = tmp_path / role
+        folder.mkdir()
+        table.to_parquet(folder / "results.parquet", index=False)
+        sweeps[role] = SweepData.load(folder)
+    return Inputs(sweeps, {})

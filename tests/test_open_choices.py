@@ -8,12 +8,11 @@ import yaml
 from omegaconf import OmegaConf
 
 from fairsim.experiment.compose import CONF_DIR, compose_config
-from fairsim.figures.data import Inputs, SweepData
 from fairsim.paper import readings
 from fairsim.paper.figures import open_choices
 from fairsim.paper.reproduce import load_plan, sweep_command
 
-from conftest import ROOT
+from conftest import ROOT, sweep_inputs
 
 PLAN = load_plan()
 GROUPS = {"fft_variant": ["policy=ours"], "workload_variant": ["workload=trace1"]}
@@ -139,22 +138,12 @@ def test_stand_in_replaces_only_the_readings_policies_on_the_settings_it_covers(
         readings.stand_in(base, event_clock, ["pal"])
 
 
-def _inputs(tmp_path, sweeps: dict[str, pd.DataFrame]) -> Inputs:
-    out = {}
-    for role, table in sweeps.items():
-        folder = tmp_path / role
-        folder.mkdir()
-        table.to_parquet(folder / "results.parquet", index=False)
-        out[role] = SweepData.load(folder)
-    return Inputs(out, {})
-
-
 def test_report_section_lists_the_flips_and_the_survivors(tmp_path):
     base = cells({"gavel": 1.5, "tiresias": 1.2})
     slow = cells({}, ours_jct=200.0).assign(variant="rho_weight=100")
     fast = cells({}, ours_jct=50.0).assign(variant="age_weight=0")
     shortest = cells({"gavel": 1.5, "tiresias": 1.2}).assign(variant="workload.min_duration_s=round")
-    data = _inputs(tmp_path, {"testbed": base, "open_choices": pd.concat([slow, fast]), "shortest_job": shortest})
+    data = sweep_inputs(tmp_path, {"testbed": base, "open_choices": pd.concat([slow, fast]), "shortest_job": shortest})
     lines = open_choices.report_section(data, PLAN["headlines"])
     text = "\n".join(lines)
     assert lines[0] == "## Which verdicts depend on FFT's open choices"
@@ -173,7 +162,7 @@ def test_report_section_lists_the_flips_and_the_survivors(tmp_path):
 def test_variants_on_other_traces_are_not_judged_against_the_testbed(tmp_path):
     base = cells({"gavel": 1.5})
     elsewhere = cells({}).assign(workload=lambda t: t["workload"].str.replace("trace", "trace6"), variant="x")
-    data = _inputs(tmp_path, {"testbed": base, "open_choices": elsewhere})
+    data = sweep_inputs(tmp_path, {"testbed": base, "open_choices": elsewhere})
     assert open_choices.report_section(data, PLAN["headlines"]) == []
 
 

@@ -5,10 +5,9 @@ worse, "no")."""
 import pandas as pd
 import yaml
 
-from fairsim.figures.data import Inputs, SweepData
 from fairsim.paper.figures import own_clock
 
-from conftest import ROOT
+from conftest import ROOT, sweep_inputs
 
 CLAIM = "avg JCT vs Tiresias (testbed) [least-service queue]"
 
@@ -31,18 +30,8 @@ def specs() -> list[dict]:
     return yaml.safe_load((ROOT / "experiments" / "paper.yaml").read_text())["headlines"]
 
 
-def _inputs(tmp_path, tables) -> Inputs:
-    sweeps = {}
-    for role, table in tables.items():
-        folder = tmp_path / role
-        folder.mkdir()
-        table.to_parquet(folder / "results.parquet", index=False)
-        sweeps[role] = SweepData.load(folder)
-    return Inputs(sweeps, {})
-
-
 def test_the_event_clock_cells_stand_in_for_the_baselines_and_flip_their_verdicts(tmp_path):
-    data = _inputs(tmp_path, {"testbed": cells(2.0, policies=("ours", "tiresias", "gavel")),
+    data = sweep_inputs(tmp_path, {"testbed": cells(2.0, policies=("ours", "tiresias", "gavel")),
                               "own_clock": cells(0.5, policies=("tiresias",))})
     table = own_clock.clock_verdicts(data, specs())
     assert table.at[CLAIM, "default"] == "yes"
@@ -56,7 +45,7 @@ def test_the_event_clock_cells_stand_in_for_the_baselines_and_flip_their_verdict
 
 
 def test_own_clock_section_names_the_verdicts_the_clock_changes(tmp_path):
-    data = _inputs(tmp_path, {"testbed": cells(2.0), "own_clock": cells(0.5, policies=("tiresias",))})
+    data = sweep_inputs(tmp_path, {"testbed": cells(2.0), "own_clock": cells(0.5, policies=("tiresias",))})
     lines = own_clock.report_section(data, specs())
     assert lines[0] == "## Each policy on its own clock"
     assert f"| {CLAIM} | Y | N |" in lines
@@ -67,7 +56,4 @@ def test_own_clock_section_names_the_verdicts_the_clock_changes(tmp_path):
 
 
 def test_own_clock_section_is_empty_without_its_sweep(tmp_path):
-    folder = tmp_path / "testbed"
-    folder.mkdir()
-    cells(2.0).to_parquet(folder / "results.parquet", index=False)
-    assert own_clock.report_section(Inputs({"testbed": SweepData.load(folder)}, {}), specs()) == []
+    assert own_clock.report_section(sweep_inputs(tmp_path, {"testbed": cells(2.0)}), specs()) == []
