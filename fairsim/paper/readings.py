@@ -33,7 +33,8 @@ def settings(cells: pd.DataFrame) -> pd.MultiIndex:
     return pd.MultiIndex.from_frame(cells[SETTING].drop_duplicates())
 
 
-def _on(cells: pd.DataFrame, where: pd.MultiIndex) -> pd.DataFrame:
+def on_settings(cells: pd.DataFrame, where: pd.MultiIndex) -> pd.DataFrame:
+    """The cells whose (workload, cluster, seed) is one of ``where``."""
     return cells[pd.MultiIndex.from_frame(cells[SETTING]).isin(where)]
 
 
@@ -45,7 +46,7 @@ def stand_in(base: pd.DataFrame, reading: pd.DataFrame, policies: Sequence[str] 
     if unknown:
         raise ValueError(f"the reading has no cells of {', '.join(unknown)}")
     mine = reading[reading["policy"].isin(policies)]
-    kept = _on(base[~base["policy"].isin(policies)], settings(mine))
+    kept = on_settings(base[~base["policy"].isin(policies)], settings(mine))
     return pd.concat([kept, mine], ignore_index=True)
 
 
@@ -62,7 +63,7 @@ def reading_verdicts(specs: Sequence[Mapping], role: str, base: pd.DataFrame, re
     ``default``, is the base sweep on the settings the readings cover; each reading's cells stand
     in for the base's cells of ``policies`` (default: the policies the reading has)."""
     covered = settings(pd.concat(list(readings.values()), ignore_index=True)) if readings else settings(base)
-    columns = {DEFAULT: {r.claim: r.verdict for r in judge(specs, role, _on(base, covered))}}
+    columns = {DEFAULT: {r.claim: r.verdict for r in judge(specs, role, on_settings(base, covered))}}
     for name, cells in readings.items():
         columns[name] = {r.claim: r.verdict for r in judge(specs, role, stand_in(base, cells, policies), name)}
     return pd.DataFrame(columns)

@@ -25,8 +25,9 @@ from fairsim.figures.stats import REFERENCE, nonneg_ci, paired_ratios, ratio_ci
 from fairsim.paper.readings import (
     DEFAULT,
     MARK,
-    SETTING,
+    on_settings,
     reading_verdicts,
+    settings,
     stand_in,
     survivors,
 )
@@ -56,10 +57,10 @@ def variants(inputs: Inputs) -> dict[str, pd.DataFrame]:
 
 def _matching(base: pd.DataFrame, readings: Mapping[str, pd.DataFrame]) -> dict[str, pd.DataFrame]:
     """The readings that ran on the base sweep's traces and cluster, cut to the settings the base has."""
-    keys = pd.MultiIndex.from_frame(base[SETTING].drop_duplicates())
+    keys = settings(base)
     out = {}
     for name, cells in readings.items():
-        mine = cells[pd.MultiIndex.from_frame(cells[SETTING]).isin(keys)]
+        mine = on_settings(cells, keys)
         if len(mine):
             out[name] = mine
     return out
@@ -90,8 +91,7 @@ def verdict_table(inputs: Inputs, specs: Sequence[Mapping]) -> pd.DataFrame:
 def metrics_table(base: pd.DataFrame, readings: Mapping[str, pd.DataFrame]) -> pd.DataFrame:
     """Per reading and metric: FFT's mean over traces x seeds and each baseline / FFT (geometric
     mean of the paired ratios), on the cells the reading is judged on."""
-    covered = pd.concat(list(readings.values()), ignore_index=True)[SETTING].drop_duplicates()
-    tables = {DEFAULT: base[pd.MultiIndex.from_frame(base[SETTING]).isin(pd.MultiIndex.from_frame(covered))]}
+    tables = {DEFAULT: on_settings(base, settings(pd.concat(list(readings.values()), ignore_index=True)))}
     tables.update({name: stand_in(base, cells) for name, cells in readings.items()})
     rows = []
     for name, cells in tables.items():
