@@ -144,8 +144,7 @@ class TiresiasLasPolicy(Policy):
         # crossing time, where float rounding may leave its service an ulp short
         queue = np.searchsorted(self.thresholds, service * (1 + CROSSED), side="right")
         if self.promote_knob > 0:
-            ran = view.run_s - self.run_base[ids]
-            waited = (view.now - self.since[ids]) - ran
+            ran, waited = self._since_promotion(view)
             promote = started & (queue > 0) & (view.last_type < 0) & (ran > 0) & (waited >= self.promote_knob * ran)
             self.service_base[ids[promote]] = view.attained_gpu_s[promote]
             self.run_base[ids[promote]] = view.run_s[promote]
@@ -153,6 +152,12 @@ class TiresiasLasPolicy(Policy):
             queue[promote] = 0
             self.promotions += int(promote.sum())
         return queue
+
+    def _since_promotion(self, view: PolicyView) -> tuple[np.ndarray, np.ndarray]:
+        """Per job, wall seconds run and seconds waited since its last promotion (or first start)."""
+        ids = view.job_id
+        ran = view.run_s - self.run_base[ids]
+        return ran, (view.now - self.since[ids]) - ran
 
     def queue_order(self, view: PolicyView, queue: np.ndarray) -> np.ndarray:
         """Rows in priority order: by queue, then by place inside it. As in Tiresias' simulator,
@@ -207,8 +212,7 @@ class TiresiasLasPolicy(Policy):
             gap = (self.thresholds[queue[run]] - service[run]) / view.workers[run]
             wake = view.now + float(np.maximum(gap, 0.0).min())
         if self.promote_knob > 0:
-            ran = view.run_s - self.run_base[ids]
-            waited = (view.now - self.since[ids]) - ran
+            ran, waited = self._since_promotion(view)
             paused = np.flatnonzero((assignment < 0) & (queue > 0) & (ran > 0) & ~np.isnan(self.since[ids]))
             if len(paused):
                 wake = min(wake, view.now + float(np.maximum(self.promote_knob * ran[paused] - waited[paused], 0.0).min()))

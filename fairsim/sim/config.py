@@ -81,7 +81,6 @@ class SimConfig:
         check_values(cfg, SETTINGS, source)
         round_len = cfg.get("round_len_s", cls.round_len_s)
         restart = ov.get("restart_s", Overheads.restart_s)
-        check_values(cfg, CLOCK_SETTING, source)
         events = cfg.get("clock", cls.clock) == "events"
         if not events and (ov.get("migration", True) or ov.get("preemption", True)):  # the engine drops unpaid overhead when a job
             # stops: a restart as long as a round leaves a job that a policy pauses every other round without progress, forever
@@ -111,8 +110,8 @@ SWITCHES = {f.name: Bool() for f in fields(SimConfig) if f.type == "bool"}
 OVERHEADS = {**{f.name: Bool() for f in fields(Overheads) if f.type == "bool"},
              "restart_s": Number(lo=0, what="a number of seconds >= 0"),
              "profiling_s_per_type": Number(lo=0, what="a number of seconds >= 0")}
-CLOCK_SETTING = {"clock": OneOf(CLOCKS, wording="is_not")}
-SETTINGS = {"round_len_s": Number(*ROUND_LEN_S, what="a number of seconds in [{:g}, {:g}]".format(*ROUND_LEN_S))}
+SETTINGS = {"round_len_s": Number(*ROUND_LEN_S, what="a number of seconds in [{:g}, {:g}]".format(*ROUND_LEN_S)),
+            "clock": OneOf(CLOCKS, wording="is_not")}
 LATE_SETTINGS = {  # after the restart-vs-round check, as before
     "round_end": OneOf(ROUND_ENDS, wording="is_not"),
     "until": OneOf(UNTIL, wording="is_not"),

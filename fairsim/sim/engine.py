@@ -195,7 +195,7 @@ class Engine:
         schedule = None if self.recorder is None else self.recorder.table(jobs.job_id)
         return SimResult(self._job_table(), pd.DataFrame(rows, columns=_ROUND_COLUMNS), stats, schedule)
 
-    # ---- one round ------------------------------------------------------------------------
+    # ---- one step -------------------------------------------------------------------------
     def _step(self, t: float, active: np.ndarray, assignment: np.ndarray, limit: float) -> tuple[float, np.ndarray | None]:
         """Run one step of at most ``limit`` seconds (a round, or the time to the next arrival or
         policy wake-up); returns its duration and the mask of active jobs that finished (None if none)."""
