@@ -77,7 +77,7 @@ def run(cfg: DictConfig, folder: Path, cell: str, in_sweep: bool) -> None:
             from fairsim.experiment.tracking import log_single_run, tracking_uri
 
             log_single_run(Path(cfg.results_dir), folder)
-            emit(f"  MLflow          experiment \"runs\" in {tracking_uri(Path(cfg.results_dir))} (make ui); +track=false skips it", folder)
+            emit(f"  MLflow          experiment \"runs\" in {tracking_uri(Path(cfg.results_dir))} (make ui); track=false skips it", folder)
 
 
 if __name__ == "__main__":

@@ -20,11 +20,13 @@ import math
 from dataclasses import dataclass
 from functools import lru_cache
 from importlib import resources
+from pathlib import Path
 from typing import Any, Mapping
 
 import numpy as np
 
 from fairsim.errors import InputError, require
+from fairsim.files import note_input
 
 
 @dataclass(frozen=True)
@@ -36,10 +38,16 @@ class GpuSpec:
     mem_bw_gb_s: float
 
 
-@lru_cache(maxsize=1)
 def gpu_specs() -> dict[str, GpuSpec]:
     """Datasheet table keyed by lower-case name."""
-    text = resources.files("fairsim.data").joinpath("gpu_specs.csv").read_text()
+    path = Path(str(resources.files("fairsim.data").joinpath("gpu_specs.csv")))
+    note_input(path)
+    return _gpu_specs(path)
+
+
+@lru_cache(maxsize=1)
+def _gpu_specs(path: Path) -> dict[str, GpuSpec]:
+    text = path.read_text()
     specs = {}
     for row in csv.DictReader(text.splitlines()):
         fp32 = float(row["fp32_tflops"])

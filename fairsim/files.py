@@ -1,11 +1,15 @@
-"""Writing files so that a reader never sees a torn one."""
+"""Files: writing them so that a reader never sees a torn one, and knowing which inputs a run read."""
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
+import functools
+import hashlib
 import os
 import uuid
 from pathlib import Path
-from typing import Callable
+from typing import Callable, Iterator
 
 
 def atomic_write(path: Path, write: Callable[[Path], object]) -> None:
@@ -20,3 +24,42 @@ def atomic_write(path: Path, write: Callable[[Path], object]) -> None:
     except BaseException:
         tmp.unlink(missing_ok=True)
         raise
+
+
+# ---- the input files a run reads ---------------------------------------------------------------
+# Loaders call ``note_input`` for every data file they read (outside their caches, so a cached
+# table still counts for the run that uses it); ``recording_inputs`` collects them for one run.
+_INPUTS: contextvars.ContextVar[set[Path] | None] = contextvars.ContextVar("fairsim_inputs", default=None)
+
+
+def note_input(path: str | Path) -> None:
+    """Record that the running simulation read ``path`` (a no-op outside ``recording_inputs``)."""
+    seen = _INPUTS.get()
+    if seen is not None:
+        seen.add(Path(path).resolve())
+
+
+@contextlib.contextmanager
+def recording_inputs() -> Iterator[set[Path]]:
+    """Yield the set of (resolved) input paths noted while the block runs."""
+    seen: set[Path] = set()
+    token = _INPUTS.set(seen)
+    try:
+        yield seen
+    finally:
+        _INPUTS.reset(token)
+
+
+@functools.lru_cache(maxsize=4096)
+def _digest_of(path: str, size: int, mtime_ns: int) -> str:
+    digest = hashlib.sha256()
+    with open(path, "rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def file_digest(path: str | Path) -> str:
+    """SHA-256 of a file's bytes (hex); memoized per (path, size, mtime) within a process."""
+    stat = os.stat(path)
+    return _digest_of(str(Path(path).resolve()), stat.st_size, stat.st_mtime_ns)

@@ -68,6 +68,6 @@ def test_single_run_log_and_mlflow(tmp_path, run_py):
 
 @pytest.mark.slow
 def test_track_false_keeps_a_single_run_out_of_mlflow(tmp_path, run_py):
-    proc = run_py(f"results_dir={tmp_path}", "num_jobs=10", "policy=fifo", "+track=false")
+    proc = run_py(f"results_dir={tmp_path}", "num_jobs=10", "policy=fifo", "track=false")
     assert proc.returncode == 0, proc.stderr
     assert "MLflow" not in proc.stdout and not (tmp_path / "mlflow.db").exists()

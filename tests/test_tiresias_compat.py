@@ -102,7 +102,7 @@ def test_bad_file_is_refused_naming_the_file(tmp_path, text, field, rule):
 def test_bad_row_through_run_py_exits_2_with_one_line(tmp_path, run_py):
     path = write(tmp_path, HEAD + "0,1,0,1,vgg16,0,0\n")
     proc = run_py("workload=tiresias_trace", f"workload.path={path}", "cluster=tiresias", f"results_dir={tmp_path / 'r'}",
-                  "+track=false", timeout=120, env={"FAIRSIM_DEBUG": None})
+                  "track=false", timeout=120, env={"FAIRSIM_DEBUG": None})
     lines = [line for line in proc.stderr.splitlines() if line.strip()]
     assert proc.returncode == 2 and len(lines) == 1, proc.stderr
     assert f"{path}:2: duration: must be > 0" in lines[0]

@@ -22,7 +22,7 @@ Reported per (trace, scheme): the average JCT of each simulator and fairsim's de
 the Pearson correlation of the per-job JCTs, and wall seconds, medians over ``--repeats``:
 Tiresias' whole command (interpreter start-up included) and its simulation alone (``run_sim.main()``,
 run as its ``__main__`` does, timed inside the same Python 2 process), fairsim's whole command
-(``python run.py ...`` with the same overrides, +track=false, results in a scratch folder) and
+(``python run.py ...`` with the same overrides, track=false, results in a scratch folder) and
 fairsim's simulation alone (the engine loop, as the run's summary reports it); the CPU seconds
 of both commands too, since on a shared machine wall time includes waiting for a core. ``--their-jobs
 PATH`` writes Tiresias' per-job results as one CSV (trace, gpus, scheme, job_id, jct_s).
@@ -95,7 +95,7 @@ def children_cpu_s() -> float:
 def time_fairsim_command(overrides: list[str]) -> tuple[float, float]:
     """Wall and CPU seconds of ``python run.py`` with these overrides."""
     with tempfile.TemporaryDirectory() as tmp:
-        cmd = [sys.executable, str(RUN_PY), *overrides, "+track=false", f"results_dir={tmp}"]
+        cmd = [sys.executable, str(RUN_PY), *overrides, "track=false", f"results_dir={tmp}"]
         tick, cpu = time.perf_counter(), children_cpu_s()
         subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, cwd=tmp)
         return time.perf_counter() - tick, children_cpu_s() - cpu

@@ -3,7 +3,11 @@
 A cell counts only when it is complete by ``fairsim.experiment.run_folder.why_incomplete``, the
 definition the runner uses to skip it (summary and config parse and agree, per-job table readable).
     <sweep>/results.parquet   one row per cell: the cell's overrides and config labels (and its
-                              ``variant`` when a variant preset set one) + its summary
+                              ``variant`` when a variant preset set one) + its summary + where it
+                              came from: ``code_digest``, ``commit``, ``dirty`` (from its
+                              provenance.json) and ``stale`` / ``stale_why`` (made by other
+                              simulating code or inputs than the current ones; kept only with
+                              reuse_stale=true or when drawn without rerunning)
     <sweep>/jobs.parquet      every cell's per-job table, with a ``cell`` column
 """
 
@@ -15,6 +19,7 @@ from pathlib import Path
 import pandas as pd
 import yaml
 
+from fairsim.experiment import provenance
 from fairsim.experiment.run_folder import (
     CONFIG,
     JOBS,
@@ -60,6 +65,13 @@ def cell_row(cell: Path) -> dict:
     row["arrivals"] = workload.get("arrivals") or ("poisson" if workload.get("kind") in ("philly", "gavel_generated") else "file")
     row["num_jobs"] = summary.get("num_jobs")  # the jobs the metrics cover (a trace file has its own count)
     row.update({k: v for k, v in summary.items() if k not in row and not isinstance(v, str)})
+    record = provenance.read(cell)
+    git = (record or {}).get("git") or {}
+    row["code_digest"] = (record or {}).get("code_digest")
+    row["commit"] = git.get("commit")
+    row["dirty"] = git.get("dirty")
+    row["stale_why"] = provenance.why_stale(cell, cfg.get("policy"), record)
+    row["stale"] = row["stale_why"] is not None
     return row
 
 

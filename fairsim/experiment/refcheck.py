@@ -40,7 +40,7 @@ def references() -> dict[str, list[str]]:
 def digest(overrides: list[str]) -> str:
     from fairsim.experiment.single import run_config
 
-    out = run_config(compose_config(overrides + ["+track=false"]))
+    out = run_config(compose_config(overrides + ["track=false"]))
     buf = io.StringIO()
     out.jobs.to_csv(buf, index=False)
     summary = {k: v for k, v in sorted(out.summary.items()) if not any(t in k for t in _TIMED)}

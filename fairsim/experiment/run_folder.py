@@ -4,9 +4,14 @@ collector (row in results.parquet or not) share, so they never disagree about a 
 A cell folder is complete when
 - ``summary.json`` parses as a JSON object,
 - ``config.yaml`` parses and names the same policy, cluster, workload and seed as the summary
-  (and, for the runner, equals the config the cell would run with now),
+  (and, for the runner, has the identity of the config the cell would run with now),
 - ``jobs.parquet`` is readable whole and holds at least the jobs the summary counts.
-Anything else is incomplete, with a one-line reason; the runner recomputes such a cell.
+Anything else is incomplete, with a one-line reason; the runner recomputes such a cell. A
+complete cell may still be stale (made by other code or inputs: fairsim/experiment/provenance.py).
+
+A cell's identity is the part of its config that decides its numbers or labels its row in
+results.parquet: ``IDENTITY_KEYS``. Bookkeeping keys (results_dir, sweep_name, track,
+reuse_stale, and any key added later) are not part of it, so adding one leaves complete cells complete.
 """
 
 from __future__ import annotations
@@ -21,15 +26,28 @@ CONFIG = "config.yaml"  # the resolved config the run used
 JOBS = "jobs.parquet"  # one row per job (a sweep's folder: every cell's jobs, with the cell's name)
 ROUNDS = "rounds.parquet"  # one row per round
 SCHEDULE = "schedule.parquet"  # one row per (round, active job), with sim.record_schedule=true only
+PROVENANCE = "provenance.json"  # the code, inputs and environment that made it (written before the summary)
 RUN_LOG = "run.log"  # what the run printed
 RESULTS = "results.parquet"  # a sweep's folder: one row per complete cell
 # summary key -> (config group, key) it must agree with, and the label the run gives a nameless entry
-IDENTITY = {"policy": ("policy", ""), "cluster": ("cluster", "custom"), "workload": ("workload", "")}
+SUMMARY_LABELS = {"policy": ("policy", ""), "cluster": ("cluster", "custom"), "workload": ("workload", "")}
+# what the run simulates (the config groups it builds, its seed) and the labels its results row reads
+IDENTITY_KEYS = ("policy", "cluster", "workload", "sim", "seed", "load", "variant")
 
 
-def why_incomplete(folder: Path, expected_config: str | None = None) -> str | None:
-    """None if the cell in ``folder`` is complete, else why not (one line). ``expected_config``
-    (the resolved YAML the cell would run with now) is compared with the saved one when given."""
+def identity(config: dict) -> dict:
+    """The identity part of a resolved config (as loaded from its YAML)."""
+    return {key: config.get(key) for key in IDENTITY_KEYS}
+
+
+def identity_of_text(config_yaml: str) -> dict:
+    """The identity of a config given as the YAML a run saves (the same round trip as the saved one's)."""
+    return identity(yaml.safe_load(config_yaml) or {})
+
+
+def why_incomplete(folder: Path, expected_identity: dict | None = None) -> str | None:
+    """None if the cell in ``folder`` is complete, else why not (one line). ``expected_identity``
+    (``identity`` of the config the cell would run with now) is compared with the saved one's when given."""
     folder = Path(folder)
     summary_file, config_file = folder / SUMMARY, folder / CONFIG
     if not summary_file.is_file():
@@ -41,17 +59,17 @@ def why_incomplete(folder: Path, expected_config: str | None = None) -> str | No
     if not isinstance(summary, dict):
         return f"{SUMMARY} is damaged (not a JSON object)"
     try:
-        saved_text = config_file.read_text()
-        saved = yaml.safe_load(saved_text)
+        saved = yaml.safe_load(config_file.read_text())
     except FileNotFoundError:
         return f"no {CONFIG}"
     except (OSError, ValueError, yaml.YAMLError) as exc:
         return f"{CONFIG} is damaged ({_short(exc)})"
     if not isinstance(saved, dict):
         return f"{CONFIG} is damaged (not a mapping)"
-    if expected_config is not None and saved_text != expected_config:
-        return f"the config changed since it ran ({CONFIG} differs)"
-    for key, (group, unnamed) in IDENTITY.items():
+    if expected_identity is not None and identity(saved) != expected_identity:
+        changed = [k for k in IDENTITY_KEYS if saved.get(k) != expected_identity.get(k)]
+        return f"the config changed since it ran ({', '.join(changed)} in {CONFIG} differ)"
+    for key, (group, unnamed) in SUMMARY_LABELS.items():
         configured = str((saved.get(group) or {}).get("name", unnamed))
         if str(summary.get(key)) != configured:
             return f"{SUMMARY} says {key}={summary.get(key)!r} but {CONFIG} says {configured!r}"

@@ -7,6 +7,7 @@ means the run is complete):
     schedule.parquet with sim.record_schedule=true only: one row per (round, active job), the
                      type and hosts it ran on, its overhead seconds (schema: fairsim/sim/schedule.py)
     config.yaml      the resolved config the run used
+    provenance.json  the code, input files and environment that made it (fairsim/experiment/provenance.py)
     summary.json     the run's metrics
 """
 
@@ -26,9 +27,9 @@ from omegaconf import DictConfig, OmegaConf
 
 from fairsim.cluster import ClusterSpec
 from fairsim.errors import InputError, require
-from fairsim.experiment.run_folder import CONFIG, JOBS, ROUNDS, SCHEDULE, SUMMARY
+from fairsim.experiment.run_folder import CONFIG, JOBS, PROVENANCE, ROUNDS, SCHEDULE, SUMMARY
 from fairsim.fairness.fluid import fluid_finish_times
-from fairsim.files import atomic_write
+from fairsim.files import atomic_write, recording_inputs
 from fairsim.metrics import add_job_metrics, summarize
 from fairsim.policies.base import Policy
 from fairsim.sim.config import SimConfig
@@ -43,6 +44,7 @@ class RunOutput:
     rounds: pd.DataFrame
     summary: dict
     schedule: pd.DataFrame | None = None
+    provenance: dict | None = None
 
 
 def build_policy(cfg: Mapping[str, Any]) -> Policy:
@@ -92,8 +94,9 @@ def _check_type(value: Any, annotation: Any, source: str, key: str) -> None:
 def validate_top(cfg: DictConfig) -> None:
     seed = cfg.get("seed")
     require(isinstance(seed, int) and not isinstance(seed, bool) and seed >= 0, "config", "seed", f"must be an integer >= 0, got {seed!r}")
-    track = cfg.get("track", True)  # optional: +track=false (see conf/config.yaml)
-    require(isinstance(track, bool), "config", "track", f"must be true or false, got {track!r}")
+    for key in ("track", "reuse_stale"):
+        value = cfg.get(key, False)
+        require(isinstance(value, bool), "config", key, f"must be true or false, got {value!r}")
     load = cfg.get("load")
     if load is not None:
         require(isinstance(load, (int, float)) and not isinstance(load, bool) and math.isfinite(load) and 0 < load <= 10,
@@ -128,6 +131,17 @@ def run_config(cfg: DictConfig, progress: bool | None = False, fluid_cache: Path
     """Build and run one simulation. ``progress``: a bar of finished jobs on stderr (None: only
     when stderr is a terminal; the default False keeps sweeps and tests silent). ``fluid_cache``:
     a folder that keeps the fluid fair-share reference per trace and cluster (None: compute it)."""
+    from fairsim.experiment import provenance
+
+    started_at = provenance.now()
+    with recording_inputs() as inputs:
+        out = _run_config(cfg, progress, fluid_cache)
+    policy_cfg = OmegaConf.to_container(cfg.policy, resolve=True)
+    out.provenance = provenance.record(policy_cfg, inputs, started_at, provenance.now())
+    return out
+
+
+def _run_config(cfg: DictConfig, progress: bool | None, fluid_cache: Path | None) -> RunOutput:
     from fairsim.experiment.fluid_cache import FluidCache
     from fairsim.experiment.output import progress_bar
 
@@ -160,7 +174,8 @@ def run_config(cfg: DictConfig, progress: bool | None = False, fluid_cache: Path
 
 def write_results(out: RunOutput, folder: Path, cfg: DictConfig | None = None) -> Path:
     folder.mkdir(parents=True, exist_ok=True)
-    (folder / SUMMARY).unlink(missing_ok=True)  # a rerun is incomplete until its summary lands
+    for name in (SUMMARY, PROVENANCE):  # a rerun is incomplete until its summary lands, and has no one else's record
+        (folder / name).unlink(missing_ok=True)
     atomic_write(folder / JOBS, lambda p: out.jobs.to_parquet(p, index=False))
     atomic_write(folder / ROUNDS, lambda p: out.rounds.to_parquet(p, index=False))
     if out.schedule is not None:
@@ -169,6 +184,8 @@ def write_results(out: RunOutput, folder: Path, cfg: DictConfig | None = None) -
         (folder / SCHEDULE).unlink(missing_ok=True)  # a rerun without the record leaves no stale one
     if cfg is not None:
         atomic_write(folder / CONFIG, lambda p: p.write_text(OmegaConf.to_yaml(cfg, resolve=True)))
+    if out.provenance is not None:
+        atomic_write(folder / PROVENANCE, lambda p: p.write_text(json.dumps(out.provenance, indent=2, sort_keys=True) + "\n"))
     atomic_write(folder / SUMMARY, lambda p: p.write_text(json.dumps(_jsonable(out.summary), indent=2, sort_keys=True) + "\n"))
     return folder
 

@@ -3,9 +3,11 @@ Hydra callback that collects and logs.
 
 Layout: ``<results_dir>/sweeps/<sweep_name>/<cell>/`` where ``<cell>`` is the cell's overrides
 (``load=0.5,policy=ours``). A cell is complete by ``fairsim.experiment.run_folder.why_incomplete``
-(the collector's definition too) and its saved ``config.yaml`` equals the config it would run
-with now; a complete cell is skipped on a rerun, anything else runs again from scratch with one
-line saying why.
+(the collector's definition too) with the identity of the config it would run with now, and
+fresh by ``fairsim.experiment.provenance.why_stale`` (made by the simulating code and input files
+it would use now). A complete, fresh cell is skipped on a rerun; anything else runs again from
+scratch with one line saying why, except that ``reuse_stale=true`` keeps complete stale cells
+(each said in a line, and marked stale in results.parquet).
 
 Concurrency: a cell is decided and run while its lock (``<cell>/.lock``, ``filelock``) is held,
 so two sweeps of one grid compute each cell once: the second waits for a cell the first is
@@ -39,7 +41,7 @@ FAILED = "error.txt"
 RUN_ENV = "FAIRSIM_SWEEP_RUN"  # this multirun's id: names its progress file (set in each cell's process)
 CELLS_ENV = "FAIRSIM_SWEEP_CELLS"  # cells in this multirun's grid, for the progress lines
 # a cell's outcome in its run's progress file
-RAN, SKIPPED, WAITED, FAILED_STATUS = "ran", "skipped", "waited", "failed"
+RAN, SKIPPED, WAITED, FAILED_STATUS, REUSED = "ran", "skipped", "waited", "failed", "reused"
 WATCH_THREAD = "fairsim-parent-watch"
 
 RESOURCE_ERRORS = {  # errno -> (what happened, what to do)
@@ -87,7 +89,7 @@ def report_progress(sweep_dir: Path, cell: str, seconds: float, status: str) -> 
     total = int(os.environ.get(CELLS_ENV) or 0)
     left = max(total - done, 0)
     mean = sum(ran) / len(ran) if ran else 0.0
-    shown = {RAN: f"{seconds:.1f} s", SKIPPED: "skipped (complete)", FAILED_STATUS: "FAILED",
+    shown = {RAN: f"{seconds:.1f} s", SKIPPED: "skipped (complete)", FAILED_STATUS: "FAILED", REUSED: "reused (stale)",
              WAITED: f"skipped (computed by another sweep; waited {seconds:.1f} s)"}[status]
     return (f"[sweep {Path(sweep_dir).name}] {cell}: {shown} | {done}/{total or '?'} cells done, {left} left, "
             f"{mean:.1f} s/cell" + (f", ~{left * mean / max(os.cpu_count() or 1, 1):.0f} s to go" if left and ran else ""))
@@ -121,7 +123,8 @@ def claim_cell(folder: Path, cell: str, cfg: DictConfig) -> Iterator[bool]:
     skipped). If another sweep holds the lock, wait for it first and say so."""
     from filelock import FileLock, Timeout
 
-    from fairsim.experiment.run_folder import why_incomplete
+    from fairsim.experiment.provenance import why_stale
+    from fairsim.experiment.run_folder import identity_of_text, why_incomplete
 
     sweep = f"[sweep {folder.parent.name}] {cell}"
     folder.mkdir(parents=True, exist_ok=True)
@@ -135,7 +138,14 @@ def claim_cell(folder: Path, cell: str, cfg: DictConfig) -> Iterator[bool]:
         lock.acquire()
         waited = True
     try:
-        why = why_incomplete(folder, config_text(cfg))
+        why = why_incomplete(folder, identity_of_text(config_text(cfg)))
+        if why is None:
+            why = why_stale(folder, OmegaConf.to_container(cfg.policy, resolve=True))
+            if why is not None and cfg.get("reuse_stale", False):
+                print(f"{sweep}: reusing it stale (reuse_stale=true): {why}", flush=True)
+                print(report_progress(folder.parent, cell, time.perf_counter() - tick, REUSED), flush=True)
+                yield False
+                return
         if why is None:
             print(report_progress(folder.parent, cell, time.perf_counter() - tick, WAITED if waited else SKIPPED), flush=True)
             yield False
@@ -344,10 +354,11 @@ class SweepCallback(Callback):
             except Exception as exc:
                 store_error = store_error_line(self.results_dir, exc)
         elapsed = time.perf_counter() - self.started
-        counts = {st: sorted(c for c, (_, s) in own.items() if s == st) for st in (RAN, SKIPPED, WAITED, FAILED_STATUS)}
+        counts = {st: sorted(c for c, (_, s) in own.items() if s == st) for st in (RAN, SKIPPED, WAITED, FAILED_STATUS, REUSED)}
+        reused = f", reused {len(counts[REUSED])} stale (reuse_stale=true)" if counts[REUSED] else ""
         print(f"{name} {len(cells)} complete cells in {sweep_dir} ({self.total} in this run's grid): this run computed "
               f"{len(counts[RAN])}, found {len(counts[SKIPPED])} complete, waited for {len(counts[WAITED])} that another "
-              f"sweep computed; {logged} newly logged to MLflow ({tracking_uri(self.results_dir)}), {elapsed:.1f} s")
+              f"sweep computed{reused}; {logged} newly logged to MLflow ({tracking_uri(self.results_dir)}), {elapsed:.1f} s")
         if counts[WAITED]:
             print(f"{name} computed by another sweep while this one waited: {', '.join(counts[WAITED])}")
         if len(table):

@@ -19,6 +19,7 @@ import numpy as np
 import pandas as pd
 
 from fairsim.errors import InputError, require
+from fairsim.files import note_input
 from fairsim.workload.shipped import shipped_file, shipped_names
 from fairsim.workload.trace import validate_trace
 
@@ -39,6 +40,7 @@ def read_gavel_trace(path: str | Path) -> pd.DataFrame:
     path = Path(path)
     src = str(path)
     require(path.is_file(), src, "path", f"no such file (give a Gavel .trace file, or one of the shipped traces: {', '.join(shipped_trace_names())})")
+    note_input(path)
     try:
         text = path.read_text()
     except UnicodeDecodeError:

@@ -32,6 +32,7 @@ import yaml
 
 from fairsim.cluster import ClusterSpec, canonical_gpu_name, gpu_specs
 from fairsim.errors import InputError, require
+from fairsim.files import note_input
 from fairsim.workload.catalog import Catalog
 
 PARALLELISMS = ("data", "sharded", "pipeline")
@@ -67,6 +68,7 @@ def load_constants(path: str | Path | None = None) -> PerfConstants:
     path = Path(path) if path is not None else default_constants_path()
     src = str(path)
     require(path.is_file(), src, "path", "no such file (give a performance-model YAML like fairsim/data/paper_catalog.yaml)")
+    note_input(path)
     try:
         raw = yaml.safe_load(path.read_text())
     except yaml.YAMLError as exc:

@@ -35,6 +35,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from functools import lru_cache
 from importlib import resources
+from pathlib import Path
 from typing import Any, Mapping
 
 import numpy as np
@@ -42,6 +43,7 @@ import pandas as pd
 
 from fairsim.cluster import ClusterSpec
 from fairsim.errors import InputError
+from fairsim.files import note_input
 from fairsim.workload import options as opt
 from fairsim.workload.catalog import Catalog
 from fairsim.workload.philly_window import duration_factor, stretch_to, window, window_start
@@ -93,11 +95,16 @@ class PhillyOptions:
         return o
 
 
-@lru_cache(maxsize=1)
 def philly_pairs() -> tuple[np.ndarray, np.ndarray]:
     """(duration_s float [P], num_gpus int [P]) of the shipped Philly table, read-only."""
-    path = resources.files("fairsim.data").joinpath("philly", "philly_job_durations.csv")
-    df = pd.read_csv(str(path))
+    path = Path(str(resources.files("fairsim.data").joinpath("philly", "philly_job_durations.csv")))
+    note_input(path)
+    return _philly_pairs(path)
+
+
+@lru_cache(maxsize=1)
+def _philly_pairs(path: Path) -> tuple[np.ndarray, np.ndarray]:
+    df = pd.read_csv(path)
     dur = df["duration_s"].to_numpy(np.float64)
     gpus = df["num_gpus"].to_numpy(np.int64)
     dur.setflags(write=False)

@@ -7,19 +7,26 @@ from __future__ import annotations
 
 from functools import lru_cache
 from importlib import resources
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
 from fairsim.errors import InputError
+from fairsim.files import note_input
 
 
-@lru_cache(maxsize=1)
 def philly_jobs() -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(submit_s, duration_s, num_gpus) of the 82,247 shipped Philly jobs, sorted by submit
     time (ties in file order), submit times in seconds from the first submission; read-only."""
-    path = resources.files("fairsim.data").joinpath("philly", "philly_jobs.csv")
-    df = pd.read_csv(str(path), usecols=["timestamp", "duration", "num_gpus"])
+    path = Path(str(resources.files("fairsim.data").joinpath("philly", "philly_jobs.csv")))
+    note_input(path)
+    return _philly_jobs(path)
+
+
+@lru_cache(maxsize=1)
+def _philly_jobs(path: Path) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    df = pd.read_csv(path, usecols=["timestamp", "duration", "num_gpus"])
     stamp = pd.to_datetime(df["timestamp"], format="%Y-%m-%d %H:%M:%S").to_numpy("datetime64[s]").astype(np.int64)
     order = np.argsort(stamp, kind="stable")
     submit = (stamp[order] - stamp[order[0]]).astype(np.float64)

@@ -27,6 +27,7 @@ import pandas as pd
 
 from fairsim.cluster import canonical_gpu_name
 from fairsim.errors import InputError, require
+from fairsim.files import note_input
 from fairsim.workload.catalog import Catalog
 from fairsim.workload.trace import shown
 
@@ -105,6 +106,7 @@ def table_catalog(throughputs: str | Path, models: str | Path, name: str = "tabl
 def _read_csv(path: str | Path) -> pd.DataFrame:
     path = Path(path)
     require(path.is_file(), str(path), "path", "no such file")
+    note_input(path)
     try:
         return pd.read_csv(path)
     except Exception as exc:  # pandas raises several types for unreadable files

@@ -30,6 +30,7 @@ import pandas as pd
 
 from fairsim.cluster import ClusterSpec
 from fairsim.errors import InputError, require
+from fairsim.files import note_input
 from fairsim.workload.catalog import Catalog
 from fairsim.workload.shipped import shipped_file, shipped_names
 from fairsim.workload.trace import validate_trace
@@ -53,6 +54,7 @@ def read_tiresias_trace(path: str | Path) -> pd.DataFrame:
     src = str(path)
     require(path.is_file(), src, "path", f"no such file (give a Tiresias trace CSV, or one of the shipped traces: "
                                          f"{', '.join(shipped_trace_names())})")
+    note_input(path)
     try:
         text = path.read_text()
     except UnicodeDecodeError:

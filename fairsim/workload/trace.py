@@ -21,7 +21,7 @@ import numpy as np
 import pandas as pd
 
 from fairsim.errors import InputError, require
-from fairsim.files import atomic_write
+from fairsim.files import atomic_write, note_input
 
 COLUMNS = {"job_id": "int64", "arrival_s": "float64", "model": "object", "workers": "int64", "work": "float64"}
 OPTIONAL = {"weight": ("float64", 1.0)}
@@ -81,6 +81,7 @@ def read_trace(path: str | Path) -> pd.DataFrame:
     path = Path(path)
     source = str(path)
     require(path.is_file(), source, "path", "no such file (give a .csv or .parquet trace in fairsim's schema, or a Gavel .trace)")
+    note_input(path)
     try:
         if path.suffix == ".parquet":
             df = pd.read_parquet(path)
