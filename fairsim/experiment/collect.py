@@ -75,6 +75,20 @@ def cell_row(cell: Path) -> dict:
     return row
 
 
+def stale_now(sweep_dir: Path, cells: pd.DataFrame) -> pd.DataFrame:
+    """``cells`` (rows of results.parquet) with ``stale`` / ``stale_why`` judged against the code
+    and inputs as they are now, not as they were when the table was collected."""
+    whys = []
+    for name in cells["cell"]:
+        folder = Path(sweep_dir) / name
+        try:
+            policy = (yaml.safe_load((folder / CONFIG).read_text()) or {}).get("policy")
+        except (OSError, yaml.YAMLError):
+            policy = None
+        whys.append(provenance.why_stale(folder, policy))
+    return cells.assign(stale_why=whys, stale=[w is not None for w in whys])
+
+
 def collect(sweep_dir: Path, cells: list[Path] | None = None) -> tuple[pd.DataFrame, list[Path]]:
     """Write the sweep's tables from its complete cells (found here unless given)."""
     sweep_dir = Path(sweep_dir)

@@ -29,6 +29,26 @@ def sweep_lines(inputs: Inputs) -> list[str]:
     return lines
 
 
+def stale_lines(inputs: Inputs) -> list[str]:
+    """Every cell the report was drawn from that other simulating code or inputs made (by its
+    provenance.json against this tree), grouped by sweep and reason; one line when there is none."""
+    groups: dict[tuple[str, str], list[str]] = {}
+    for sweep in inputs.sweeps.values():
+        cells = sweep.cells
+        if "stale" not in cells:
+            cells = cells.assign(stale=True, stale_why="its results.parquet predates provenance")
+        for row in cells[cells["stale"]].itertuples():
+            groups.setdefault((sweep.name, str(row.stale_why)), []).append(str(row.cell))
+    if not groups:
+        return ["Every cell above is fresh: its provenance.json names the simulating code and input files of this tree."]
+    total = sum(map(len, groups.values()))
+    lines = [f"**{total} stale cells** (made by other simulating code or inputs than this tree's; drawn with",
+             "`--reuse-stale`, or before a rerun): rerun without it to recompute them.", ""]
+    for (name, why), cells in sorted(groups.items()):
+        lines.append(f"- {name}, {len(cells)} cells: {why}: {', '.join(f'`{c}`' for c in sorted(cells))}")
+    return lines
+
+
 def example_lines(examples: Sequence) -> list[str]:
     """The worked examples and catalog figures/tables (``fairsim.figures.tables.Check`` rows)."""
     if not examples:
@@ -99,6 +119,8 @@ def write_report(path: Path, scale: str, rows: Sequence[Row], inputs: Inputs, fi
         "## Sweeps",
         "",
         *sweep_lines(inputs),
+        "",
+        *stale_lines(inputs),
         "",
         "## Figures",
         "",

@@ -176,7 +176,9 @@ def run_bench(plan: dict, name: str, scale: str, results_dir: str) -> pd.DataFra
 
 
 def load_inputs(plan: dict, scale: str, results_dir: str, benches: dict[str, pd.DataFrame]):
-    """Every sweep of the plan that has collected results at this scale (run now or before)."""
+    """Every sweep of the plan that has collected results at this scale (run now or before), its
+    cells judged stale or fresh against the code and inputs as they are now."""
+    from fairsim.experiment.collect import stale_now
     from fairsim.figures.data import Inputs, SweepData
 
     sweeps = {}
@@ -184,6 +186,7 @@ def load_inputs(plan: dict, scale: str, results_dir: str, benches: dict[str, pd.
         folder = Path(results_dir) / "sweeps" / sweep_name(plan, role, scale)
         if (folder / RESULTS).is_file():
             sweeps[role] = SweepData.load(folder)
+            sweeps[role].cells = stale_now(folder, sweeps[role].cells)
     return Inputs(sweeps, benches)
 
 
@@ -197,7 +200,12 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--draw-only", action="store_true", help="run nothing: draw from the results already on disk")
     ap.add_argument("--sweep-arg", action="append", default=[], metavar="OVERRIDE",
                     help="extra Hydra override for every sweep, e.g. hydra.launcher.n_jobs=1 (repeatable)")
+    ap.add_argument("--reuse-stale", action="store_true",
+                    help="keep complete cells made by other simulating code or inputs instead of recomputing them "
+                         "(reuse_stale=true for every sweep); REPORT.md lists each one")
     args = ap.parse_args(argv)
+    if args.reuse_stale:
+        args.sweep_arg.append("reuse_stale=true")
     tick = time.perf_counter()
     try:
         plan = load_plan(Path(args.plan))
