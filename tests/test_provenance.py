@@ -170,12 +170,17 @@ def test_a_rerun_recomputes_exactly_the_stale_cells_and_reuse_stale_keeps_them(t
     assert f"{CELLS[1]}: reusing it stale (reuse_stale=true): the simulating code changed since this cell ran" in kept.stdout
     table = pd.read_parquet(sweep / "results.parquet").set_index("cell")
     assert table["stale"].to_dict() == {CELLS[0]: False, CELLS[1]: True}
+    from fairsim.experiment.sweep_stamp import why_not_fresh
+
+    assert why_not_fresh(sweep, [*args[1:], "reuse_stale=true"])[0] == "no freshness stamp"  # a grid with a stale cell
+    assert why_not_fresh(sweep, args[1:])[0] is not None  # the first run's stamp no longer holds
 
     again = run_py(*args)
     assert again.returncode == 0, again.stderr
     assert statuses(again.stdout) == {CELLS[0]: "skipped", CELLS[1]: "ran"}
     assert f"{CELLS[1]}: recomputing: the simulating code changed since this cell ran" in again.stdout
     assert not pd.read_parquet(sweep / "results.parquet")["stale"].any()
+    assert why_not_fresh(sweep, args[1:]) == (None, 2)  # every cell fresh: the grid is stamped
 
     (stale / PROVENANCE).unlink()  # a cell from before provenance
     old = run_py(*args)
@@ -199,3 +204,27 @@ def test_a_changed_input_recomputes_the_cells_that_read_it(tmp_path, run_py):
     changed = next(c for c in cells if "t1.csv" in c)
     assert statuses(again.stdout) == {c: ("ran" if c == changed else "skipped") for c in cells}
     assert f"recomputing: its input file {paths[1]} changed since this cell ran" in again.stdout
+
+
+def test_a_freshness_stamp_holds_until_anything_it_covers_changes(tiny_cell, tmp_path):
+    from fairsim.experiment import sweep_stamp
+
+    sweep = tmp_path / "sweep"
+    for name in ("a", "b"):
+        shutil.copytree(tiny_cell, sweep / name)
+    overrides = ["+experiment=smoke", "sweep_name=sweep", f"results_dir={tmp_path}", "policy=fifo"]
+    assert sweep_stamp.why_not_fresh(sweep, overrides) == ("no freshness stamp", 0)
+    assert sweep_stamp.write_stamp(sweep, overrides, ["a", "b"]) is not None
+    assert sweep_stamp.why_not_fresh(sweep, overrides) == (None, 2)
+    assert sweep_stamp.why_not_fresh(sweep, ["results_dir=elsewhere", *overrides[:2], "policy=fifo"]) == (None, 2)
+    assert sweep_stamp.why_not_fresh(sweep, overrides[:3] + ["policy=srtf"])[0] == "no freshness stamp"
+    (sweep / "b" / SUMMARY).write_text((sweep / "b" / SUMMARY).read_text())  # rewritten: another mtime
+    assert sweep_stamp.why_not_fresh(sweep, overrides)[0] == "cell b changed"
+    sweep_stamp.write_stamp(sweep, overrides, ["a", "b"])
+    path = sweep_stamp.stamp_path(sweep, overrides)
+    stamp = json.loads(path.read_text())
+    stamp["code_files"]["fairsim/policies/fifo.py"] = "0" * 64  # as if FIFO's module had changed since
+    path.write_text(json.dumps(stamp))
+    assert sweep_stamp.why_not_fresh(sweep, overrides)[0] == "fairsim/policies/fifo.py changed"
+    (sweep / "a" / PROVENANCE).unlink()
+    assert sweep_stamp.write_stamp(sweep, overrides, ["a", "b"]) is None and not path.exists()  # no record, no stamp

@@ -4,8 +4,9 @@
 
 Reads experiments/paper.yaml. For each sweep a selected figure needs it runs, as a subprocess,
     python run.py -m +experiment=<preset> sweep_name=<preset><suffix> results_dir=<dir> <scale overrides>
-so Hydra's joblib launcher runs the cells in parallel, complete cells are skipped on a rerun and
-MLflow logs the sweep as it logs any other. Benchmarks (``python -m fairsim.bench <name>``) run
+so Hydra's joblib launcher runs the cells in parallel, complete and fresh cells are skipped on a
+rerun and MLflow logs the sweep as it logs any other; a sweep whose freshness stamp still holds
+(fairsim/experiment/sweep_stamp.py) is not started at all. Benchmarks (``python -m fairsim.bench <name>``) run
 once and are cached under <results>/bench/. Then every figure is drawn into paper_figs/ (PDF,
 PNG, and the plotted numbers as data/*.csv) and paper_figs/REPORT.md is written. Same results ->
 byte-identical figures and report.
@@ -28,6 +29,7 @@ import yaml
 from fairsim.errors import InputError, require
 from fairsim.experiment.output import interactive
 from fairsim.experiment.run_folder import RESULTS
+from fairsim.experiment.sweep_stamp import why_not_fresh
 from fairsim.paper.values import PLAN
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -226,7 +228,13 @@ def main(argv: list[str] | None = None) -> int:
         if role in gaps:
             print(f"[reproduce] sweep {role}: skipped, {gaps[role]}", flush=True)
         elif not args.draw_only:
-            code = run_sweep(sweep_command(plan, role, args.scale, args.results_dir, args.sweep_arg), role)
+            cmd = sweep_command(plan, role, args.scale, args.results_dir, args.sweep_arg)
+            why, cells = why_not_fresh(Path(args.results_dir) / "sweeps" / sweep_name(plan, role, args.scale), cmd[3:])
+            if why is None:
+                print(f"[reproduce] sweep {role}: all {cells} cells fresh (code, inputs, conf/ and cells unchanged since "
+                      "it last ran), not started", flush=True)
+                continue
+            code = run_sweep(cmd, role)
             if code != 0:
                 gaps[role] = f"the sweep failed (exit {code}); rerun the same command to resume it"
                 failed = True
