@@ -119,6 +119,36 @@ def test_tiny_reproduce_end_to_end(tmp_path):
     assert reproduce.main([*common, "--draw-only", "--out", str(tmp_path / "again")]) == 0
     for name in ("fig7.pdf", "fig7.png", "REPORT.md", "data/fig7.csv"):
         assert (tmp_path / "figs" / name).read_bytes() == (tmp_path / "again" / name).read_bytes(), name
+    assert "Every cell above is fresh" in report
+
+
+@pytest.mark.slow
+def test_a_rerun_with_nothing_changed_starts_no_sweep_and_draws_nothing(tmp_path, capsys):
+    plan = {
+        "scales": {"small": {"suffix": ""}},
+        "sweeps": {"testbed": {"preset": "paper_testbed",
+                               "small": ["policy=fifo", "workload=trace1", "seed=0,1", "workload.num_jobs=20"]}},
+        "figures": {"fig7": {"module": "fairsim.paper.figures.fig7", "sweeps": ["testbed"], "what": "JCT ratios"}},
+        "headlines": [],
+    }
+    plan_path = tmp_path / "plan.yaml"
+    plan_path.write_text(yaml.safe_dump(plan))
+    common = ["--plan", str(plan_path), "--results-dir", str(tmp_path / "res"), "--out", str(tmp_path / "figs")]
+    assert reproduce.main(common) == 0
+    first = capsys.readouterr().out
+    assert "not started" not in first and "not redrawn" not in first
+    assert reproduce.main(common) == 0
+    again = capsys.readouterr().out
+    assert "[reproduce] sweep testbed: all 2 cells fresh" in again and "not started" in again
+    assert "not redrawn" in again
+    (tmp_path / "figs" / "fig7.png").unlink()  # an output gone: draw again
+    assert reproduce.main(common) == 0
+    assert "not redrawn" not in capsys.readouterr().out and (tmp_path / "figs" / "fig7.png").is_file()
+    cell = next(p for p in (tmp_path / "res" / "sweeps" / "paper_testbed").iterdir() if p.is_dir())
+    (cell / "provenance.json").unlink()  # a cell made before provenance: the sweep runs and recomputes it
+    assert reproduce.main(common) == 0
+    out = capsys.readouterr().out
+    assert "not started" not in out and "not redrawn" not in out
 
 
 def test_sweep_progress_bar_passes_the_sweep_output_through(capfd):

@@ -15,6 +15,7 @@ byte-identical figures and report.
 from __future__ import annotations
 
 import argparse
+import hashlib
 import importlib
 import json
 import re
@@ -145,8 +146,6 @@ def cached_bench(plan: dict, name: str, scale: str, results_dir: str) -> pd.Data
 def bench_code_digest() -> str:
     """A digest of the code a benchmark times (the policies and the benchmarks): a cached table
     is reused only while both its arguments and this code are unchanged."""
-    import hashlib
-
     digest = hashlib.sha256()
     for path in sorted([*(ROOT / "fairsim" / "policies").glob("*.py"), *(ROOT / "fairsim" / "solve").glob("*.py"),
                         *(ROOT / "fairsim" / "bench").glob("*.py")]):
@@ -177,6 +176,65 @@ def run_bench(plan: dict, name: str, scale: str, results_dir: str) -> pd.DataFra
     return table
 
 
+def _tree_digest(paths) -> str:
+    from fairsim.files import file_digest
+
+    digest = hashlib.sha256()
+    for path in sorted(paths):
+        digest.update(str(path.relative_to(ROOT)).encode() + b"\0" + file_digest(path).encode() + b"\n")
+    return digest.hexdigest()
+
+
+def draw_key(plan: dict, scale: str, results_dir: str, figures: list[str], benches: dict, gaps: dict, sweep_args: list[str]) -> dict:
+    """Everything the figures and REPORT.md are drawn from: the sweeps' tables (size and mtime),
+    the benchmarks' tables, every file of the package and of conf/ and experiments/ (code, data,
+    plan), the plotting packages' versions and the command's options."""
+    from fairsim.experiment.provenance import environment
+
+    def signature(path: Path):
+        return [path.stat().st_size, path.stat().st_mtime_ns] if path.is_file() else None
+
+    sweeps = {}
+    for role in plan["sweeps"]:
+        folder = Path(results_dir) / "sweeps" / sweep_name(plan, role, scale)
+        sweeps[role] = [signature(folder / RESULTS), signature(folder / "jobs.parquet")]
+    files = [p for top in ("fairsim", "conf", "experiments") for p in (ROOT / top).rglob("*")
+             if p.is_file() and "__pycache__" not in p.parts]
+    return {"scale": scale, "figures": figures, "sweep_args": sweep_args, "gaps": gaps, "sweeps": sweeps,
+            "benches": {n: hashlib.sha256(t.to_csv(index=False).encode()).hexdigest() for n, t in sorted(benches.items())},
+            "files": _tree_digest(files), "packages": environment()["packages"]}
+
+
+def _outputs(plan: dict, out: Path) -> list[Path]:
+    """The files a draw leaves in ``out``: all but another scale's folder and the verify manifest."""
+    others = {(ROOT / s["out"]).resolve() for s in plan["scales"].values() if s.get("out")} - {out.resolve()}
+    manifest = (ROOT / (plan.get("verify") or {}).get("manifest", "paper_figs/MANIFEST.json")).resolve()
+    return sorted(p for p in out.rglob("*") if p.is_file() and p.resolve() != manifest
+                  and not any(p.resolve().is_relative_to(o) for o in others))
+
+
+def drawn_before(stamp: Path, key: dict, plan: dict, out: Path) -> bool:
+    """Whether ``out`` holds exactly what a draw from ``key`` left there last time."""
+    from fairsim.files import file_digest
+
+    try:
+        saved = json.loads(stamp.read_text())
+    except (OSError, ValueError):
+        return False
+    if saved.get("key") != json.loads(json.dumps(key)):
+        return False
+    files = {str(p.relative_to(out)): file_digest(p) for p in _outputs(plan, out)} if out.is_dir() else {}
+    return files == saved.get("outputs")
+
+
+def save_draw_stamp(stamp: Path, key: dict, plan: dict, out: Path) -> None:
+    from fairsim.files import atomic_write, file_digest
+
+    outputs = {str(p.relative_to(out)): file_digest(p) for p in _outputs(plan, out)}
+    stamp.parent.mkdir(parents=True, exist_ok=True)
+    atomic_write(stamp, lambda p: p.write_text(json.dumps({"key": key, "outputs": outputs}, sort_keys=True) + "\n"))
+
+
 def load_inputs(plan: dict, scale: str, results_dir: str, benches: dict[str, pd.DataFrame]):
     """Every sweep of the plan that has collected results at this scale (run now or before), its
     cells judged stale or fresh against the code and inputs as they are now."""
@@ -205,9 +263,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--reuse-stale", action="store_true",
                     help="keep complete cells made by other simulating code or inputs instead of recomputing them "
                          "(reuse_stale=true for every sweep); REPORT.md lists each one")
+    ap.add_argument("--redraw", action="store_true", help="draw every figure and REPORT.md even when nothing they come from changed")
     args = ap.parse_args(argv)
-    if args.reuse_stale:
-        args.sweep_arg.append("reuse_stale=true")
+    sweep_args = [*args.sweep_arg, *(["reuse_stale=true"] if args.reuse_stale else [])]
     tick = time.perf_counter()
     try:
         plan = load_plan(Path(args.plan))
@@ -228,7 +286,7 @@ def main(argv: list[str] | None = None) -> int:
         if role in gaps:
             print(f"[reproduce] sweep {role}: skipped, {gaps[role]}", flush=True)
         elif not args.draw_only:
-            cmd = sweep_command(plan, role, args.scale, args.results_dir, args.sweep_arg)
+            cmd = sweep_command(plan, role, args.scale, args.results_dir, sweep_args)
             why, cells = why_not_fresh(Path(args.results_dir) / "sweeps" / sweep_name(plan, role, args.scale), cmd[3:])
             if why is None:
                 print(f"[reproduce] sweep {role}: all {cells} cells fresh (code, inputs, conf/ and cells unchanged since "
@@ -259,6 +317,13 @@ def main(argv: list[str] | None = None) -> int:
         figures += [f for f, spec in plan["figures"].items()
                     if spec.get("optional") and all(r in inputs.sweeps for r in spec.get("sweeps", []))]
     out = Path(args.out or plan["scales"][args.scale].get("out", "paper_figs"))
+    key = draw_key(plan, args.scale, args.results_dir, figures, benches, gaps, sweep_args)
+    stamp = Path(args.results_dir) / "cache" / "draw" / f"{hashlib.sha256(str(out.resolve()).encode()).hexdigest()[:16]}.json"
+    if not args.redraw and drawn_before(stamp, key, plan, out):
+        print(f"[reproduce] {out}: figures and REPORT.md unchanged since drawn from these results by this code; "
+              "not redrawn (--redraw forces it)")
+        print(f"[reproduce] done in {time.perf_counter() - tick:.0f} s")
+        return 1 if failed else 0
     drawn, notes, examples, sections = {}, [], [], []
     from tqdm import tqdm
 
@@ -283,8 +348,9 @@ def main(argv: list[str] | None = None) -> int:
                 advance(1)
     rows = evaluate(plan["headlines"], inputs, gaps)
     command = " ".join(["python -m fairsim.paper.reproduce --scale", args.scale, *(["--only", *args.only] if args.only else []),
-                        *(f"--sweep-arg {a}" for a in args.sweep_arg)])
+                        *(f"--sweep-arg {a}" for a in args.sweep_arg), *(["--reuse-stale"] if args.reuse_stale else [])])
     report = write_report(out / "REPORT.md", args.scale, rows, inputs, drawn, gaps, command, notes, examples, sections)
+    save_draw_stamp(stamp, key, plan, out)
     print(f"[reproduce] {report}: {sum(r.verdict == 'yes' for r in rows)} of {len(rows)} headline numbers reproduce in direction")
     print(f"[reproduce] done in {time.perf_counter() - tick:.0f} s")
     return 1 if failed else 0
