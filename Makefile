@@ -40,7 +40,8 @@ reproduce-choices: $(STAMP)  ## which verdicts depend on FFT's open choices: the
 	$(PY) -m fairsim.paper.reproduce --scale $(SCALE) --only open_choices $(ARGS)
 	$(PY) -m fairsim.paper.reproduce --scale $(SCALE) --draw-only
 
-ui: $(STAMP)  ## MLflow UI on http://127.0.0.1:5000 over results/mlflow.db
+ui: $(STAMP)  ## MLflow UI on http://127.0.0.1:5000 over results/mlflow.db; prints each experiment's runs table address first
+	$(PY) -m fairsim.experiment.tracking results --address http://127.0.0.1:5000
 	$(VENV)/bin/mlflow ui --host 127.0.0.1 --port 5000 --workers 1 --backend-store-uri sqlite:///results/mlflow.db
 
 bench: $(STAMP)  ## engine benchmark (python -m fairsim.bench engine)

@@ -1,7 +1,7 @@
 """MLflow logging: each run carries its folder's provenance (MLflow's source, git and user tags,
 fairsim's code digest), the simulation's own start and end times and the folder's small files
-as artifacts; logging stays exactly-once when it is cut off after the artifacts and when a cell
-is recomputed."""
+as artifacts; experiments are marked as classic ML; logging stays exactly-once when it is cut
+off after the artifacts and when a cell is recomputed."""
 
 from __future__ import annotations
 
@@ -17,10 +17,13 @@ from fairsim.experiment.run_folder import PROVENANCE, RUN_LOG
 from fairsim.experiment.single import run_config, write_results
 from fairsim.experiment.tracking import (
     ARTIFACTS,
+    CUSTOM_MODEL_KIND,
+    EXPERIMENT_KIND_TAG,
     ensure_store,
     log_sweep,
     logged_cells,
     run_tags,
+    runs_url,
 )
 
 TINY = ["num_jobs=10", "policy=fifo"]
@@ -54,6 +57,9 @@ def test_times_come_from_provenance_only_when_both_are_readable_and_in_order():
     assert tracking._times({"started_at": "2026-12-02T01:02:03", "finished_at": start}) == (None, None)  # no offset
     assert tracking._times(None) == (None, None)
 
+
+def test_runs_url_opens_the_runs_table_in_the_ml_layout():
+    assert runs_url("7", "http://127.0.0.1:5001/") == "http://127.0.0.1:5001/#/experiments/7/runs?workflowType=machine_learning"
 
 
 # ---- with a store ------------------------------------------------------------------------------
@@ -128,6 +134,21 @@ def test_a_folder_without_provenance_is_logged_with_the_loggings_times(results, 
 
 
 @pytest.mark.slow
+def test_experiments_are_marked_as_classic_ml_also_when_made_before(results, tiny):
+    folders = cells(results, tiny, "kind", n=1)
+    log_sweep(results, "kind", folders)
+    client = tracking._client(results)
+    assert client.get_experiment_by_name("kind").tags[EXPERIMENT_KIND_TAG] == CUSTOM_MODEL_KIND
+    bare = client.create_experiment("made_before")  # as an older fairsim (or anyone) left it
+    assert EXPERIMENT_KIND_TAG not in client.get_experiment(bare).tags
+    listed = tracking.mark_experiments(results)
+    assert client.get_experiment(bare).tags[EXPERIMENT_KIND_TAG] == CUSTOM_MODEL_KIND
+    assert "kind" in listed and "made_before" not in listed  # only experiments with runs are listed
+    log_sweep(results, "made_before", folders)
+    assert client.get_experiment(bare).tags[EXPERIMENT_KIND_TAG] == CUSTOM_MODEL_KIND
+
+
+@pytest.mark.slow
 def test_logging_cut_off_after_the_artifacts_is_relogged_once_with_its_files(results, tiny, monkeypatch):
     from mlflow.tracking import MlflowClient
 
@@ -175,3 +196,13 @@ def test_a_recomputed_cell_replaces_its_run(results, tiny):
     assert now["seed=1"].info.start_time == ms(record["started_at"])
     assert logged_cells(results, "recomputed") == ["seed=0", "seed=1"]
 
+
+@pytest.mark.slow
+def test_make_ui_prints_each_experiments_runs_table(results, tiny, capsys):
+    log_sweep(results, "listed", cells(results, tiny, "listed", n=1))
+    assert tracking.main([str(results), "--address", "http://127.0.0.1:5999"]) == 0
+    exp_id = tracking._client(results).get_experiment_by_name("listed").experiment_id
+    lines = [line.split() for line in capsys.readouterr().out.splitlines()]
+    assert ["listed", f"http://127.0.0.1:5999/#/experiments/{exp_id}/runs?workflowType=machine_learning"] in lines
+    assert tracking.main([str(results / "nowhere")]) == 0
+    assert "no store" in capsys.readouterr().out and not (results / "nowhere").exists()

@@ -17,6 +17,10 @@ A run carries
 A folder without provenance.json (made before runs recorded it) is logged without those tags,
 with the logging's own times.
 
+Each experiment is marked as a classic ML experiment (``mlflow.experimentKind``); the MLflow
+3.17 UI, though, picks its GenAI or ML layout from the ``workflowType`` of the address, so the
+address to open is ``runs_url``'s (the runs table).
+
 Logging is idempotent: a cell whose FINISHED run has the folder's start time is skipped; a
 cell recomputed since it was logged (another start time) and a run left unfinished by a crash
 are deleted (their artifacts with them) and the cell logged again, so every cell appears
@@ -34,6 +38,7 @@ import logging
 import math
 import os
 import shutil
+import sys
 from pathlib import Path
 from urllib.parse import urlparse
 from urllib.request import url2pathname
@@ -48,9 +53,15 @@ SWEEP_TAG = "fairsim.sweep"
 RESULT_DIR_TAG = "fairsim.result_dir"
 CODE_DIGEST_TAG = "fairsim.code_digest"
 DIRTY_TAG = "fairsim.dirty"
+# MLflow's experiment-kind tag and its value for classic ML: what its UI writes when a user picks
+# "Machine learning" (mlflow/server/js: setExperimentTag key "mlflow.experimentKind"); MLflow's
+# Python package has no constant for it
+EXPERIMENT_KIND_TAG = "mlflow.experimentKind"
+CUSTOM_MODEL_KIND = "custom_model_development"
 ARTIFACTS = (CONFIG, SUMMARY, PROVENANCE, RUN_LOG)  # small files only: the per-job tables stay in the folder
 RUNS_EXPERIMENT = "runs"  # single runs (python run.py without -m), one MLflow run per run folder
 STORE_LOCK_WAIT_S = 600  # a sweep's logging takes seconds; past this the other holder is presumed stuck
+UI_ADDRESS = "http://127.0.0.1:5000"  # where `make ui` serves
 
 
 def tracking_uri(results_dir: Path) -> str:
@@ -94,10 +105,46 @@ def ensure_store(results_dir: Path) -> None:
 def _experiment_id(client, name: str, results_dir: Path) -> str:
     exp = client.get_experiment_by_name(name)
     if exp is None:  # artifacts stay beside the database, not in the cwd
-        return client.create_experiment(name, artifact_location=(Path(results_dir).resolve() / "mlartifacts" / name).as_uri())
+        return client.create_experiment(name, artifact_location=(Path(results_dir).resolve() / "mlartifacts" / name).as_uri(),
+                                        tags={EXPERIMENT_KIND_TAG: CUSTOM_MODEL_KIND})
     if exp.lifecycle_stage == "deleted":
         client.restore_experiment(exp.experiment_id)
+    if EXPERIMENT_KIND_TAG not in exp.tags:  # made before fairsim marked its experiments
+        client.set_experiment_tag(exp.experiment_id, EXPERIMENT_KIND_TAG, CUSTOM_MODEL_KIND)
     return exp.experiment_id
+
+
+def mark_experiments(results_dir: Path, lock_wait_s: float = STORE_LOCK_WAIT_S) -> dict[str, str]:
+    """Mark every experiment in the store that lacks a kind as classic ML (not when another
+    process holds the store for longer than ``lock_wait_s``: its own logging marks its
+    experiment); returns name -> id of the active experiments that hold runs."""
+    from filelock import Timeout
+    from mlflow.entities import ViewType
+
+    client = _client(results_dir)
+    experiments = client.search_experiments(view_type=ViewType.ACTIVE_ONLY, max_results=50_000)
+    unmarked = [e for e in experiments if EXPERIMENT_KIND_TAG not in e.tags]
+    if unmarked:
+        try:
+            with store_lock(results_dir).acquire(timeout=lock_wait_s):
+                for exp in unmarked:
+                    client.set_experiment_tag(exp.experiment_id, EXPERIMENT_KIND_TAG, CUSTOM_MODEL_KIND)
+        except Timeout:
+            pass
+    return {e.name: e.experiment_id for e in experiments if client.search_runs([e.experiment_id], max_results=1)}
+
+
+def runs_url(experiment_id: str, address: str = UI_ADDRESS) -> str:
+    """The MLflow UI's runs table of an experiment. ``workflowType=machine_learning`` because the
+    3.17 UI takes its GenAI or ML layout from it (else from the browser's last choice, GenAI
+    at first), not from the experiment's kind tag."""
+    return f"{address.rstrip('/')}/#/experiments/{experiment_id}/runs?workflowType=machine_learning"
+
+
+def experiment_url(results_dir: Path, name: str, address: str = UI_ADDRESS) -> str | None:
+    """``runs_url`` of the experiment ``name``, or None when the store has no such experiment."""
+    exp = _client(results_dir).get_experiment_by_name(name)
+    return None if exp is None else runs_url(exp.experiment_id, address)
 
 
 def _flatten(d, prefix: str = "") -> dict[str, str]:
@@ -230,3 +277,35 @@ def logged_cells(results_dir: Path, sweep_name: str) -> list[str]:
     runs = client.search_runs([exp.experiment_id], filter_string="attributes.status = 'FINISHED'", max_results=50_000)
     return sorted(r.data.tags.get(CELL_TAG) for r in runs)
 
+
+def main(argv: list[str] | None = None) -> int:
+    """``make ui``'s first step: mark the store's experiments and print each one's runs table.
+
+    python -m fairsim.experiment.tracking [RESULTS_DIR] [--address http://127.0.0.1:5000]
+    """
+    import argparse
+
+    parser = argparse.ArgumentParser(prog="python -m fairsim.experiment.tracking", description=main.__doc__.splitlines()[0])
+    parser.add_argument("results_dir", nargs="?", default="results", type=Path)
+    parser.add_argument("--address", default=UI_ADDRESS, help="where the MLflow UI serves (default %(default)s)")
+    args = parser.parse_args(argv)
+    if not (args.results_dir / "mlflow.db").is_file():
+        print(f"MLflow: no store at {args.results_dir / 'mlflow.db'} yet; a run or sweep creates it (track=false skips it)")
+        return 0
+    try:
+        experiments = mark_experiments(args.results_dir, lock_wait_s=5)  # a sweep logging now must not hold up the UI
+    except Exception as exc:
+        print(store_error_line(args.results_dir, exc), file=sys.stderr)
+        return 1
+    if not experiments:
+        print(f"MLflow: {tracking_uri(args.results_dir)} holds no runs yet")
+    else:
+        width = max(map(len, experiments))
+        print(f"MLflow runs tables ({tracking_uri(args.results_dir)}):")
+        for name, exp_id in sorted(experiments.items()):
+            print(f"  {name:<{width}}  {runs_url(exp_id, args.address)}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
