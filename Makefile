@@ -46,7 +46,8 @@ verify: $(STAMP)  ## recompute a fixed sample of the committed figures' cells (e
 manifest: $(STAMP)  ## rewrite paper_figs/MANIFEST.json from the sample's (fresh) cells in results/, after make reproduce and make reproduce SCALE=full
 	$(PY) -m fairsim.paper.verify --write $(ARGS)
 
-ui: $(STAMP)  ## MLflow UI on http://127.0.0.1:5000 over results/mlflow.db
+ui: $(STAMP)  ## MLflow UI on http://127.0.0.1:5000 over results/mlflow.db; prints each experiment's runs table address first
+	$(PY) -m fairsim.experiment.tracking results --address http://127.0.0.1:5000
 	$(VENV)/bin/mlflow ui --host 127.0.0.1 --port 5000 --workers 1 --backend-store-uri sqlite:///results/mlflow.db
 
 bench: $(STAMP)  ## engine benchmark (python -m fairsim.bench engine)

@@ -332,6 +332,7 @@ class SweepCallback(Callback):
 
         from fairsim.experiment.collect import collect, survey
         from fairsim.experiment.tracking import (
+            experiment_url,
             log_sweep,
             store_error_line,
             tracking_uri,
@@ -348,9 +349,11 @@ class SweepCallback(Callback):
             fail(resource_error_line(exc, sweep_dir) or f"error: collecting {sweep_dir}: {exc}")
         logged = 0
         store_error = self.store_error
+        runs_table = None
         if store_error is None:
             try:
                 logged = log_sweep(self.results_dir, sweep_dir.name, cells)
+                runs_table = experiment_url(self.results_dir, sweep_dir.name)
             except Exception as exc:
                 store_error = store_error_line(self.results_dir, exc)
         elapsed = time.perf_counter() - self.started
@@ -363,6 +366,8 @@ class SweepCallback(Callback):
             print(f"{name} computed by another sweep while this one waited: {', '.join(counts[WAITED])}")
         if len(table):
             print(f"{name} results: {sweep_dir / 'results.parquet'}")
+        if runs_table and cells:
+            print(f"{name} MLflow runs table (make ui): {runs_table}")
         for cell, why in incomplete.items():
             if cell not in counts[FAILED_STATUS]:
                 print(f"{name} not collected: {cell}: {why}")

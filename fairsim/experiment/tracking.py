@@ -1,29 +1,67 @@
 """MLflow logging of a sweep, done by one process after the cells ran.
 
-Store: ``sqlite:///<results>/mlflow.db`` (never the file store). One MLflow experiment per sweep,
-one run per cell (single runs: the experiment "runs", one run per run folder), named by the cell folder and tagged ``fairsim.cell``; params are the cell's
-resolved config (flattened), metrics its numeric summary. Logging is idempotent: a cell that
-already has a FINISHED run is skipped; a run left unfinished by a crash is deleted and the cell
-logged again, so every cell appears exactly once however often the sweep is resumed. Creating
-the store and logging a sweep hold ``<results>/mlflow.db.lock``, so two sweeps ending together
-see each other's runs (check, then log, under the lock) and never log a cell twice.
+Store: ``sqlite:///<results>/mlflow.db`` (never the file store), artifacts in
+``<results>/mlartifacts/<experiment>/``. One MLflow experiment per sweep, one run per cell
+(single runs: the experiment "runs", one run per run folder), named by the cell folder.
+
+A run carries
+- params: the cell's resolved config (flattened); metrics: its numeric summary;
+- tags from the folder's provenance.json, under MLflow's own names where MLflow has one:
+  source name (the script, ``run.py``) and type (LOCAL), git commit and dirty flag, user;
+  fairsim's own: ``fairsim.code_digest``, ``fairsim.dirty``, ``fairsim.cell``, ``fairsim.sweep``,
+  ``fairsim.result_dir``;
+- start and end times of the simulation itself (provenance ``started_at``/``finished_at``), so
+  MLflow's Duration is the run's, not the logging's;
+- artifacts: config.yaml, summary.json, provenance.json, run.log (the small files; the per-job
+  tables stay in the folder).
+A folder without provenance.json (made before runs recorded it) is logged without those tags,
+with the logging's own times.
+
+Each experiment is marked as a classic ML experiment (``mlflow.experimentKind``); the MLflow
+3.17 UI, though, picks its GenAI or ML layout from the ``workflowType`` of the address, so the
+address to open is ``runs_url``'s (the runs table).
+
+Logging is idempotent: a cell whose FINISHED run has the folder's start time is skipped; a
+cell recomputed since it was logged (another start time) and a run left unfinished by a crash
+are deleted (their artifacts with them) and the cell logged again, so every cell appears
+exactly once, with its present results, however often the sweep is resumed. A run is marked
+FINISHED only after its artifacts are written. Creating the store and logging a sweep hold
+``<results>/mlflow.db.lock``, so two sweeps ending together see each other's runs (check, then
+log, under the lock) and never log a cell twice.
 """
 
 from __future__ import annotations
 
+import datetime as dt
 import json
 import logging
 import math
 import os
+import shutil
+import sys
 from pathlib import Path
+from urllib.parse import urlparse
+from urllib.request import url2pathname
 
 import yaml
 
-from fairsim.experiment.run_folder import CONFIG, SUMMARY
+from fairsim.experiment import provenance
+from fairsim.experiment.run_folder import CONFIG, PROVENANCE, RUN_LOG, SUMMARY
 
 CELL_TAG = "fairsim.cell"
+SWEEP_TAG = "fairsim.sweep"
+RESULT_DIR_TAG = "fairsim.result_dir"
+CODE_DIGEST_TAG = "fairsim.code_digest"
+DIRTY_TAG = "fairsim.dirty"
+# MLflow's experiment-kind tag and its value for classic ML: what its UI writes when a user picks
+# "Machine learning" (mlflow/server/js: setExperimentTag key "mlflow.experimentKind"); MLflow's
+# Python package has no constant for it
+EXPERIMENT_KIND_TAG = "mlflow.experimentKind"
+CUSTOM_MODEL_KIND = "custom_model_development"
+ARTIFACTS = (CONFIG, SUMMARY, PROVENANCE, RUN_LOG)  # small files only: the per-job tables stay in the folder
 RUNS_EXPERIMENT = "runs"  # single runs (python run.py without -m), one MLflow run per run folder
 STORE_LOCK_WAIT_S = 600  # a sweep's logging takes seconds; past this the other holder is presumed stuck
+UI_ADDRESS = "http://127.0.0.1:5000"  # where `make ui` serves
 
 
 def tracking_uri(results_dir: Path) -> str:
@@ -66,11 +104,47 @@ def ensure_store(results_dir: Path) -> None:
 
 def _experiment_id(client, name: str, results_dir: Path) -> str:
     exp = client.get_experiment_by_name(name)
-    if exp is None:  # artifacts (none logged today) stay beside the database, not in the cwd
-        return client.create_experiment(name, artifact_location=(Path(results_dir).resolve() / "mlartifacts" / name).as_uri())
+    if exp is None:  # artifacts stay beside the database, not in the cwd
+        return client.create_experiment(name, artifact_location=(Path(results_dir).resolve() / "mlartifacts" / name).as_uri(),
+                                        tags={EXPERIMENT_KIND_TAG: CUSTOM_MODEL_KIND})
     if exp.lifecycle_stage == "deleted":
         client.restore_experiment(exp.experiment_id)
+    if EXPERIMENT_KIND_TAG not in exp.tags:  # made before fairsim marked its experiments
+        client.set_experiment_tag(exp.experiment_id, EXPERIMENT_KIND_TAG, CUSTOM_MODEL_KIND)
     return exp.experiment_id
+
+
+def mark_experiments(results_dir: Path, lock_wait_s: float = STORE_LOCK_WAIT_S) -> dict[str, str]:
+    """Mark every experiment in the store that lacks a kind as classic ML (not when another
+    process holds the store for longer than ``lock_wait_s``: its own logging marks its
+    experiment); returns name -> id of the active experiments that hold runs."""
+    from filelock import Timeout
+    from mlflow.entities import ViewType
+
+    client = _client(results_dir)
+    experiments = client.search_experiments(view_type=ViewType.ACTIVE_ONLY, max_results=50_000)
+    unmarked = [e for e in experiments if EXPERIMENT_KIND_TAG not in e.tags]
+    if unmarked:
+        try:
+            with store_lock(results_dir).acquire(timeout=lock_wait_s):
+                for exp in unmarked:
+                    client.set_experiment_tag(exp.experiment_id, EXPERIMENT_KIND_TAG, CUSTOM_MODEL_KIND)
+        except Timeout:
+            pass
+    return {e.name: e.experiment_id for e in experiments if client.search_runs([e.experiment_id], max_results=1)}
+
+
+def runs_url(experiment_id: str, address: str = UI_ADDRESS) -> str:
+    """The MLflow UI's runs table of an experiment. ``workflowType=machine_learning`` because the
+    3.17 UI takes its GenAI or ML layout from it (else from the browser's last choice, GenAI
+    at first), not from the experiment's kind tag."""
+    return f"{address.rstrip('/')}/#/experiments/{experiment_id}/runs?workflowType=machine_learning"
+
+
+def experiment_url(results_dir: Path, name: str, address: str = UI_ADDRESS) -> str | None:
+    """``runs_url`` of the experiment ``name``, or None when the store has no such experiment."""
+    exp = _client(results_dir).get_experiment_by_name(name)
+    return None if exp is None else runs_url(exp.experiment_id, address)
 
 
 def _flatten(d, prefix: str = "") -> dict[str, str]:
@@ -90,34 +164,101 @@ def log_sweep(results_dir: Path, sweep_name: str, cells: list[Path]) -> int:
         return _log_sweep(results_dir, sweep_name, cells)
 
 
+def _ms(stamp) -> int | None:
+    """Milliseconds since the epoch of an ISO 8601 time with its offset (provenance's), else None."""
+    try:
+        when = dt.datetime.fromisoformat(stamp)
+    except (TypeError, ValueError):
+        return None
+    return round(when.timestamp() * 1000) if when.tzinfo is not None else None
+
+
+def _times(record: dict | None) -> tuple[int | None, int | None]:
+    """The simulation's (start, end) in ms from its provenance; (None, None) unless both are readable
+    and in order, so MLflow then stamps the logging's own times, as for a folder without provenance."""
+    start, end = (_ms((record or {}).get(key)) for key in ("started_at", "finished_at"))
+    return (start, end) if start is not None and end is not None and end >= start else (None, None)
+
+
+def run_tags(folder: Path, sweep_name: str, record: dict | None) -> dict[str, str]:
+    """The tags of a folder's run: MLflow's own names for what MLflow has a name for."""
+    from mlflow.entities import SourceType
+    from mlflow.utils import mlflow_tags as mt
+
+    folder = Path(folder)
+    tags = {CELL_TAG: folder.name, SWEEP_TAG: sweep_name, RESULT_DIR_TAG: str(folder.resolve()),
+            mt.MLFLOW_SOURCE_TYPE: SourceType.to_string(SourceType.LOCAL)}
+    record = record or {}
+    argv = record.get("argv")
+    if isinstance(argv, list) and argv and isinstance(argv[0], str) and argv[0]:
+        tags[mt.MLFLOW_SOURCE_NAME] = argv[0]
+    git = record.get("git")
+    if isinstance(git, dict) and isinstance(git.get("commit"), str):
+        tags[mt.MLFLOW_GIT_COMMIT] = git["commit"]
+        if isinstance(git.get("dirty"), bool):
+            dirty = str(git["dirty"]).lower()  # MLflow writes its dirty flag as "true"/"false"
+            tags[mt.MLFLOW_GIT_DIRTY] = tags[DIRTY_TAG] = dirty
+    for key, name in ((mt.MLFLOW_USER, "user"), (CODE_DIGEST_TAG, "code_digest")):
+        if isinstance(record.get(name), str) and record[name]:
+            tags[key] = record[name]
+    return tags
+
+
+def _artifact_dir(artifact_uri: str, results_dir: Path) -> Path | None:
+    """A run's artifact folder when it lies in this store's artifact root, else None (not ours to remove)."""
+    parsed = urlparse(artifact_uri or "")
+    if parsed.scheme != "file":
+        return None
+    path = Path(url2pathname(parsed.path)).resolve()
+    return path if path.is_relative_to(Path(results_dir).resolve() / "mlartifacts") else None
+
+
+def _delete_run(client, run, results_dir: Path) -> None:
+    """Delete a run and the artifacts it wrote (a torn run's may be partial; a deleted run's are dead weight)."""
+    client.delete_run(run.info.run_id)
+    path = _artifact_dir(run.info.artifact_uri, results_dir)
+    if path is not None:
+        shutil.rmtree(path.parent if path.name == "artifacts" else path, ignore_errors=True)
+
+
 def _log_sweep(results_dir: Path, sweep_name: str, cells: list[Path]) -> int:
-    from mlflow.entities import Metric, Param, RunStatus, RunTag
+    from mlflow.entities import Metric, Param, RunStatus
+    from mlflow.store.artifact.artifact_repository_registry import get_artifact_repository
 
     client = _client(results_dir)
     exp_id = _experiment_id(client, sweep_name, results_dir)
-    logged: dict[str, str] = {}
+    logged: dict = {}  # cell -> its FINISHED run
     for run in client.search_runs([exp_id], max_results=50_000):
         cell = run.data.tags.get(CELL_TAG)
         if cell is None:
             continue
         if run.info.status == RunStatus.to_string(RunStatus.FINISHED) and cell not in logged:
-            logged[cell] = run.info.run_id
+            logged[cell] = run
         else:
-            client.delete_run(run.info.run_id)  # torn or duplicate: the cell is logged afresh below
+            _delete_run(client, run, results_dir)  # torn or duplicate: the cell is logged afresh below
     count = 0
     for cell in cells:
+        record = provenance.read(cell)
+        start, end = _times(record)
         if cell.name in logged:
-            continue
+            if start is None or logged[cell.name].info.start_time == start:
+                continue
+            _delete_run(client, logged[cell.name], results_dir)  # the cell was recomputed since: log its present run
         summary = json.loads((cell / SUMMARY).read_text())
         cfg = yaml.safe_load((cell / CONFIG).read_text()) if (cell / CONFIG).exists() else {}
-        run = client.create_run(exp_id, run_name=cell.name, tags={CELL_TAG: cell.name, "fairsim.sweep": sweep_name})
-        metrics = [Metric(k, float(v), 0, 0) for k, v in sorted(summary.items())
+        run = client.create_run(exp_id, start_time=start, run_name=cell.name, tags=run_tags(cell, sweep_name, record))
+        run_id = run.info.run_id
+        metrics = [Metric(k, float(v), end or 0, 0) for k, v in sorted(summary.items())
                    if isinstance(v, (int, float)) and not isinstance(v, bool) and v is not None and math.isfinite(float(v))]
         params = [Param(k, v) for k, v in sorted(_flatten(cfg).items())]
-        tags = [RunTag("fairsim.result_dir", str(cell.resolve()))]
         for i in range(0, max(len(params), len(metrics)), 100):  # MLflow caps a batch at 100 params
-            client.log_batch(run.info.run_id, metrics=metrics[i:i + 100], params=params[i:i + 100], tags=tags if i == 0 else [])
-        client.set_terminated(run.info.run_id, "FINISHED")
+            client.log_batch(run_id, metrics=metrics[i:i + 100], params=params[i:i + 100])
+        # the repository of the run's own artifact URI: client.log_artifact would read the run back first
+        artifacts = get_artifact_repository(run.info.artifact_uri, tracking_uri=tracking_uri(results_dir))
+        for name in ARTIFACTS:
+            if (cell / name).is_file():
+                artifacts.log_artifact(str(cell / name))
+        client.set_terminated(run_id, "FINISHED", end_time=end)
         count += 1
     return count
 
@@ -135,3 +276,36 @@ def logged_cells(results_dir: Path, sweep_name: str) -> list[str]:
         return []
     runs = client.search_runs([exp.experiment_id], filter_string="attributes.status = 'FINISHED'", max_results=50_000)
     return sorted(r.data.tags.get(CELL_TAG) for r in runs)
+
+
+def main(argv: list[str] | None = None) -> int:
+    """``make ui``'s first step: mark the store's experiments and print each one's runs table.
+
+    python -m fairsim.experiment.tracking [RESULTS_DIR] [--address http://127.0.0.1:5000]
+    """
+    import argparse
+
+    parser = argparse.ArgumentParser(prog="python -m fairsim.experiment.tracking", description=main.__doc__.splitlines()[0])
+    parser.add_argument("results_dir", nargs="?", default="results", type=Path)
+    parser.add_argument("--address", default=UI_ADDRESS, help="where the MLflow UI serves (default %(default)s)")
+    args = parser.parse_args(argv)
+    if not (args.results_dir / "mlflow.db").is_file():
+        print(f"MLflow: no store at {args.results_dir / 'mlflow.db'} yet; a run or sweep creates it (track=false skips it)")
+        return 0
+    try:
+        experiments = mark_experiments(args.results_dir, lock_wait_s=5)  # a sweep logging now must not hold up the UI
+    except Exception as exc:
+        print(store_error_line(args.results_dir, exc), file=sys.stderr)
+        return 1
+    if not experiments:
+        print(f"MLflow: {tracking_uri(args.results_dir)} holds no runs yet")
+    else:
+        width = max(map(len, experiments))
+        print(f"MLflow runs tables ({tracking_uri(args.results_dir)}):")
+        for name, exp_id in sorted(experiments.items()):
+            print(f"  {name:<{width}}  {runs_url(exp_id, args.address)}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
