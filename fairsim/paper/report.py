@@ -33,8 +33,10 @@ def stale_lines(inputs: Inputs) -> list[str]:
     """Every cell the report was drawn from that other simulating code or inputs made (by its
     provenance.json against this tree), grouped by sweep and reason; one line when there is none."""
     groups: dict[tuple[str, str], list[str]] = {}
+    sizes = {}
     for sweep in inputs.sweeps.values():
         cells = sweep.cells
+        sizes[sweep.name] = len(cells)
         if "stale" not in cells:
             cells = cells.assign(stale=True, stale_why="its results.parquet predates provenance")
         for row in cells[cells["stale"]].itertuples():
@@ -45,7 +47,10 @@ def stale_lines(inputs: Inputs) -> list[str]:
     lines = [f"**{total} stale cells** (made by other simulating code or inputs than this tree's; drawn with",
              "`--reuse-stale`, or before a rerun): rerun without it to recompute them.", ""]
     for (name, why), cells in sorted(groups.items()):
-        lines.append(f"- {name}, {len(cells)} cells: {why}: {', '.join(f'`{c}`' for c in sorted(cells))}")
+        if len(cells) == sizes[name]:
+            lines.append(f"- {name}: every one of its {len(cells)} cells: {why}")
+        else:
+            lines.append(f"- {name}, {len(cells)} of {sizes[name]} cells: {why}: {', '.join(f'`{c}`' for c in sorted(cells))}")
     return lines
 
 
