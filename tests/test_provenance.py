@@ -228,3 +228,19 @@ def test_a_freshness_stamp_holds_until_anything_it_covers_changes(tiny_cell, tmp
     assert sweep_stamp.why_not_fresh(sweep, overrides)[0] == "fairsim/policies/fifo.py changed"
     (sweep / "a" / PROVENANCE).unlink()
     assert sweep_stamp.write_stamp(sweep, overrides, ["a", "b"]) is None and not path.exists()  # no record, no stamp
+
+
+def test_report_lists_stale_cells_by_sweep_and_reason(tmp_path):
+    from conftest import sweep_inputs
+    from fairsim.paper.report import stale_lines
+
+    for sub in ("1", "2"):
+        (tmp_path / sub).mkdir()
+    fresh = pd.DataFrame({"cell": ["a", "b"], "stale": [False, False], "stale_why": [None, None]})
+    assert stale_lines(sweep_inputs(tmp_path / "1", {"t": fresh})) == [
+        "Every cell above is fresh: its provenance.json names the simulating code and input files of this tree."]
+    some = pd.DataFrame({"cell": ["a", "b", "c"], "stale": [True, False, True], "stale_why": ["code", None, "code"]})
+    every = pd.DataFrame({"cell": ["x", "y"], "stale": [True, True], "stale_why": ["old", "old"]})
+    lines = stale_lines(sweep_inputs(tmp_path / "2", {"s": some, "e": every}))
+    assert lines[0].startswith("**4 stale cells**")
+    assert "- s, 2 of 3 cells: code: `a`, `c`" in lines and "- e: every one of its 2 cells: old" in lines
