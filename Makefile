@@ -6,7 +6,7 @@ STAMP := $(VENV)/.installed
 ARGS ?=
 SCALE ?= small
 
-.PHONY: setup run test test-fast smoke reproduce reproduce-load reproduce-choices bench ui clean
+.PHONY: setup run test test-fast smoke reproduce reproduce-load reproduce-choices reproduce-all bench ui clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -39,6 +39,11 @@ reproduce-load: $(STAMP)  ## which claims hold where: the paper_load sweep (504 
 reproduce-choices: $(STAMP)  ## which verdicts depend on FFT's open choices: the paper_open_choices and paper_shortest_job sweeps + their REPORT.md section
 	$(PY) -m fairsim.paper.reproduce --scale $(SCALE) --only open_choices $(ARGS)
 	$(PY) -m fairsim.paper.reproduce --scale $(SCALE) --draw-only
+
+reproduce-all: $(STAMP)  ## reproduce, then reproduce-load, then reproduce-choices: every section of REPORT.md (about 50 min on 2 cores from empty results)
+	$(MAKE) reproduce
+	$(MAKE) reproduce-load
+	$(MAKE) reproduce-choices
 
 ui: $(STAMP)  ## MLflow UI on http://127.0.0.1:5000 over results/mlflow.db
 	$(VENV)/bin/mlflow ui --host 127.0.0.1 --port 5000 --workers 1 --backend-store-uri sqlite:///results/mlflow.db
