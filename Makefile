@@ -6,7 +6,7 @@ STAMP := $(VENV)/.installed
 ARGS ?=
 SCALE ?= small
 
-.PHONY: setup run test test-fast smoke reproduce reproduce-load reproduce-choices verify manifest bench ui clean
+.PHONY: setup run test test-fast smoke reproduce reproduce-load reproduce-choices reproduce-all verify manifest bench ui clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -39,6 +39,11 @@ reproduce-load: $(STAMP)  ## which claims hold where: the paper_load sweep (504 
 reproduce-choices: $(STAMP)  ## which verdicts depend on FFT's open choices: the paper_open_choices and paper_shortest_job sweeps + their REPORT.md section
 	$(PY) -m fairsim.paper.reproduce --scale $(SCALE) --only open_choices $(ARGS)
 	$(PY) -m fairsim.paper.reproduce --scale $(SCALE) --draw-only
+
+reproduce-all: $(STAMP)  ## reproduce, then reproduce-load, then reproduce-choices: every section of REPORT.md (about 50 min on 2 cores from empty results)
+	$(MAKE) reproduce
+	$(MAKE) reproduce-load
+	$(MAKE) reproduce-choices
 
 verify: $(STAMP)  ## recompute a fixed sample of the committed figures' cells (every testbed cell of seed 0, one full-scale FFT cell) and compare each per-job table with paper_figs/MANIFEST.json; about 2 min on 2 cores
 	$(PY) -m fairsim.paper.verify $(ARGS)

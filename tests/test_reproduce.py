@@ -168,3 +168,31 @@ def test_machine_dependent_timings_stay_out_of_the_committed_figures():
 
     ignored = (ROOT / ".gitignore").read_text().splitlines()
     assert f"paper_figs/{MACHINE_DIR}/" in ignored  # fig13 draws its timings there (tests/test_figures.py)
+
+
+def test_left_out_names_the_optional_sections_not_drawn_and_their_commands():
+    line = reproduce.left_out(PLAN, {}, "small")
+    for name, spec in PLAN["figures"].items():
+        if spec.get("optional"):
+            assert f"'{spec['section']}' (needs make {spec['make']}" in line, name
+    assert line.startswith("[reproduce] REPORT.md lacks 'Which claims hold where' (needs make reproduce-load, about 20 min) and ")
+    assert "SCALE=full" in reproduce.left_out(PLAN, {}, "full")
+    assert reproduce.left_out(PLAN, {f: "" for f in PLAN["figures"]}, "small") is None
+
+
+def test_reproduce_ends_naming_an_optional_section_whose_sweep_is_absent(tmp_path, capsys):
+    plan = {
+        "scales": {"small": {"suffix": ""}},
+        "sweeps": {"load": {"preset": "paper_load", "small": []}},
+        "figures": {"fig_load": {"module": "fairsim.paper.figures.fig_load", "sweeps": ["load"], "optional": True,
+                                 "section": "Which claims hold where", "make": "reproduce-load",
+                                 "time": {"small": "about 20 min"}, "what": "load"}},
+        "headlines": [],
+    }
+    plan_path = tmp_path / "plan.yaml"
+    plan_path.write_text(yaml.safe_dump(plan))
+    assert reproduce.main(["--plan", str(plan_path), "--results-dir", str(tmp_path / "res"), "--out", str(tmp_path / "figs"),
+                           "--draw-only"]) == 0
+    last = capsys.readouterr().out.splitlines()[-1]
+    assert last == "[reproduce] REPORT.md lacks 'Which claims hold where' (needs make reproduce-load, about 20 min)"
+    assert "Which claims hold where" not in (tmp_path / "figs" / "REPORT.md").read_text()

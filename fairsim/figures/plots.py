@@ -11,7 +11,7 @@ import pandas as pd
 import seaborn as sns
 from matplotlib.ticker import FuncFormatter, LogLocator, MaxNLocator, NullFormatter
 
-from fairsim.figures import style
+from fairsim.figures import portable, style
 from fairsim.figures.reference import PaperValue, matching
 from fairsim.figures.stats import (
     METHOD_NOTE,
@@ -130,7 +130,7 @@ def log_axis(ax, values: Sequence[float]) -> None:
     v = np.asarray([x for x in values if np.isfinite(x) and x > 0], dtype=float)
     bottom, top = (v.min() / 1.25, v.max() * 1.25) if len(v) else (0.5, 2.0)
     top = max(top, bottom * 2)
-    ax.set_yscale("log")
+    ax.set_yscale(portable.LogScale())
     ax.set_ylim(bottom, top)
     span = top / bottom
     if span > 300:
@@ -292,7 +292,10 @@ def distribution_figure(sweep, job_value: str, xlabel: str, panels: dict[str, tu
                         extra_panel: Callable | None = None, paper: Sequence[PaperValue] = ()) -> list:
     """Per-job ECDF of ``job_value`` for each trace (policies as lines; ``extra_panel(ax)`` may
     fill the rest of the top row), then one panel per run-level metric, each (ylabel, "bars" for
-    linear bars from 0, or "log" for points on a log axis), with the paper's values. Figs. 8, 9."""
+    linear bars from 0, or "log" for points on a log axis), with the paper's values. ``xscale``
+    of the CDFs: linear, log or symlog. Figs. 8, 9."""
+    if xscale not in ("linear", "log", "symlog"):
+        raise ValueError(f"xscale must be linear, log or symlog, got {xscale!r}")
     cells = sweep.cells
     jobs = sweep.jobs()
     policies = style.policy_order(cells["policy"])
@@ -308,12 +311,12 @@ def distribution_figure(sweep, job_value: str, xlabel: str, panels: dict[str, tu
             ax.set_xlabel(xlabel)
             ax.set_title(f"CDF, {style.workload_label(workload)}")
             if xscale == "symlog":  # most jobs wait 0 h: linear near zero, logarithmic in the tail
-                ax.set_xscale("symlog", linthresh=0.1)
+                ax.set_xscale(portable.SymmetricalLogScale(linthresh=0.1))
                 ax.set_xlim(left=0)
-            elif xscale != "linear":
-                ax.set_xscale(xscale)
+            elif xscale == "log":
+                ax.set_xscale(portable.LogScale())
                 lo, hi = ax.dataLim.intervalx
-                decades = np.log10(hi / lo) if lo > 0 and hi > lo else 0.0
+                decades = float(portable.log10(hi / lo)) if lo > 0 and hi > lo else 0.0
                 # 1-2-5 ticks over a few decades; over many, LogLocator drops sub-decade ticks
                 # altogether (no labels at all), so label the decades only
                 ax.xaxis.set_major_locator(LogLocator(base=10, subs=(1.0, 2.0, 5.0) if decades <= 3 else (1.0,),

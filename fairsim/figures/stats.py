@@ -22,6 +22,8 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
+from fairsim.figures.portable import exp, log
+
 REFERENCE = "ours"  # ratios are "baseline / FFT", as in the paper
 LEVEL = 0.95
 
@@ -81,12 +83,12 @@ def positive_ci(values: Iterable[float], level: float = LEVEL) -> Interval:
     a = a[a > 0]
     if len(a) == 0:
         return Interval(float("nan"), float("nan"), float("nan"), 0)
-    logs = np.log(a)
+    logs = log(a)  # log and exp with the same bits on every CPU (fairsim.figures.portable)
     centre = float(logs.mean())
     if len(a) == 1:
-        return Interval(float(np.exp(centre)), float("nan"), float("nan"), 1)
+        return Interval(float(exp(centre)), float("nan"), float("nan"), 1)
     half = _half_width(logs, level)
-    return Interval(float(np.exp(centre)), float(np.exp(centre - half)), float(np.exp(centre + half)), len(a))
+    return Interval(float(exp(centre)), float(exp(centre - half)), float(exp(centre + half)), len(a))
 
 
 def ratio_ci(ratios: Iterable[float], level: float = LEVEL) -> Interval:

@@ -2,7 +2,9 @@
 
 Figures are built on ``matplotlib.figure.Figure`` (no pyplot, no global backend state) and saved
 with fixed metadata: no creation date in the PDF, no software tag in the PNG, fixed DPI, so the
-same results give the same bytes on every rerun.
+same results give the same bytes on every rerun. Log axes come from ``fairsim.figures.portable``
+(``LogScale()``, ``SymmetricalLogScale()``), not matplotlib's "log", so they are the same bytes
+on every CPU too.
 """
 
 from __future__ import annotations

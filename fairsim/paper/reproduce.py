@@ -250,6 +250,24 @@ def load_inputs(plan: dict, scale: str, results_dir: str, benches: dict[str, pd.
     return Inputs(sweeps, benches)
 
 
+def left_out(plan: dict, drawn, scale: str) -> str | None:
+    """The line naming the optional REPORT.md sections (figures marked ``optional`` in the plan)
+    that were not drawn and the command that adds each, or None when every one was drawn."""
+    parts = []
+    for name, spec in plan["figures"].items():
+        if not spec.get("optional") or name in drawn:
+            continue
+        command = f"make {spec['make']}" if spec.get("make") else f"python -m fairsim.paper.reproduce --only {name}"
+        if scale != next(iter(plan["scales"])):
+            command += f" SCALE={scale}" if spec.get("make") else f" --scale {scale}"
+        took = (spec.get("time") or {}).get(scale)
+        parts.append(f"'{spec.get('section') or name}' (needs {command}{f', {took}' if took else ''})")
+    if not parts:
+        return None
+    listed = parts[0] if len(parts) == 1 else ", ".join(parts[:-1]) + " and " + parts[-1]
+    return f"[reproduce] REPORT.md lacks {listed}"
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="python -m fairsim.paper.reproduce", description=__doc__.splitlines()[0])
     ap.add_argument("--scale", default="small", help="small (default, about 10 min on 2 cores) or full (the paper's sizes, about 21 min)")
@@ -353,6 +371,8 @@ def main(argv: list[str] | None = None) -> int:
     save_draw_stamp(stamp, key, plan, out)
     print(f"[reproduce] {report}: {sum(r.verdict == 'yes' for r in rows)} of {len(rows)} headline numbers reproduce in direction")
     print(f"[reproduce] done in {time.perf_counter() - tick:.0f} s")
+    if line := left_out(plan, drawn, args.scale):
+        print(line)
     return 1 if failed else 0
 
 

@@ -14,7 +14,7 @@ import pandas as pd
 import yaml
 
 from fairsim.cluster import ClusterSpec
-from fairsim.figures import style
+from fairsim.figures import portable, style
 from fairsim.figures.tables import Check
 from fairsim.workload.perf_model import paper_catalog
 
@@ -56,7 +56,7 @@ def draw(inputs, out_dir: Path, models=("ResNet50", "VGG16", "GPT2-medium", "OPT
         ax.set_title(f"(a) {fast} / {slow} speedup" + (" (hatched: does not fit)" if (~fits).any() else ""))
         ax = axes[0, 1]
         ax.bar(x, shown["state_gb"], color="#D55E00")
-        ax.set_yscale("log")
+        ax.set_yscale(portable.LogScale())
         ax.set_ylim(top=shown["state_gb"].max() * 4)  # room for the labels
         for k, v in enumerate(shown["state_gb"]):
             ax.text(k, v * 1.15, f"{v:.3g} GB", ha="center", fontsize=7)

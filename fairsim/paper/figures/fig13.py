@@ -16,7 +16,7 @@ import numpy as np
 import pandas as pd
 from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
 
-from fairsim.figures import style
+from fairsim.figures import portable, style
 from fairsim.figures.data import Inputs, MissingInput
 from fairsim.figures.plots import footnote
 from fairsim.figures.stats import REFERENCE, ratio_ci
@@ -50,7 +50,7 @@ def simulated_decisions(inputs: Inputs, roles=("testbed", "simulated")) -> pd.Da
 def plain_log_axes(ax) -> None:
     """Log x and y with plain-number ticks (1-2-5 per decade), no 2 x 10^3 labels."""
     for axis, scale in ((ax.xaxis, ax.set_xscale), (ax.yaxis, ax.set_yscale)):
-        scale("log")
+        scale(portable.LogScale())
         axis.set_major_locator(LogLocator(base=10, subs=(1.0, 2.0, 5.0)))
         axis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
         axis.set_minor_formatter(NullFormatter())

@@ -18,7 +18,7 @@ import numpy as np
 import pandas as pd
 from matplotlib.ticker import NullFormatter
 
-from fairsim.figures import style
+from fairsim.figures import portable, style
 from fairsim.figures.data import Inputs, SweepData
 from fairsim.figures.plots import log_axis
 from fairsim.figures.stats import nonneg_ci, paired_ratios, ratio_ci
@@ -106,7 +106,7 @@ def draw(inputs: Inputs, out_dir: Path) -> list[Path]:
                 log_axis(ax, [*part["value"], *panel.paper().values(), 1.0])
             else:
                 ax.set_ylim(bottom=0)
-            ax.set_xscale("log")
+            ax.set_xscale(portable.LogScale())
             ax.set_xticks(sorted(set(cells["load"].astype(float))), [f"{v:g}" for v in sorted(set(cells["load"].astype(float)))])
             ax.xaxis.set_minor_formatter(NullFormatter())
             ax.set_xlabel("offered load")
