@@ -24,13 +24,17 @@ import threading
 import time
 import uuid
 from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterator
+from typing import TYPE_CHECKING, Iterator
 
 from hydra.experimental.callback import Callback
 from omegaconf import DictConfig, OmegaConf
 
 from fairsim.experiment.run_folder import CONFIG, JOBS, SUMMARY
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 PROGRESS = ".progress"
 CELL_LOCK = ".lock"
@@ -272,6 +276,44 @@ def fail(line: str) -> None:
     sys.exit(1)
 
 
+@dataclass
+class Collected:
+    """What ``collect_and_log`` did: the table written, its cells, why the other cell folders are
+    not complete, how many cells were newly logged to MLflow, and the store's error line if any."""
+
+    table: pd.DataFrame
+    cells: list[Path]
+    incomplete: dict[str, str]
+    logged: int
+    store_error: str | None
+
+
+def collect_and_log(sweep_dir: Path, results_dir: Path, store_error: str | None = None) -> Collected:
+    """Collect the sweep's complete cells into results.parquet and jobs.parquet, then log those
+    not yet in MLflow: how every sweep ends, after its last cell or on Ctrl-C. A store already
+    known to be broken (``store_error``) is not tried again; a collection that cannot write ends
+    the sweep with one line."""
+    from filelock import FileLock
+
+    from fairsim.experiment.collect import collect, survey
+    from fairsim.experiment.tracking import log_sweep, store_error_line
+
+    sweep_dir = Path(sweep_dir)
+    try:
+        with FileLock(sweep_dir / COLLECT_LOCK):  # two sweeps ending together write whole, consistent tables
+            cells, incomplete = survey(sweep_dir)
+            table, cells = collect(sweep_dir, cells)
+    except OSError as exc:
+        fail(resource_error_line(exc, sweep_dir) or f"error: collecting {sweep_dir}: {exc}")
+    logged = 0
+    if store_error is None:
+        try:
+            logged = log_sweep(results_dir, sweep_dir.name, cells)
+        except Exception as exc:
+            store_error = store_error_line(results_dir, exc)
+    return Collected(table, cells, incomplete, logged, store_error)
+
+
 class SweepCallback(Callback):
     """Runs in the parent process of a multirun: prepares the sweep folder and the MLflow store
     before the workers start, and after the last cell collects results.parquet and logs every
@@ -318,41 +360,22 @@ class SweepCallback(Callback):
         os.environ[CELLS_ENV] = str(self.total)
 
     def on_multirun_end(self, config: DictConfig, **kwargs) -> None:
-        from filelock import FileLock
-
-        from fairsim.experiment.collect import collect, survey
-        from fairsim.experiment.tracking import (
-            log_sweep,
-            store_error_line,
-            tracking_uri,
-        )
+        from fairsim.experiment.tracking import tracking_uri
 
         sweep_dir = Path(config.hydra.sweep.dir)
         name = f"[sweep {sweep_dir.name}]"
         own = read_progress(progress_file(sweep_dir, self.run_id))
-        try:
-            with FileLock(sweep_dir / COLLECT_LOCK):  # two sweeps ending together write whole, consistent tables
-                cells, incomplete = survey(sweep_dir)
-                table, cells = collect(sweep_dir, cells)
-        except OSError as exc:
-            fail(resource_error_line(exc, sweep_dir) or f"error: collecting {sweep_dir}: {exc}")
-        logged = 0
-        store_error = self.store_error
-        if store_error is None:
-            try:
-                logged = log_sweep(self.results_dir, sweep_dir.name, cells)
-            except Exception as exc:
-                store_error = store_error_line(self.results_dir, exc)
+        done = collect_and_log(sweep_dir, self.results_dir, self.store_error)
         elapsed = time.perf_counter() - self.started
         counts = {st: sorted(c for c, (_, s) in own.items() if s == st) for st in (RAN, SKIPPED, WAITED, FAILED_STATUS)}
-        print(f"{name} {len(cells)} complete cells in {sweep_dir} ({self.total} in this run's grid): this run computed "
+        print(f"{name} {len(done.cells)} complete cells in {sweep_dir} ({self.total} in this run's grid): this run computed "
               f"{len(counts[RAN])}, found {len(counts[SKIPPED])} complete, waited for {len(counts[WAITED])} that another "
-              f"sweep computed; {logged} newly logged to MLflow ({tracking_uri(self.results_dir)}), {elapsed:.1f} s")
+              f"sweep computed; {done.logged} newly logged to MLflow ({tracking_uri(self.results_dir)}), {elapsed:.1f} s")
         if counts[WAITED]:
             print(f"{name} computed by another sweep while this one waited: {', '.join(counts[WAITED])}")
-        if len(table):
+        if len(done.table):
             print(f"{name} results: {sweep_dir / 'results.parquet'}")
-        for cell, why in incomplete.items():
+        for cell, why in done.incomplete.items():
             if cell not in counts[FAILED_STATUS]:
                 print(f"{name} not collected: {cell}: {why}")
         progress_file(sweep_dir, self.run_id).unlink(missing_ok=True)
@@ -360,8 +383,8 @@ class SweepCallback(Callback):
         if counts[FAILED_STATUS]:
             problems.append(f"{name} {len(counts[FAILED_STATUS])} cells FAILED: {', '.join(counts[FAILED_STATUS])}; the others "
                             "are kept. Fix the cause and rerun the same command to run only the missing cells.")
-        if store_error:
-            problems.append(store_error)
+        if done.store_error:
+            problems.append(done.store_error)
         if problems:
             fail("\n".join(problems))
         if len(own) < self.total:
