@@ -31,7 +31,7 @@ from typing import TYPE_CHECKING, Iterator
 from hydra.experimental.callback import Callback
 from omegaconf import DictConfig, OmegaConf
 
-from fairsim.experiment.run_folder import CONFIG, JOBS, SUMMARY
+from fairsim.experiment.run_folder import CONFIG, JOBS, RESULTS, SUMMARY
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -316,9 +316,10 @@ def collect_and_log(sweep_dir: Path, results_dir: Path, store_error: str | None 
 
 class SweepCallback(Callback):
     """Runs in the parent process of a multirun: prepares the sweep folder and the MLflow store
-    before the workers start, and after the last cell collects results.parquet and logs every
-    cell to MLflow. ``on_job_start`` runs in each cell's process (the callback travels with the
-    job): it tells the cell its run's id and watches for the parent's death."""
+    before the workers start, and after the last cell (or on Ctrl-C, see ``interrupted``)
+    collects results.parquet and logs every complete cell to MLflow. ``on_job_start`` runs in
+    each cell's process (the callback travels with the job): it tells the cell its run's id and
+    watches for the parent's death."""
 
     def __init__(self, results_dir: str = "results") -> None:
         self.results_dir = Path(results_dir)
@@ -328,15 +329,19 @@ class SweepCallback(Callback):
         self.parent_host = ""
         self.total = 0
         self.store_error: str | None = None
+        self.sweep_dir = Path()
 
     def on_multirun_start(self, config: DictConfig, **kwargs) -> None:
+        from fairsim.experiment.interrupt import hold_ctrl_c, on_ctrl_c, release_ctrl_c
         from fairsim.experiment.tracking import ensure_store, store_error_line
 
         self.started = time.perf_counter()
         self.run_id = f"{os.getpid()}-{uuid.uuid4().hex[:8]}"
         self.parent_pid = os.getpid()
         self.parent_host = socket.gethostname()
-        sweep_dir = Path(config.hydra.sweep.dir)
+        sweep_dir = self.sweep_dir = Path(config.hydra.sweep.dir)
+        on_ctrl_c(self.interrupted_early, lambda why: f"[sweep {sweep_dir.name}] interrupted before any cell ran")
+        release_ctrl_c()  # held while Hydra composed the config (fairsim/experiment/interrupt.py)
         self.total = count_cells(config)
         try:
             sweep_dir.mkdir(parents=True, exist_ok=True)
@@ -349,6 +354,11 @@ class SweepCallback(Callback):
             ensure_store(self.results_dir)
         except Exception as exc:  # a damaged or unwritable store must not cost the cells
             self.store_error = store_error_line(self.results_dir, exc)
+        import fairsim.experiment.collect  # noqa: F401  loaded now: a Ctrl-C cannot leave it half-imported for the ending
+        on_ctrl_c(self.interrupted, lambda why: f"[sweep {sweep_dir.name}] interrupted, and collecting was cut short ({why}): "
+                  "results.parquet and MLflow may lack complete cells; rerun the same command to collect them and run the rest")
+        if str(config.hydra.launcher.get("_target_", "")).startswith("hydra_plugins.fairsim_local_launcher."):
+            hold_ctrl_c()  # while Hydra composes every cell's config; the local launcher releases it as it starts
 
     def on_job_start(self, config: DictConfig, **kwargs) -> None:
         if self.run_id:
@@ -390,3 +400,26 @@ class SweepCallback(Callback):
         if len(own) < self.total:
             print(f"{name} warning: {self.total - len(own)} of {self.total} cells did not finish; "
                   "rerun the same command to run only those")
+
+    def interrupted_early(self) -> str:
+        """The end on Ctrl-C while the sweep is being prepared (no cell has started)."""
+        if self.run_id:
+            progress_file(self.sweep_dir, self.run_id).unlink(missing_ok=True)
+        return f"[sweep {self.sweep_dir.name}] interrupted before any cell ran; nothing was computed"
+
+    def interrupted(self) -> str:
+        """The end on Ctrl-C, once the launcher has stopped the workers: collect and log the
+        complete cells as ``on_multirun_end`` does, and say so in one line (a second line only
+        for a broken MLflow store)."""
+        own = read_progress(progress_file(self.sweep_dir, self.run_id))
+        done = collect_and_log(self.sweep_dir, self.results_dir, self.store_error)
+        progress_file(self.sweep_dir, self.run_id).unlink(missing_ok=True)
+        failed = sum(status == FAILED_STATUS for _, status in own.values())
+        if done.cells:
+            kept = f"{len(done.cells)} complete cells kept and collected into {self.sweep_dir / RESULTS}"
+            kept += "" if done.store_error else f" and MLflow ({done.logged} newly logged)"
+        else:
+            kept = "no complete cell to collect"
+        line = (f"[sweep {self.sweep_dir.name}] interrupted: {kept}; {max(self.total - len(own), 0)} cells did not finish"
+                + (f" and {failed} FAILED" if failed else "") + "; rerun the same command to run only those")
+        return "\n".join(filter(None, [line, done.store_error]))
