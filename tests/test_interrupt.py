@@ -7,6 +7,7 @@ traceback, nothing half-written that looks complete.
   terminal sends Ctrl-C) or to the parent alone: the workers are stopped, the complete cells
   are collected into results.parquet and logged to MLflow, the cut-off cells have no summary,
   no worker is left.
+- ``python -m fairsim.paper.reproduce``: the sweep it runs collects first, then it ends too.
 
 Subprocesses start in a session of their own (their own process group) and are waited for by
 files appearing: the long cells take 20 s or more, the short ones about a second.
@@ -22,12 +23,14 @@ import sys
 
 import pandas as pd
 import pytest
+import yaml
 
 from fairsim.experiment import interrupt
 from fairsim.experiment.collect import complete_cells
 from fairsim.experiment.compose import compose_config
 from fairsim.experiment.single import run_config, write_results
 from fairsim.experiment.tracking import ensure_store, logged_cells
+from fairsim.paper import reproduce
 
 from conftest import ROOT, run_py_command
 from test_faults import alive, cmdline, descendants, kill_started, wait_for
@@ -201,3 +204,50 @@ def test_ctrl_c_stops_a_sweep_and_collects_its_complete_cells(results, whole_gro
     assert logged_cells(results, name) == done
     kept, logged, unfinished = (int(g) for g in said.groups())
     assert kept == logged == len(done) and unfinished >= len(CELLS) - kept and unfinished >= len(LONG)
+
+
+# ---- reproduce ----------------------------------------------------------------------------------
+
+@pytest.mark.slow
+def test_ctrl_c_ends_reproduce_after_its_sweep_has_collected(results, tmp_path):
+    plan = {"scales": {"small": {"suffix": ""}},
+            "sweeps": {"s": {"preset": "smoke", "small": ["load=0.5", *GRID]}},
+            "figures": {"fig7": {"module": "fairsim.paper.figures.fig7", "sweeps": ["s"], "what": "JCT ratios"}},
+            "headlines": []}
+    (tmp_path / "plan.yaml").write_text(yaml.safe_dump(plan))
+    sweep_dir = results / "sweeps" / "smoke"
+    long_cells = [f"load=0.5,{c}" for c in LONG]
+    proc = start("--plan", str(tmp_path / "plan.yaml"), "--results-dir", str(results), "--out", str(tmp_path / "figs"),
+                 module="fairsim.paper.reproduce")
+    started: list[int] = []
+    try:
+        wait_for(lambda: (sweep_dir.is_dir() and bool(complete_cells(sweep_dir))
+                          and any((sweep_dir / c / ".lock").exists() for c in long_cells)) or proc.poll() is not None,
+                 300, "a complete cell and a long one running")
+        assert proc.poll() is None, proc.communicate()
+        started = descendants(proc.pid)
+        out, err = ctrl_c(proc)
+    finally:
+        end(proc, started)
+    assert proc.returncode == 130
+    assert "Traceback" not in err
+    lines = err.strip().splitlines()
+    assert len(lines) == 2 and lines[0].startswith("[sweep smoke] interrupted: ") and lines[1] == reproduce.INTERRUPTED_LINE, err
+    done = [c.name for c in complete_cells(sweep_dir)]
+    assert done and sorted(pd.read_parquet(sweep_dir / "results.parquet")["cell"]) == done
+    assert not (tmp_path / "figs" / "REPORT.md").exists()
+
+
+@pytest.mark.parametrize("bar", [False, True])
+def test_run_sweep_waits_for_an_interrupted_sweep_instead_of_killing_it(capfd, bar):
+    """Ctrl-C reaches reproduce while its sweep still collects: it waits for the sweep's last
+    line and exit (subprocess.run would kill it), then stops."""
+    script = ("import os, signal, sys, time\n"
+              "signal.signal(signal.SIGINT, signal.SIG_IGN)\n"
+              "os.kill(os.getppid(), signal.SIGINT)\n"
+              "time.sleep(1)\n"
+              "print('[sweep s] collected', flush=True)\n"
+              "sys.exit(130)\n")
+    with pytest.raises(KeyboardInterrupt):
+        reproduce.run_sweep([sys.executable, "-c", script], "s", bar=bar)
+    assert "[sweep s] collected" in capfd.readouterr().out
