@@ -89,4 +89,7 @@ if __name__ == "__main__":
     except InputError as exc:
         print(f"error: {exc}", file=sys.stderr)
         sys.exit(2)
-    main()
+    from fairsim.experiment.interrupt import ends_in_one_line
+
+    with ends_in_one_line():  # Ctrl-C: one line saying what was kept, exit 130 (fairsim/experiment/interrupt.py)
+        main()

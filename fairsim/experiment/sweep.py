@@ -26,13 +26,17 @@ import threading
 import time
 import uuid
 from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterator
+from typing import TYPE_CHECKING, Iterator
 
 from hydra.experimental.callback import Callback
 from omegaconf import DictConfig, OmegaConf
 
-from fairsim.experiment.run_folder import CONFIG, JOBS, SUMMARY
+from fairsim.experiment.run_folder import CONFIG, JOBS, RESULTS, SUMMARY
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 PROGRESS = ".progress"
 CELL_LOCK = ".lock"
@@ -282,11 +286,53 @@ def fail(line: str) -> None:
     sys.exit(1)
 
 
+@dataclass
+class Collected:
+    """What ``collect_and_log`` did: the table written, its cells, why the other cell folders are
+    not complete, how many cells were newly logged to MLflow, the store's error line if any, and
+    the address of the sweep's MLflow runs table."""
+
+    table: pd.DataFrame
+    cells: list[Path]
+    incomplete: dict[str, str]
+    logged: int
+    store_error: str | None
+    runs_table: str | None = None
+
+
+def collect_and_log(sweep_dir: Path, results_dir: Path, store_error: str | None = None) -> Collected:
+    """Collect the sweep's complete cells into results.parquet and jobs.parquet, then log those
+    not yet in MLflow: how every sweep ends, after its last cell or on Ctrl-C. A store already
+    known to be broken (``store_error``) is not tried again; a collection that cannot write ends
+    the sweep with one line."""
+    from filelock import FileLock
+
+    from fairsim.experiment.collect import collect, survey
+    from fairsim.experiment.tracking import experiment_url, log_sweep, store_error_line
+
+    sweep_dir = Path(sweep_dir)
+    try:
+        with FileLock(sweep_dir / COLLECT_LOCK):  # two sweeps ending together write whole, consistent tables
+            cells, incomplete = survey(sweep_dir)
+            table, cells = collect(sweep_dir, cells)
+    except OSError as exc:
+        fail(resource_error_line(exc, sweep_dir) or f"error: collecting {sweep_dir}: {exc}")
+    logged, runs_table = 0, None
+    if store_error is None:
+        try:
+            logged = log_sweep(results_dir, sweep_dir.name, cells)
+            runs_table = experiment_url(results_dir, sweep_dir.name)
+        except Exception as exc:
+            store_error = store_error_line(results_dir, exc)
+    return Collected(table, cells, incomplete, logged, store_error, runs_table)
+
+
 class SweepCallback(Callback):
     """Runs in the parent process of a multirun: prepares the sweep folder and the MLflow store
-    before the workers start, and after the last cell collects results.parquet and logs every
-    cell to MLflow. ``on_job_start`` runs in each cell's process (the callback travels with the
-    job): it tells the cell its run's id and watches for the parent's death."""
+    before the workers start, and after the last cell (or on Ctrl-C, see ``interrupted``)
+    collects results.parquet and logs every complete cell to MLflow. ``on_job_start`` runs in
+    each cell's process (the callback travels with the job): it tells the cell its run's id and
+    watches for the parent's death."""
 
     def __init__(self, results_dir: str = "results") -> None:
         self.results_dir = Path(results_dir)
@@ -296,15 +342,19 @@ class SweepCallback(Callback):
         self.parent_host = ""
         self.total = 0
         self.store_error: str | None = None
+        self.sweep_dir = Path()
 
     def on_multirun_start(self, config: DictConfig, **kwargs) -> None:
+        from fairsim.experiment.interrupt import hold_ctrl_c, on_ctrl_c, release_ctrl_c
         from fairsim.experiment.tracking import ensure_store, store_error_line
 
         self.started = time.perf_counter()
         self.run_id = f"{os.getpid()}-{uuid.uuid4().hex[:8]}"
         self.parent_pid = os.getpid()
         self.parent_host = socket.gethostname()
-        sweep_dir = Path(config.hydra.sweep.dir)
+        sweep_dir = self.sweep_dir = Path(config.hydra.sweep.dir)
+        on_ctrl_c(self.interrupted_early, lambda why: f"[sweep {sweep_dir.name}] interrupted before any cell ran")
+        release_ctrl_c()  # held while Hydra composed the config (fairsim/experiment/interrupt.py)
         self.total = count_cells(config)
         try:
             sweep_dir.mkdir(parents=True, exist_ok=True)
@@ -317,6 +367,11 @@ class SweepCallback(Callback):
             ensure_store(self.results_dir)
         except Exception as exc:  # a damaged or unwritable store must not cost the cells
             self.store_error = store_error_line(self.results_dir, exc)
+        import fairsim.experiment.collect  # noqa: F401  loaded now: a Ctrl-C cannot leave it half-imported for the ending
+        on_ctrl_c(self.interrupted, lambda why: f"[sweep {sweep_dir.name}] interrupted, and collecting was cut short ({why}): "
+                  "results.parquet and MLflow may lack complete cells; rerun the same command to collect them and run the rest")
+        if str(config.hydra.launcher.get("_target_", "")).startswith("hydra_plugins.fairsim_local_launcher."):
+            hold_ctrl_c()  # while Hydra composes every cell's config; the local launcher releases it as it starts
 
     def on_job_start(self, config: DictConfig, **kwargs) -> None:
         if self.run_id:
@@ -328,47 +383,25 @@ class SweepCallback(Callback):
         os.environ[CELLS_ENV] = str(self.total)
 
     def on_multirun_end(self, config: DictConfig, **kwargs) -> None:
-        from filelock import FileLock
-
-        from fairsim.experiment.collect import collect, survey
-        from fairsim.experiment.tracking import (
-            experiment_url,
-            log_sweep,
-            store_error_line,
-            tracking_uri,
-        )
+        from fairsim.experiment.tracking import tracking_uri
 
         sweep_dir = Path(config.hydra.sweep.dir)
         name = f"[sweep {sweep_dir.name}]"
         own = read_progress(progress_file(sweep_dir, self.run_id))
-        try:
-            with FileLock(sweep_dir / COLLECT_LOCK):  # two sweeps ending together write whole, consistent tables
-                cells, incomplete = survey(sweep_dir)
-                table, cells = collect(sweep_dir, cells)
-        except OSError as exc:
-            fail(resource_error_line(exc, sweep_dir) or f"error: collecting {sweep_dir}: {exc}")
-        logged = 0
-        store_error = self.store_error
-        runs_table = None
-        if store_error is None:
-            try:
-                logged = log_sweep(self.results_dir, sweep_dir.name, cells)
-                runs_table = experiment_url(self.results_dir, sweep_dir.name)
-            except Exception as exc:
-                store_error = store_error_line(self.results_dir, exc)
+        done = collect_and_log(sweep_dir, self.results_dir, self.store_error)
         elapsed = time.perf_counter() - self.started
         counts = {st: sorted(c for c, (_, s) in own.items() if s == st) for st in (RAN, SKIPPED, WAITED, FAILED_STATUS, REUSED)}
         reused = f", reused {len(counts[REUSED])} stale (reuse_stale=true)" if counts[REUSED] else ""
-        print(f"{name} {len(cells)} complete cells in {sweep_dir} ({self.total} in this run's grid): this run computed "
+        print(f"{name} {len(done.cells)} complete cells in {sweep_dir} ({self.total} in this run's grid): this run computed "
               f"{len(counts[RAN])}, found {len(counts[SKIPPED])} complete, waited for {len(counts[WAITED])} that another "
-              f"sweep computed{reused}; {logged} newly logged to MLflow ({tracking_uri(self.results_dir)}), {elapsed:.1f} s")
+              f"sweep computed{reused}; {done.logged} newly logged to MLflow ({tracking_uri(self.results_dir)}), {elapsed:.1f} s")
         if counts[WAITED]:
             print(f"{name} computed by another sweep while this one waited: {', '.join(counts[WAITED])}")
-        if len(table):
+        if len(done.table):
             print(f"{name} results: {sweep_dir / 'results.parquet'}")
-        if runs_table and cells:
-            print(f"{name} MLflow runs table (make ui): {runs_table}")
-        for cell, why in incomplete.items():
+        if done.runs_table and done.cells:
+            print(f"{name} MLflow runs table (make ui): {done.runs_table}")
+        for cell, why in done.incomplete.items():
             if cell not in counts[FAILED_STATUS]:
                 print(f"{name} not collected: {cell}: {why}")
         progress_file(sweep_dir, self.run_id).unlink(missing_ok=True)
@@ -376,8 +409,8 @@ class SweepCallback(Callback):
         if counts[FAILED_STATUS]:
             problems.append(f"{name} {len(counts[FAILED_STATUS])} cells FAILED: {', '.join(counts[FAILED_STATUS])}; the others "
                             "are kept. Fix the cause and rerun the same command to run only the missing cells.")
-        if store_error:
-            problems.append(store_error)
+        if done.store_error:
+            problems.append(done.store_error)
         if problems:
             fail("\n".join(problems))
         if len(own) < self.total:
@@ -387,3 +420,26 @@ class SweepCallback(Callback):
             from fairsim.experiment.sweep_stamp import write_stamp
 
             write_stamp(sweep_dir, config.hydra.overrides.task, own)  # lets a rerun of this grid skip starting at all
+
+    def interrupted_early(self) -> str:
+        """The end on Ctrl-C while the sweep is being prepared (no cell has started)."""
+        if self.run_id:
+            progress_file(self.sweep_dir, self.run_id).unlink(missing_ok=True)
+        return f"[sweep {self.sweep_dir.name}] interrupted before any cell ran; nothing was computed"
+
+    def interrupted(self) -> str:
+        """The end on Ctrl-C, once the launcher has stopped the workers: collect and log the
+        complete cells as ``on_multirun_end`` does, and say so in one line (a second line only
+        for a broken MLflow store)."""
+        own = read_progress(progress_file(self.sweep_dir, self.run_id))
+        done = collect_and_log(self.sweep_dir, self.results_dir, self.store_error)
+        progress_file(self.sweep_dir, self.run_id).unlink(missing_ok=True)
+        failed = sum(status == FAILED_STATUS for _, status in own.values())
+        if done.cells:
+            kept = f"{len(done.cells)} complete cells kept and collected into {self.sweep_dir / RESULTS}"
+            kept += "" if done.store_error else f" and MLflow ({done.logged} newly logged)"
+        else:
+            kept = "no complete cell to collect"
+        line = (f"[sweep {self.sweep_dir.name}] interrupted: {kept}; {max(self.total - len(own), 0)} cells did not finish"
+                + (f" and {failed} FAILED" if failed else "") + "; rerun the same command to run only those")
+        return "\n".join(filter(None, [line, done.store_error]))

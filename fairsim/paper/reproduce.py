@@ -9,7 +9,8 @@ rerun and MLflow logs the sweep as it logs any other; a sweep whose freshness st
 (fairsim/experiment/sweep_stamp.py) is not started at all. Benchmarks (``python -m fairsim.bench <name>``) run
 once and are cached under <results>/bench/. Then every figure is drawn into paper_figs/ (PDF,
 PNG, and the plotted numbers as data/*.csv) and paper_figs/REPORT.md is written. Same results ->
-byte-identical figures and report.
+byte-identical figures and report. Ctrl-C ends it with one line and exit status 130, after the
+sweep it reached has collected its complete cells; the same command resumes.
 """
 
 from __future__ import annotations
@@ -19,15 +20,18 @@ import hashlib
 import importlib
 import json
 import re
+import signal
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import pandas as pd
 import yaml
 
 from fairsim.errors import InputError, require
+from fairsim.experiment.interrupt import INTERRUPTED
 from fairsim.experiment.output import interactive
 from fairsim.experiment.run_folder import RESULTS
 from fairsim.experiment.sweep_stamp import why_not_fresh
@@ -109,27 +113,51 @@ def parse_bench_table(text: str) -> pd.DataFrame:
 CELLS_DONE = re.compile(r"\| (\d+)/(\d+) cells done")  # the per-cell status line of fairsim.experiment.sweep
 
 
+INTERRUPTED_LINE = ("[reproduce] interrupted: the sweeps' complete cells are kept and collected; figures and REPORT.md "
+                    "are not all redrawn; rerun the same command to run only what is missing and draw")
+
+
 def run_sweep(cmd: list[str], role: str, bar: bool | None = None) -> int:
     """Run one sweep as a subprocess. On a terminal (``bar=None``) its lines scroll above a
-    progress bar of complete cells; elsewhere its output passes through untouched."""
+    progress bar of complete cells; elsewhere its output passes through untouched. A Ctrl-C
+    reaches the sweep too (one process group): this waits while the sweep collects its complete
+    cells and ends, then raises KeyboardInterrupt (also when the sweep alone was interrupted)."""
     print(f"[reproduce] sweep {role}: {' '.join(cmd[1:])}", flush=True)
     started = time.perf_counter()
     if not (interactive() if bar is None else bar):
-        code = subprocess.run(cmd).returncode
+        with subprocess.Popen(cmd) as proc:
+            code, interrupted = _wait_through_ctrl_c(proc)
     else:
         from tqdm import tqdm
 
         with subprocess.Popen(cmd, stdout=subprocess.PIPE, text=True, bufsize=1) as proc, \
                 tqdm(desc=f"sweep {role}", unit="cell", file=sys.stderr, dynamic_ncols=True) as progress:
-            for line in proc.stdout:
+            def show(line: str) -> None:
                 progress.write(line.rstrip("\n"), file=sys.stdout)
                 if found := CELLS_DONE.search(line):
                     progress.total = int(found[2])
                     progress.n = int(found[1])
                     progress.refresh()
-            code = proc.wait()
+
+            code, interrupted = _wait_through_ctrl_c(proc, show)
+    if interrupted or code in (INTERRUPTED, -signal.SIGINT):
+        raise KeyboardInterrupt
     print(f"[reproduce] sweep {role}: exit {code} after {time.perf_counter() - started:.0f} s", flush=True)
     return code
+
+
+def _wait_through_ctrl_c(proc: subprocess.Popen, each_line: Callable[[str], None] | None = None) -> tuple[int, bool]:
+    """The sweep's exit status once it ends (its output, when piped, through ``each_line``) and
+    whether Ctrl-C was pressed meanwhile; never kills it, as ``subprocess.run`` would."""
+    interrupted = False
+    while True:
+        try:
+            if each_line is not None:
+                for line in proc.stdout:
+                    each_line(line)
+            return proc.wait(), interrupted
+        except KeyboardInterrupt:
+            interrupted = True
 
 
 def _bench_paths(plan: dict, name: str, scale: str, results_dir: str) -> tuple[Path, Path]:
@@ -377,4 +405,8 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    try:
+        sys.exit(main())
+    except KeyboardInterrupt:  # Ctrl-C: one line, no traceback; a sweep it reached has collected already
+        print(INTERRUPTED_LINE, file=sys.stderr, flush=True)
+        sys.exit(INTERRUPTED)
