@@ -83,7 +83,7 @@ def end(proc: subprocess.Popen, started: list[int]) -> None:
 @pytest.mark.slow
 def test_ctrl_c_ends_a_single_run_in_one_line(tmp_path):
     folder = tmp_path / "run"
-    proc = start("num_jobs=3000", "+track=false", f"results_dir={tmp_path}", f"hydra.run.dir={folder}")
+    proc = start("num_jobs=3000", "track=false", f"results_dir={tmp_path}", f"hydra.run.dir={folder}")
     try:
         # Hydra writes .hydra/ just before the run starts; a Ctrl-C earlier is held until then
         wait_for(lambda: (folder / ".hydra" / "overrides.yaml").exists() or proc.poll() is not None, 120, "the run to start")
@@ -99,7 +99,7 @@ def test_ctrl_c_ends_a_single_run_in_one_line(tmp_path):
 @pytest.mark.slow
 def test_ctrl_c_leaves_an_earlier_run_in_the_same_folder_as_it_was(tmp_path, run_py):
     folder = tmp_path / "run"
-    common = ["+track=false", f"results_dir={tmp_path}", f"hydra.run.dir={folder}"]
+    common = ["track=false", f"results_dir={tmp_path}", f"hydra.run.dir={folder}"]
     assert run_py("num_jobs=20", *common).returncode == 0
     before = (folder / "summary.json").read_bytes()
     (folder / ".hydra" / "overrides.yaml").unlink()

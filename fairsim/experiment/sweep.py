@@ -416,7 +416,7 @@ class SweepCallback(Callback):
         if len(own) < self.total:
             print(f"{name} warning: {self.total - len(own)} of {self.total} cells did not finish; "
                   "rerun the same command to run only those")
-        elif not counts[REUSED] and set(own) <= {c.name for c in cells}:
+        elif not counts[REUSED] and set(own) <= {c.name for c in done.cells}:
             from fairsim.experiment.sweep_stamp import write_stamp
 
             write_stamp(sweep_dir, config.hydra.overrides.task, own)  # lets a rerun of this grid skip starting at all
