@@ -10,13 +10,17 @@ SCALE ?= small
 
 .PHONY: setup lock run test test-fast smoke reproduce reproduce-load reproduce-choices verify manifest bench ui clean
 
-$(STAMP): pyproject.toml
+# pip and setuptools from the lock first, so that the lock's one source distribution
+# (antlr4-python3-runtime) and fairsim itself are built with the locked setuptools, not a newest one.
+$(STAMP): pyproject.toml $(LOCK)
 	$(PYTHON) -m venv $(VENV)
-	$(PY) -m pip install --quiet --upgrade pip
-	$(PY) -m pip install --quiet -e '.[dev]'
+	awk '/^[^ #]/ { take = /^(pip|setuptools)==/ } take' $(LOCK) > $(VENV)/install-tools.lock
+	$(PY) -m pip install --quiet --require-hashes --no-deps -r $(VENV)/install-tools.lock
+	$(PY) -m pip install --quiet --require-hashes --no-deps --no-build-isolation -r $(LOCK)
+	$(PY) -m pip install --quiet --no-deps --no-build-isolation -e .
 	touch $(STAMP)
 
-setup: $(STAMP)  ## create .venv and install fairsim with its test tools
+setup: $(STAMP)  ## create .venv with the exact versions of requirements.lock (hashes checked), then fairsim itself, editable
 
 # uv (UV_VERSION, pip-installed into .venv) resolves for Python 3.11 on Linux x86-64 and writes every
 # file's sha256. Versions already in the lock are kept while pyproject.toml allows them, so a refresh
