@@ -3,18 +3,35 @@ PYTHON ?= python3
 VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
+LOCK := requirements.lock
+UV_VERSION := 0.13.9
 ARGS ?=
 SCALE ?= small
 
-.PHONY: setup run test test-fast smoke reproduce reproduce-load reproduce-choices reproduce-all verify manifest bench ui clean
+.PHONY: setup lock run test test-fast smoke reproduce reproduce-load reproduce-choices reproduce-all verify manifest bench ui clean
 
-$(STAMP): pyproject.toml
+# pip and setuptools from the lock first, so that the lock's one source distribution
+# (antlr4-python3-runtime) and fairsim itself are built with the locked setuptools, not a newest one.
+$(STAMP): pyproject.toml $(LOCK)
 	$(PYTHON) -m venv $(VENV)
-	$(PY) -m pip install --quiet --upgrade pip
-	$(PY) -m pip install --quiet -e '.[dev]'
+	awk '/^[^ #]/ { take = /^(pip|setuptools)==/ } take' $(LOCK) > $(VENV)/install-tools.lock
+	$(PY) -m pip install --quiet --require-hashes --no-deps -r $(VENV)/install-tools.lock
+	$(PY) -m pip install --quiet --require-hashes --no-deps --no-build-isolation -r $(LOCK)
+	$(PY) -m pip install --quiet --no-deps --no-build-isolation -e .
 	touch $(STAMP)
 
-setup: $(STAMP)  ## create .venv and install fairsim with its test tools
+setup: $(STAMP)  ## create .venv with the exact versions of requirements.lock (hashes checked), then fairsim itself, editable
+
+# uv (UV_VERSION, pip-installed into .venv) resolves for Python 3.11 on Linux x86-64 and writes every
+# file's sha256. Versions already in the lock are kept while pyproject.toml allows them, so a refresh
+# with nothing changed rewrites the same file; ARGS="--upgrade-package numpy" moves one, ARGS="--upgrade" all.
+lock:  ## refresh requirements.lock from pyproject.toml: uv pip compile pyproject.toml - --extra dev --generate-hashes --python-version 3.11 --python-platform x86_64-manylinux_2_28, stdin: the build-system requires (setuptools>=77) and pip
+	$(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet uv==$(UV_VERSION)
+	{ $(PY) -c "import tomllib; print(*tomllib.load(open('pyproject.toml', 'rb'))['build-system']['requires'], sep='\n')"; echo pip; } | \
+	$(VENV)/bin/uv pip compile --quiet pyproject.toml - --extra dev --generate-hashes \
+	    --python-version 3.11 --python-platform x86_64-manylinux_2_28 \
+	    --custom-compile-command 'make lock' --output-file $(LOCK) $(ARGS)
 
 run: $(STAMP)  ## one simulation on the defaults (conf/config.yaml); extra overrides: make run ARGS="policy=fifo load=0.5"
 	$(PY) run.py $(ARGS)
