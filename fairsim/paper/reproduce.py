@@ -241,26 +241,27 @@ def _outputs(plan: dict, out: Path) -> list[Path]:
                   and not any(p.resolve().is_relative_to(o) for o in others))
 
 
-def drawn_before(stamp: Path, key: dict, plan: dict, out: Path) -> bool:
-    """Whether ``out`` holds exactly what a draw from ``key`` left there last time."""
+def drawn_before(stamp: Path, key: dict, plan: dict, out: Path) -> list[str] | None:
+    """The figures drawn last time, if ``out`` holds exactly what a draw from ``key`` left there
+    then; else None."""
     from fairsim.files import file_digest
 
     try:
         saved = json.loads(stamp.read_text())
     except (OSError, ValueError):
-        return False
+        return None
     if saved.get("key") != json.loads(json.dumps(key)):
-        return False
+        return None
     files = {str(p.relative_to(out)): file_digest(p) for p in _outputs(plan, out)} if out.is_dir() else {}
-    return files == saved.get("outputs")
+    return saved.get("drawn", []) if files == saved.get("outputs") else None
 
 
-def save_draw_stamp(stamp: Path, key: dict, plan: dict, out: Path) -> None:
+def save_draw_stamp(stamp: Path, key: dict, plan: dict, out: Path, drawn: list[str]) -> None:
     from fairsim.files import atomic_write, file_digest
 
     outputs = {str(p.relative_to(out)): file_digest(p) for p in _outputs(plan, out)}
     stamp.parent.mkdir(parents=True, exist_ok=True)
-    atomic_write(stamp, lambda p: p.write_text(json.dumps({"key": key, "outputs": outputs}, sort_keys=True) + "\n"))
+    atomic_write(stamp, lambda p: p.write_text(json.dumps({"key": key, "outputs": outputs, "drawn": drawn}, sort_keys=True) + "\n"))
 
 
 def load_inputs(plan: dict, scale: str, results_dir: str, benches: dict[str, pd.DataFrame]):
@@ -365,10 +366,13 @@ def main(argv: list[str] | None = None) -> int:
     out = Path(args.out or plan["scales"][args.scale].get("out", "paper_figs"))
     key = draw_key(plan, args.scale, args.results_dir, figures, benches, gaps, sweep_args)
     stamp = Path(args.results_dir) / "cache" / "draw" / f"{hashlib.sha256(str(out.resolve()).encode()).hexdigest()[:16]}.json"
-    if not args.redraw and drawn_before(stamp, key, plan, out):
+    before = None if args.redraw else drawn_before(stamp, key, plan, out)
+    if before is not None:
         print(f"[reproduce] {out}: figures and REPORT.md unchanged since drawn from these results by this code; "
               "not redrawn (--redraw forces it)")
         print(f"[reproduce] done in {time.perf_counter() - tick:.0f} s")
+        if line := left_out(plan, before, args.scale):
+            print(line)
         return 1 if failed else 0
     drawn, notes, examples, sections = {}, [], [], []
     from tqdm import tqdm
@@ -396,7 +400,7 @@ def main(argv: list[str] | None = None) -> int:
     command = " ".join(["python -m fairsim.paper.reproduce --scale", args.scale, *(["--only", *args.only] if args.only else []),
                         *(f"--sweep-arg {a}" for a in args.sweep_arg), *(["--reuse-stale"] if args.reuse_stale else [])])
     report = write_report(out / "REPORT.md", args.scale, rows, inputs, drawn, gaps, command, notes, examples, sections)
-    save_draw_stamp(stamp, key, plan, out)
+    save_draw_stamp(stamp, key, plan, out, list(drawn))
     print(f"[reproduce] {report}: {sum(r.verdict == 'yes' for r in rows)} of {len(rows)} headline numbers reproduce in direction")
     print(f"[reproduce] done in {time.perf_counter() - tick:.0f} s")
     if line := left_out(plan, drawn, args.scale):
