@@ -62,7 +62,7 @@ reproduce-all: $(STAMP)  ## reproduce, then reproduce-load, then reproduce-choic
 	$(MAKE) reproduce-load
 	$(MAKE) reproduce-choices
 
-verify: $(STAMP)  ## recompute a fixed sample of the committed figures' cells (every testbed cell of seed 0, one full-scale FFT cell) and compare each per-job table with paper_figs/MANIFEST.json; about 2 min on 2 cores
+verify: $(STAMP)  ## recompute a fixed sample of the committed figures' cells (every testbed cell of seed 0, one full-scale FFT cell) and compare each per-job table with paper_figs/MANIFEST.json; about 1 min on 2 cores
 	$(PY) -m fairsim.paper.verify $(ARGS)
 
 manifest: $(STAMP)  ## rewrite paper_figs/MANIFEST.json from the sample's (fresh) cells in results/, after make reproduce and make reproduce SCALE=full
