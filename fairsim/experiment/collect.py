@@ -78,14 +78,7 @@ def cell_row(cell: Path) -> dict:
 def stale_now(sweep_dir: Path, cells: pd.DataFrame) -> pd.DataFrame:
     """``cells`` (rows of results.parquet) with ``stale`` / ``stale_why`` judged against the code
     and inputs as they are now, not as they were when the table was collected."""
-    whys = []
-    for name in cells["cell"]:
-        folder = Path(sweep_dir) / name
-        try:
-            policy = (yaml.safe_load((folder / CONFIG).read_text()) or {}).get("policy")
-        except (OSError, yaml.YAMLError):
-            policy = None
-        whys.append(provenance.why_stale(folder, policy))
+    whys = [provenance.why_folder_stale(Path(sweep_dir) / name) for name in cells["cell"]]
     return cells.assign(stale_why=whys, stale=[w is not None for w in whys])
 
 

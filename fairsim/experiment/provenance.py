@@ -36,7 +36,7 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any, Iterable, Mapping
 
-from fairsim.experiment.run_folder import PROVENANCE
+from fairsim.experiment.run_folder import CONFIG, PROVENANCE
 from fairsim.files import file_digest
 
 PACKAGE_DIR = Path(__file__).resolve().parents[1]  # .../fairsim
@@ -228,6 +228,17 @@ def why_stale(folder: Path, policy_cfg: Mapping[str, Any] | None, saved: dict | 
         if file_digest(path) != digest:
             return f"its input file {name} changed since this cell ran"
     return None
+
+
+def why_folder_stale(folder: Path) -> str | None:
+    """``why_stale`` for a run folder, with the policy config its saved config.yaml names."""
+    import yaml
+
+    try:
+        policy = (yaml.safe_load((Path(folder) / CONFIG).read_text()) or {}).get("policy")
+    except (OSError, yaml.YAMLError):
+        policy = None
+    return why_stale(folder, policy)
 
 
 def _changed_files(saved: dict, policy_cfg: Mapping[str, Any] | None) -> str:

@@ -36,14 +36,20 @@ def stamp_path(sweep_dir: Path, overrides: Iterable[str]) -> Path:
     return Path(sweep_dir) / f".fresh.{key}.json"
 
 
-def conf_digest() -> str:
+def tree_digest(base: Path, paths: Iterable[Path]) -> str:
+    """One SHA-256 over (path relative to ``base``, file digest) pairs in path order."""
     digest = hashlib.sha256()
-    for path in sorted(p for p in CONF_DIR.rglob("*") if p.is_file() and "__pycache__" not in p.parts):
-        digest.update(path.relative_to(CONF_DIR).as_posix().encode() + b"\0" + file_digest(path).encode() + b"\n")
+    for path in sorted(paths):
+        digest.update(path.relative_to(base).as_posix().encode() + b"\0" + file_digest(path).encode() + b"\n")
     return digest.hexdigest()
 
 
-def _signature(path: Path) -> list[int] | None:
+def conf_digest() -> str:
+    return tree_digest(CONF_DIR, (p for p in CONF_DIR.rglob("*") if p.is_file() and "__pycache__" not in p.parts))
+
+
+def signature(path: Path) -> list[int] | None:
+    """A file's [size, mtime_ns], or None when it is not there: enough to see it was rewritten."""
     try:
         stat = path.stat()
     except OSError:
@@ -64,9 +70,9 @@ def write_stamp(sweep_dir: Path, overrides: Iterable[str], cells: Iterable[str])
             return None
         code.update(record["code_files"])
         inputs.update(record.get("inputs") or {})
-        files[name] = {f: _signature(sweep_dir / name / f) for f in WATCHED}
+        files[name] = {f: signature(sweep_dir / name / f) for f in WATCHED}
     stamp = {"overrides": grid_overrides(overrides), "conf": conf_digest(), "code_files": code, "inputs": inputs,
-             "cells": files, RESULTS: _signature(sweep_dir / RESULTS)}
+             "cells": files, RESULTS: signature(sweep_dir / RESULTS)}
     atomic_write(path, lambda p: p.write_text(json.dumps(stamp, sort_keys=True) + "\n"))
     return path
 
@@ -97,10 +103,10 @@ def why_not_fresh(sweep_dir: Path, overrides: Iterable[str]) -> tuple[str | None
         file = provenance.input_path(name)
         if not file.is_file() or file_digest(file) != digest:
             return f"input {name} changed", 0
-    if _signature(sweep_dir / RESULTS) != stamp.get(RESULTS):
+    if signature(sweep_dir / RESULTS) != stamp.get(RESULTS):
         return f"{RESULTS} changed", 0
     for name, files in (stamp.get("cells") or {}).items():
-        for file, signature in files.items():
-            if _signature(sweep_dir / name / file) != signature:
+        for file, saved in files.items():
+            if signature(sweep_dir / name / file) != saved:
                 return f"cell {name} changed", 0
     return None, len(stamp.get("cells") or {})

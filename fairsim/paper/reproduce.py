@@ -204,23 +204,12 @@ def run_bench(plan: dict, name: str, scale: str, results_dir: str) -> pd.DataFra
     return table
 
 
-def _tree_digest(paths) -> str:
-    from fairsim.files import file_digest
-
-    digest = hashlib.sha256()
-    for path in sorted(paths):
-        digest.update(str(path.relative_to(ROOT)).encode() + b"\0" + file_digest(path).encode() + b"\n")
-    return digest.hexdigest()
-
-
 def draw_key(plan: dict, scale: str, results_dir: str, figures: list[str], benches: dict, gaps: dict, sweep_args: list[str]) -> dict:
     """Everything the figures and REPORT.md are drawn from: the sweeps' tables (size and mtime),
     the benchmarks' tables, every file of the package and of conf/ and experiments/ (code, data,
     plan), the plotting packages' versions and the command's options."""
     from fairsim.experiment.provenance import environment
-
-    def signature(path: Path):
-        return [path.stat().st_size, path.stat().st_mtime_ns] if path.is_file() else None
+    from fairsim.experiment.sweep_stamp import signature, tree_digest
 
     sweeps = {}
     for role in plan["sweeps"]:
@@ -230,7 +219,7 @@ def draw_key(plan: dict, scale: str, results_dir: str, figures: list[str], bench
              if p.is_file() and "__pycache__" not in p.parts]
     return {"scale": scale, "figures": figures, "sweep_args": sweep_args, "gaps": gaps, "sweeps": sweeps,
             "benches": {n: hashlib.sha256(t.to_csv(index=False).encode()).hexdigest() for n, t in sorted(benches.items())},
-            "files": _tree_digest(files), "packages": environment()["packages"]}
+            "files": tree_digest(ROOT, files), "packages": environment()["packages"]}
 
 
 def _outputs(plan: dict, out: Path) -> list[Path]:

@@ -72,13 +72,11 @@ def write(plan: dict, results_dir: Path, manifest: Path) -> int:
     cells = []
     for item in sample(plan, results_dir):
         folder = item["folder"]
-        why = why_incomplete(folder)
-        text = (folder / CONFIG).read_text() if why is None else ""
-        why = why or provenance.why_stale(folder, (yaml.safe_load(text) or {}).get("policy"))
+        why = why_incomplete(folder) or provenance.why_folder_stale(folder)
         require(why is None, str(folder), "cell", f"not fresh ({why}): rerun its sweep before writing the manifest")
         jobs = pd.read_parquet(folder / JOBS)
         record = provenance.read(folder)
-        identity = identity_of_text(text)
+        identity = identity_of_text((folder / CONFIG).read_text())
         cells.append({"sweep": item["sweep"], "role": item["role"], "scale": item["scale"], "cell": item["cell"],
                       "overrides": cell_overrides(plan, item["role"], item["cell"]), "identity": identity_digest(identity),
                       "provenance": {k: record.get(k) for k in KEPT}, "jobs": len(jobs), "jobs_digest": table_digest(jobs),
