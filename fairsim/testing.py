@@ -17,7 +17,7 @@ def toy_cluster(counts: dict[str, int], gpus_per_host: int = 4, **kw) -> Cluster
 
 
 def toy_jobs(throughput, work, arrival=None, workers=None, state_bytes=None, spread=None,
-             feasible=None, weight=None, work_unit: str = "unit") -> JobSet:
+             feasible=None, weight=None, tenant=None, work_unit: str = "unit") -> JobSet:
     """Jobs from a throughput table [J, T] (units/s on each cluster type; 0 = cannot run)."""
     tput = np.asarray(throughput, dtype=np.float64)
     n = tput.shape[0]
@@ -35,6 +35,7 @@ def toy_jobs(throughput, work, arrival=None, workers=None, state_bytes=None, spr
         feasible=feas,
         state_bytes=np.zeros(n) if state_bytes is None else np.asarray(state_bytes, dtype=np.float64),
         mem_per_worker_gb=np.zeros(n),
+        tenant=np.full(n, "", dtype=object) if tenant is None else np.asarray(tenant, dtype=object),
     )
     for a in arrays.values():
         a.setflags(write=False)

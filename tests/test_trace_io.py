@@ -25,6 +25,7 @@ def random_trace(n=50, seed=3):
         "job_id": np.arange(n), "arrival_s": np.sort(rng.random(n) * 1e5) / 3.0,
         "model": rng.choice(["VGG16", "ResNet50", "OPT-6.7B"], n), "workers": rng.choice([1, 2, 4], n),
         "work": rng.lognormal(0, 2, n), "weight": rng.random(n) + 0.1,
+        "tenant": rng.choice(["vc-a", "vc b", ""], n), "gpu_types": rng.choice(["", "V100", "T4|A10"], n),
     })
 
 

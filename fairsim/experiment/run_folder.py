@@ -25,6 +25,7 @@ SUMMARY = "summary.json"  # written last: its presence marks a complete run
 CONFIG = "config.yaml"  # the resolved config the run used
 JOBS = "jobs.parquet"  # one row per job (a sweep's folder: every cell's jobs, with the cell's name)
 ROUNDS = "rounds.parquet"  # one row per round
+TENANTS = "tenants.parquet"  # one row per tenant, when the jobs name tenants
 SCHEDULE = "schedule.parquet"  # one row per (round, active job), with sim.record_schedule=true only
 PROVENANCE = "provenance.json"  # the code, inputs and environment that made it (written before the summary)
 RUN_LOG = "run.log"  # what the run printed

@@ -4,6 +4,8 @@ Result files in the run's folder (written atomically; ``summary.json`` last, so 
 means the run is complete):
     jobs.parquet     one row per job (JCT, rho, starvation, migrations, GPU-seconds per type)
     rounds.parquet   one row per round (active/running jobs, busy GPUs, policy time)
+    tenants.parquet  when the jobs name tenants: one row per tenant (jobs, GPU-hours, JCT, rho;
+                     fairsim.metrics.tenant_table), over the reported window
     schedule.parquet with sim.record_schedule=true only: one row per (round, active job), the
                      type and hosts it ran on, its overhead seconds (schema: fairsim/sim/schedule.py)
     config.yaml      the resolved config the run used
@@ -27,10 +29,10 @@ from omegaconf import DictConfig, OmegaConf
 
 from fairsim.cluster import ClusterSpec
 from fairsim.errors import InputError, require
-from fairsim.experiment.run_folder import CONFIG, JOBS, PROVENANCE, ROUNDS, SCHEDULE, SUMMARY
+from fairsim.experiment.run_folder import CONFIG, JOBS, PROVENANCE, ROUNDS, SCHEDULE, SUMMARY, TENANTS
 from fairsim.fairness.fluid import fluid_finish_times
 from fairsim.files import atomic_write, recording_inputs
-from fairsim.metrics import add_job_metrics, summarize
+from fairsim.metrics import add_job_metrics, in_window, summarize, tenant_table
 from fairsim.policies.base import Policy
 from fairsim.sim.config import SimConfig
 from fairsim.sim.engine import simulate
@@ -45,6 +47,7 @@ class RunOutput:
     summary: dict
     schedule: pd.DataFrame | None = None
     provenance: dict | None = None
+    tenants: pd.DataFrame | None = None  # per-tenant metrics; None when no job names a tenant
 
 
 def build_policy(cfg: Mapping[str, Any]) -> Policy:
@@ -163,13 +166,14 @@ def _run_config(cfg: DictConfig, progress: bool | None, fluid_cache: Path | None
     stats = {**result.stats, "wall_s": time.perf_counter() - tick}
     summary = summarize(table, result.rounds, cluster, stats, window=workload.window)
     summary = {"policy": str(cfg.policy.get("name", "")), "cluster": cluster.name, "workload": str(cfg.workload.get("name", "")),
-               "seed": int(cfg.seed), "work_unit": jobs.work_unit, **summary}
+               "seed": int(cfg.seed), "work_unit": jobs.work_unit, **summary, **workload.report}
     if window is not None and result.stats["unarrived_jobs_at_end"] == 0:
         # Gavel keeps generating jobs until the window's jobs finish: a trace that ran out first
         # left the end of the window under a lighter load than Gavel's
         summary["warning"] = (f"every job of the workload arrived before the window's jobs finished: the tail ran "
                               f"under a lighter load than a steady state; raise workload.num_jobs (now {len(jobs)})")
-    return RunOutput(table, result.rounds, summary, result.schedule)
+    tenants = tenant_table(in_window(table, workload.window))
+    return RunOutput(table, result.rounds, summary, result.schedule, tenants=tenants if len(tenants) else None)
 
 
 def write_results(out: RunOutput, folder: Path, cfg: DictConfig | None = None) -> Path:
@@ -182,6 +186,10 @@ def write_results(out: RunOutput, folder: Path, cfg: DictConfig | None = None) -
         atomic_write(folder / SCHEDULE, lambda p: out.schedule.to_parquet(p, index=False))
     else:
         (folder / SCHEDULE).unlink(missing_ok=True)  # a rerun without the record leaves no stale one
+    if out.tenants is not None:
+        atomic_write(folder / TENANTS, lambda p: out.tenants.to_parquet(p, index=False))
+    else:
+        (folder / TENANTS).unlink(missing_ok=True)
     if cfg is not None:
         atomic_write(folder / CONFIG, lambda p: p.write_text(OmegaConf.to_yaml(cfg, resolve=True)))
     if out.provenance is not None:
@@ -213,7 +221,12 @@ def format_summary(summary: dict) -> str:
         f"{h('overhead_s_total')} of job time lost to overheads  (fewer and less are better)",
         f"  GPU utilization {f('gpu_utilization', '.1%')}  (higher is better)",
         f"  policy time     {f('policy_s_mean', '.4f')} s/decision, {summary['policy_calls']} decisions, {summary['rounds']} rounds, {f('wall_s', '.2f')} s wall",
-    ] + ([f"  WARNING         {summary['warning']}"] if summary.get("warning") else []))
+    ] + ([f"  job log         {summary['log_jobs']} jobs of {summary['log_rows']} rows run; dropped: "
+           + (", ".join(f"{v} {k[len('log_dropped_'):].replace('_', ' ')}" for k, v in summary.items() if k.startswith("log_dropped_") and v)
+              or "none")] if "log_rows" in summary else [])
+      + ([f"  tenants         {summary['tenant_count']}, Jain's index of their mean rho {f('tenant_jain_rho_fluid')}  "
+           "(1 = treated alike; per tenant: tenants.parquet)"] if summary.get("tenant_count") else [])
+      + ([f"  WARNING         {summary['warning']}"] if summary.get("warning") else []))
 
 
 def _jsonable(d: dict) -> dict:

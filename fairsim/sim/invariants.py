@@ -32,6 +32,9 @@ def check_round(engine, active: np.ndarray, assignment: np.ndarray, finished: np
     used = np.bincount(assignment[run], weights=jobs.workers[active[run]], minlength=cluster.num_types)
     _ensure((used <= cluster.counts).all(), f"a type is oversubscribed: {used.tolist()} > {cluster.counts.tolist()}")
     _ensure(len(np.unique(active)) == len(active), "a job is active twice")
+    bad = ~jobs.feasible[active[run], assignment[run]]
+    _ensure(not bad.any(), lambda: f"job {int(jobs.job_id[active[run][bad][0]])} runs on a GPU type it may not use "
+            "(outside its gpu_types, or without the memory or a throughput there)")
     done = s.done[active]
     _ensure((done >= 0).all() and (done <= jobs.work[active] * (1 + 1e-12)).all(), "progress outside [0, work]")
     gone = active[finished]
@@ -50,6 +53,6 @@ def check_round(engine, active: np.ndarray, assignment: np.ndarray, finished: np
         _ensure((counts == jobs.workers[active[run]]).all(), "a running job's worker count differs from its gang size")
 
 
-def _ensure(ok: bool, message: str) -> None:
+def _ensure(ok: bool, message) -> None:
     if not ok:
-        raise InvariantError(message)
+        raise InvariantError(message() if callable(message) else message)

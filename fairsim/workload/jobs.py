@@ -12,9 +12,10 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from fairsim.cluster import ClusterSpec
+from fairsim.cluster import ClusterSpec, canonical_gpu_name
 from fairsim.errors import InputError
 from fairsim.workload.catalog import Catalog
+from fairsim.workload.trace import allowed_types
 
 
 @dataclass(frozen=True, eq=False)
@@ -28,9 +29,10 @@ class JobSet:
     weight: np.ndarray  # float [J]
     tput_packed: np.ndarray  # float [J, T], units/s on each cluster type, workers on fewest hosts; 0 = cannot run
     tput_spread: np.ndarray  # float [J, T], units/s when spread over more hosts than needed
-    feasible: np.ndarray  # bool [J, T]: fits the type's GPU memory and count, and has a throughput
+    feasible: np.ndarray  # bool [J, T]: allowed for the job, fits the type's GPU memory and count, has a throughput
     state_bytes: np.ndarray  # float [J]
     mem_per_worker_gb: np.ndarray  # float [J]
+    tenant: np.ndarray  # object [J]: who submitted it ("" = not given)
     work_unit: str
 
     def __len__(self) -> int:
@@ -53,7 +55,13 @@ class JobSet:
         if not has_tput.any(axis=1).all():
             j = int(np.flatnonzero(~has_tput.any(axis=1))[0])
             raise InputError(source, "workers", f"job {int(trace['job_id'].iloc[j])}: model {trace['model'].iloc[j]} does not run with {int(workers[j])} workers on any GPU type of this cluster")
-        feasible = has_tput & (mem[:, None] <= cluster.memory_gb[None, :]) & (workers[:, None] <= cluster.counts[None, :])
+        allowed = type_mask(trace, cluster, source)
+        if not (allowed & has_tput).any(axis=1).all():
+            j = int(np.flatnonzero(~(allowed & has_tput).any(axis=1))[0])
+            raise InputError(source, "gpu_types", f"job {int(trace['job_id'].iloc[j])} may run only on {trace['gpu_types'].iloc[j]!r}, "
+                             f"and model {trace['model'].iloc[j]} has no throughput there with {int(workers[j])} workers "
+                             f"(this cluster has: {', '.join(cluster.gpu_types)})")
+        feasible = allowed & has_tput & (mem[:, None] <= cluster.memory_gb[None, :]) & (workers[:, None] <= cluster.counts[None, :])
         if not feasible.any(axis=1).all():
             j = int(np.flatnonzero(~feasible.any(axis=1))[0])
             raise InputError(source, "model", f"job {int(trace['job_id'].iloc[j])} ({trace['model'].iloc[j]}, {int(workers[j])} workers) needs {mem[j]:.1f} GB per worker, which fits no GPU type of this cluster (largest: {cluster.memory_gb.max():.0f} GB)")
@@ -70,7 +78,26 @@ class JobSet:
             feasible=feasible,
             state_bytes=catalog.state_bytes[model].astype(np.float64),
             mem_per_worker_gb=mem.astype(np.float64),
+            tenant=trace["tenant"].to_numpy(object) if "tenant" in trace else np.full(len(trace), "", dtype=object),
         )
         for a in arrays.values():
             a.setflags(write=False)
         return cls(work_unit=catalog.work_unit, **arrays)
+
+
+def type_mask(trace: pd.DataFrame, cluster: ClusterSpec, source: str = "trace") -> np.ndarray:
+    """bool [J, T]: the cluster types each job may run on (its ``gpu_types``; empty = all)."""
+    if "gpu_types" not in trace:
+        return np.ones((len(trace), cluster.num_types), dtype=bool)
+    lists, row_of = np.unique(trace["gpu_types"].to_numpy(str), return_inverse=True)
+    column = {name: k for k, name in enumerate(cluster.gpu_types)}
+    masks = np.ones((len(lists), cluster.num_types), dtype=bool)
+    for u, names in enumerate(allowed_types(lists)):
+        if names:
+            masks[u] = False
+            first = int(trace["job_id"].iloc[int(np.flatnonzero(row_of == u)[0])])
+            for name in names:
+                k = column.get(canonical_gpu_name(name, source, f"gpu_types (job {first})"))
+                if k is not None:  # a type this cluster lacks only narrows the job's choice
+                    masks[u, k] = True
+    return masks[row_of.reshape(-1)]

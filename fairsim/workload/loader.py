@@ -22,6 +22,7 @@ from fairsim.workload import options as opt
 from fairsim.workload.catalog import Catalog
 from fairsim.workload.gavel_gen import OPTIONS as GAVEL_GEN_OPTIONS, GavelGenOptions, generate_gavel
 from fairsim.workload.gavel_trace import read_gavel_trace, shipped_trace as gavel_shipped
+from fairsim.workload.jobs_log import format_options, log_to_trace, read_log
 from fairsim.workload.perf_model import paper_catalog
 from fairsim.workload.philly import OPTIONS as PHILLY_OPTIONS, PhillyOptions, generate_philly
 from fairsim.workload.table_catalog import gavel_catalog, table_catalog
@@ -36,6 +37,7 @@ class Workload:
     source: str  # names the workload in error messages
     window: tuple[int, int] | None = None  # job ids [lo, hi) whose statistics are reported (steady state)
     meta: dict = field(default_factory=dict)  # generator figures: rate, offered load, durations
+    report: dict = field(default_factory=dict)  # figures the run's summary carries (a job log's rows read and dropped)
 
 
 # --- catalogs: cfg -> Catalog -------------------------------------------------------------
@@ -93,6 +95,11 @@ def _tiresias_trace(cfg, catalog, cluster, seed, src):
     return read_tiresias_trace(_path(cfg, src, tiresias_shipped)), opt.window(cfg.get("window"), src), {}
 
 
+def _jobs_log(cfg, catalog, cluster, seed, src):
+    trace, report = log_to_trace(read_log(cfg, src), catalog, cluster, seed, cfg, src)
+    return trace, opt.window(cfg.get("window"), src), {"report": report}
+
+
 def _path(cfg: Mapping[str, Any], src: str, shipped: Callable[[str], Path | None] = gavel_shipped) -> Path:
     raw = cfg.get("path")
     require(isinstance(raw, str) and raw.strip() != "", src, "path", "is required: set workload.path=/path/to/trace")
@@ -103,11 +110,13 @@ def _path(cfg: Mapping[str, Any], src: str, shipped: Callable[[str], Path | None
 
 
 KINDS = {"philly": _philly, "gavel_generated": _gavel_generated, "file": _file, "gavel_trace": _gavel_trace,
-         "tiresias_trace": _tiresias_trace}
+         "tiresias_trace": _tiresias_trace, "jobs_log": _jobs_log}
+# a kind's keys: a tuple, or a function of the config (a job log's keys depend on its format)
 KIND_OPTIONS = {"philly": PHILLY_OPTIONS, "gavel_generated": GAVEL_GEN_OPTIONS, "file": ("path", "window"),
-                "gavel_trace": ("path", "window"), "tiresias_trace": ("path", "window")}
+                "gavel_trace": ("path", "window"), "tiresias_trace": ("path", "window"),
+                "jobs_log": lambda cfg, src: format_options(cfg, src) + ("window",)}
 DEFAULT_CATALOG = {"philly": "paper", "gavel_generated": "gavel", "file": "paper", "gavel_trace": "gavel",
-                   "tiresias_trace": "durations"}
+                   "tiresias_trace": "durations", "jobs_log": "paper"}
 COMMON = ("name", "kind", "catalog")
 
 
@@ -120,11 +129,14 @@ def load_workload(cfg: Mapping[str, Any], cluster: ClusterSpec, seed: int) -> Wo
     cat_name = cfg.get("catalog", DEFAULT_CATALOG[kind])
     if cat_name not in CATALOGS:
         raise InputError(src, "catalog", f"{cat_name!r} is not one of {', '.join(CATALOGS)}")
-    opt.check_keys(cfg, COMMON + KIND_OPTIONS[kind] + CATALOG_OPTIONS[cat_name], src)
+    kind_options = KIND_OPTIONS[kind]
+    kind_options = kind_options(cfg, src) if callable(kind_options) else kind_options
+    opt.check_keys(cfg, COMMON + tuple(kind_options) + CATALOG_OPTIONS[cat_name], src)
     catalog = CATALOGS[cat_name](cfg, cluster, src)
     trace, window, meta = KINDS[kind](cfg, catalog, cluster, seed, src)
+    report = meta.pop("report", {})
     if cfg.get("path"):
         src = f"{src} ({cfg['path']})"  # name the file in errors about its rows
     trace = validate_trace(trace, src)
-    return Workload(trace=trace, catalog=catalog, source=src, window=window,
+    return Workload(trace=trace, catalog=catalog, source=src, window=window, report=report,
                     meta={"kind": kind, "catalog": catalog.name, "work_unit": catalog.work_unit, **meta})

@@ -22,7 +22,7 @@ workers) over the generated jobs, so the offered GPU-time per second of cluster 
 
 ``arrivals: philly`` replaces steps 1 and the Poisson gaps by a window of consecutive real
 Philly submissions (fairsim/workload/philly_window.py): the seed picks the window's first job,
-each job keeps its own duration and GPU count, and the real gaps are stretched uniformly so the
+each job keeps its own duration, GPU count and virtual cluster (its tenant), and the real gaps are stretched uniformly so the
 mean gap is 1 / lambda. ``span_h: S`` fixes the arrival span instead (last arrival at S hours,
 lambda = (n - 1) / S) and reaches ``load`` by multiplying every shaped duration by one factor,
 clipped to [min_duration_s, max_duration_s] after the multiplication; ``duration_scale`` then
@@ -46,7 +46,7 @@ from fairsim.errors import InputError
 from fairsim.files import note_input
 from fairsim.workload import options as opt
 from fairsim.workload.catalog import Catalog
-from fairsim.workload.philly_window import duration_factor, stretch_to, window, window_start
+from fairsim.workload.philly_window import duration_factor, stretch_to, window, window_start, window_tenants
 from fairsim.workload.sampling import eligible, nearest_slot, pick_uniform, poisson_arrivals, reference_throughput
 
 OPTIONS = ("num_jobs", "load", "load_scale", "duration_scale", "min_duration_s", "max_duration_s", "workers",
@@ -187,6 +187,8 @@ def generate_philly(catalog: Catalog, cluster: ClusterSpec, seed: int, o: Philly
         "workers": workers,
         "work": dur * ref,
     })
+    if first is not None:  # real submissions carry their virtual cluster: the tenant
+        trace["tenant"] = window_tenants(first, n)
     between = np.diff(arrival)
     stats = {
         "arrivals": o.arrivals,

@@ -37,6 +37,22 @@ def _philly_jobs(path: Path) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     return submit, dur, gpus
 
 
+def philly_vcs() -> np.ndarray:
+    """The virtual cluster (15 ids) of each shipped Philly job, in philly_jobs()' order; read-only."""
+    path = Path(str(resources.files("fairsim.data").joinpath("philly", "philly_jobs.csv")))
+    note_input(path)
+    return _philly_vcs(path)
+
+
+@lru_cache(maxsize=1)
+def _philly_vcs(path: Path) -> np.ndarray:
+    df = pd.read_csv(path, usecols=["timestamp", "cluster"], dtype={"cluster": str})
+    stamp = pd.to_datetime(df["timestamp"], format="%Y-%m-%d %H:%M:%S").to_numpy("datetime64[s]").astype(np.int64)
+    vcs = df["cluster"].to_numpy(object)[np.argsort(stamp, kind="stable")]
+    vcs.setflags(write=False)
+    return vcs
+
+
 def window_start(u: float, n: int, src: str) -> int:
     """First index of the n-job window that the uniform draw ``u`` picks (every start equally likely)."""
     total = len(philly_jobs()[0])
@@ -50,6 +66,11 @@ def window(start: int, n: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     submit, dur, gpus = philly_jobs()
     sl = slice(start, start + n)
     return submit[sl] - submit[start], dur[sl].copy(), gpus[sl].copy()
+
+
+def window_tenants(start: int, n: int) -> np.ndarray:
+    """The virtual clusters of jobs start..start+n-1: Philly's tenants."""
+    return philly_vcs()[start:start + n].copy()
 
 
 def stretch_to(offsets: np.ndarray, last_s: float) -> np.ndarray:

@@ -8,6 +8,9 @@
 | workers   | int   | gang size (GPUs, all of one type at a time), >= 1             |
 | work      | float | total work in the catalog's unit (epochs or steps), > 0       |
 | weight    | float | optional priority weight, > 0 (default 1)                     |
+| tenant    | str   | optional: who submitted it (user, virtual cluster); default "" |
+| gpu_types | str   | optional: the GPU types it may run on, "|"-separated datasheet |
+|           |       | names; "" (the default) = any type of the cluster              |
 
 Rows are kept sorted by (arrival_s, job_id); a job's index in the sorted table is its index in
 every engine array.
@@ -24,7 +27,8 @@ from fairsim.errors import InputError, require
 from fairsim.files import atomic_write, note_input
 
 COLUMNS = {"job_id": "int64", "arrival_s": "float64", "model": "object", "workers": "int64", "work": "float64"}
-OPTIONAL = {"weight": ("float64", 1.0)}
+OPTIONAL = {"weight": ("float64", 1.0), "tenant": ("object", ""), "gpu_types": ("object", "")}
+TYPE_SEPARATOR = "|"
 
 
 def validate_trace(df: pd.DataFrame, source: str = "trace") -> pd.DataFrame:
@@ -38,6 +42,9 @@ def validate_trace(df: pd.DataFrame, source: str = "trace") -> pd.DataFrame:
             out[col] = OPTIONAL[col][1]
             continue
         values = df[col].to_numpy()
+        if dtype == "object" and col in OPTIONAL:  # a label: missing cells are the default
+            out[col] = [OPTIONAL[col][1] if _missing(v) else str(v).strip() for v in values]
+            continue
         if dtype == "object":
             require(all(isinstance(v, str) and v for v in values), source, col, "must be a non-empty string in every row")
             out[col] = values.astype(object)
@@ -69,6 +76,15 @@ def _check_range(df: pd.DataFrame, col: str, ok: pd.Series, rule: str, source: s
     if not ok.all():
         row = int(np.flatnonzero(~ok.to_numpy())[0])
         raise InputError(source, col, f"must be {rule} (row {row} has {shown(df[col].iloc[row])!r})")
+
+
+def _missing(value) -> bool:
+    return value is None or (isinstance(value, float) and not np.isfinite(value)) or (isinstance(value, str) and not value.strip())
+
+
+def allowed_types(values) -> list[tuple[str, ...]]:
+    """Each row's ``gpu_types`` as a tuple of names; () = any type."""
+    return [tuple(t.strip() for t in str(v).split(TYPE_SEPARATOR) if t.strip()) for v in values]
 
 
 def shown(value):

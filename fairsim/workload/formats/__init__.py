@@ -35,3 +35,4 @@ class LogRead:
     log: pd.DataFrame  # the normalized job log (LOG_COLUMNS; optional ones may be absent)
     dropped: dict[str, int] = field(default_factory=dict)  # reason -> rows dropped by the reader
     meta: dict = field(default_factory=dict)  # figures worth reporting (rows read, time span, ...)
+    where: list[str] | None = None  # each row's place in the file for error messages ("line 7"); None: "row i"

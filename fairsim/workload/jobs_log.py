@@ -1,0 +1,308 @@
+"""A cluster's job log as a workload: ``workload=jobs_log workload.path=...``.
+
+A reader (``fairsim.workload.formats``, picked by ``format``) turns the file into the normalized
+job log: submit time, duration, gang size, and optionally the GPU type the duration was measured
+on, the types the job may use, its model, tenant and status. This module turns that log into a
+trace, in this order:
+
+1. rows are checked (a bad number is refused with one line naming the row and the column), kept
+   by ``statuses`` and the time window [``start_s``, ``start_s + span_s``) after the first
+   submission, sorted by submission, and cut to the first ``max_jobs``;
+2. GPU names (``gpu_type``, ``gpu_types``) go through ``gpu_map`` (the log's name -> a datasheet
+   name) and then the datasheet's own names; a job's reference type is its ``gpu_type``, else
+   ``reference_type``; its allowed types are its ``gpu_types``, or with ``pin_to_type: true`` its
+   ``gpu_type`` alone, else every type of the cluster;
+3. the gang is the logged GPU count; ``gang: exact`` needs that count in the catalog, ``nearest``
+   takes the catalog's nearest count (log2 scale, as the Philly generator does);
+4. the model is the logged one, else drawn uniformly (seeded by the run's seed) among the
+   catalog's models that run with that gang on an allowed type and have a throughput on the
+   reference type;
+5. work = duration * the job's throughput on its reference type with its gang packed on the
+   fewest hosts, so the job runs exactly ``duration_s`` there; without a reference type, at the
+   capacity-weighted mean throughput over the allowed types it can run on (the Philly
+   generator's rule). Overheads the simulator charges (restart, migration, profiling) come on
+   top;
+6. arrival = submission - the first kept submission; job ids number the jobs in that order.
+
+A job that cannot run anywhere (an unknown GPU name, wider than every allowed type, a gang the
+catalog lacks, no model fits) is dropped and counted (``unrunnable: drop``, the default) or
+refused with one line (``unrunnable: refuse``). The run's summary reports ``log_rows``,
+``log_jobs`` and ``log_dropped_<reason>`` for every reason, the reader's own included.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from types import ModuleType
+from typing import Any, Mapping
+
+import numpy as np
+import pandas as pd
+
+from fairsim.cluster import ClusterSpec, gpu_specs
+from fairsim.errors import Bool, InputError, require
+from fairsim.workload import options as opt
+from fairsim.workload.catalog import Catalog
+from fairsim.workload.formats import LogRead, csv_log
+from fairsim.workload.sampling import nearest_slot, pick_uniform, runnable
+from fairsim.workload.trace import TYPE_SEPARATOR, allowed_types
+
+FORMATS: dict[str, ModuleType] = {"csv": csv_log}
+OPTIONS = ("path", "format", "reference_type", "pin_to_type", "gpu_map", "gang", "unrunnable", "statuses", "start_s", "span_s",
+           "max_jobs")
+GANGS = ("exact", "nearest")
+UNRUNNABLE = ("drop", "refuse")
+
+
+def format_options(cfg: Mapping[str, Any], src: str) -> tuple[str, ...]:
+    """The config keys a jobs_log workload accepts: ours and its format reader's."""
+    return OPTIONS + tuple(_reader(cfg, src).OPTIONS)
+
+
+def _reader(cfg: Mapping[str, Any], src: str) -> ModuleType:
+    return FORMATS[opt.choice(cfg, "format", src, "csv", tuple(FORMATS))]
+
+
+def read_log(cfg: Mapping[str, Any], src: str) -> LogRead:
+    raw = cfg.get("path")
+    require(isinstance(raw, str) and raw.strip() != "", src, "path", "is required: set workload.path=/path/to/job_log")
+    path = Path(raw).expanduser()
+    require(path.exists(), src, "path", f"no such file or folder: {raw}")
+    return _reader(cfg, src).read(path, cfg, src)
+
+
+def log_to_trace(read: LogRead, catalog: Catalog, cluster: ClusterSpec, seed: int, cfg: Mapping[str, Any],
+                 src: str) -> tuple[pd.DataFrame, dict]:
+    """(trace in fairsim's schema, report: rows read, jobs kept, dropped by reason)."""
+    log, where = _checked(read, src)
+    dropped = dict(read.dropped)
+    log, where = _kept(log, where, cfg, src, dropped)
+    require(len(log) > 0, src, "rows", f"no job of the log is left to run (dropped: {_said(dropped) or 'none'})")
+    rng = np.random.Generator(np.random.PCG64(seed))
+    u_model = rng.random(len(log))
+
+    gpu_map = _gpu_map(cfg.get("gpu_map"), src)
+    ref_default = cfg.get("reference_type")
+    if ref_default is not None:
+        ref_default = _canonical(str(ref_default), gpu_map)
+        require(ref_default is not None, src, "reference_type", f"{cfg['reference_type']!r} is not a GPU type (allowed: {_known()})")
+    pin = Bool().check(cfg.get("pin_to_type", False), src, "pin_to_type")
+    reason = np.full(len(log), "", dtype=object)
+
+    ref = _reference_types(log, gpu_map, ref_default, reason)
+    allowed, allowed_names = _allowed(log, ref, pin, gpu_map, cluster, reason)
+    slot = _gang_slots(log["gpus"].to_numpy(np.int64), allowed, catalog, cluster, opt.choice(cfg, "gang", src, "exact", GANGS), reason)
+    model = _models(log, ref, allowed, slot, catalog, cluster, u_model, reason, where, src)
+    tput = _reference_throughput(model, ref, allowed, slot, catalog, cluster, reason)
+
+    bad = reason != ""
+    if bad.any() and opt.choice(cfg, "unrunnable", src, "drop", UNRUNNABLE) == "refuse":
+        i = int(np.flatnonzero(bad)[0])
+        raise InputError(src, "rows", f"{where[i]} (job {log['job_id'].iloc[i]}): {reason[i].replace('_', ' ')} "
+                         "(set workload.unrunnable=drop to drop such jobs)")
+    for r in reason[bad]:
+        dropped[r] = dropped.get(r, 0) + 1
+    keep = ~bad
+    require(keep.any(), src, "rows", f"no job of the log can run on cluster {cluster.name} (dropped: {_said(dropped)})")
+    submit = log["submit_s"].to_numpy(np.float64)[keep]
+    trace = pd.DataFrame({
+        "job_id": np.arange(int(keep.sum()), dtype=np.int64),
+        "arrival_s": submit - submit.min(),
+        "model": np.asarray(catalog.models, dtype=object)[model[keep]],
+        "workers": np.asarray(catalog.worker_counts, dtype=np.int64)[slot[keep]],
+        "work": log["duration_s"].to_numpy(np.float64)[keep] * tput[keep],
+        "tenant": log["tenant"].to_numpy(object)[keep],
+        "gpu_types": np.asarray(allowed_names, dtype=object)[keep],
+    })
+    report = {"log_rows": int(read.meta.get("log_rows", len(read.log))), "log_jobs": int(keep.sum()),
+              **{f"log_dropped_{r}": int(n) for r, n in sorted(dropped.items())}}
+    return trace, report
+
+
+# ---- 1. rows -----------------------------------------------------------------------------------
+
+def _checked(read: LogRead, src: str) -> tuple[pd.DataFrame, list[str]]:
+    raw = read.log
+    where = list(read.where) if read.where is not None else [f"row {i}" for i in range(len(raw))]
+    for col in ("submit_s", "duration_s", "gpus"):
+        require(col in raw, src, "columns", f"the job log has no {col} column")
+    log = pd.DataFrame(index=range(len(raw)))
+    log["job_id"] = [str(i) for i in range(len(raw))] if "job_id" not in raw else [
+        str(v) if not _missing(v) else str(i) for i, v in enumerate(raw["job_id"].to_numpy())]
+    log["submit_s"] = _numbers(raw["submit_s"], "submit_s", where, src, lambda x: np.isfinite(x), "a number of seconds")
+    log["duration_s"] = _numbers(raw["duration_s"], "duration_s", where, src, lambda x: np.isfinite(x) & (x > 0), "a number of seconds > 0")
+    gpus = _numbers(raw["gpus"], "gpus", where, src, lambda x: np.isfinite(x) & (x >= 1) & (x == np.round(x)), "a whole GPU count >= 1")
+    log["gpus"] = gpus.astype(np.int64)
+    for col in ("gpu_type", "gpu_types", "model", "tenant", "status"):
+        log[col] = [("" if _missing(v) else str(v).strip()) for v in raw[col].to_numpy()] if col in raw else ""
+    return log, where
+
+
+def _numbers(values: pd.Series, col: str, where: list[str], src: str, ok, rule: str) -> np.ndarray:
+    text = values.to_numpy()
+    x = pd.to_numeric(pd.Series(text), errors="coerce").to_numpy(np.float64)
+    bad = ~ok(x)
+    if bad.any():
+        i = int(np.flatnonzero(bad)[0])
+        raise InputError(src, col, f"must be {rule} ({where[i]} has {text[i]!r})")
+    return x
+
+
+def _missing(value: Any) -> bool:
+    return value is None or (isinstance(value, float) and not np.isfinite(value)) or (isinstance(value, str) and not value.strip())
+
+
+def _kept(log: pd.DataFrame, where: list[str], cfg: Mapping[str, Any], src: str, dropped: dict) -> tuple[pd.DataFrame, list[str]]:
+    keep = np.ones(len(log), dtype=bool)
+    statuses = cfg.get("statuses")
+    if statuses is not None:
+        require(isinstance(statuses, (list, tuple)) and all(isinstance(s, str) for s in statuses) and statuses, src, "statuses",
+                f"must be a list of the log's status names, e.g. [Pass, Killed], got {statuses!r}")
+        wanted = {s.lower() for s in statuses}
+        ok = log["status"].str.lower().isin(wanted).to_numpy()
+        _drop(dropped, "status_not_kept", ok)
+        keep &= ok
+    start = opt.number(cfg, "start_s", src, 0.0, lo=0)
+    span = opt.number(cfg, "span_s", src, None, lo=0, lo_open=True, optional=True)
+    submit = log["submit_s"].to_numpy(np.float64)
+    t = submit - submit.min() if len(submit) else submit
+    inside = (t >= start) & (t < start + span if span is not None else True)
+    _drop(dropped, "outside_time_window", inside | ~keep)
+    keep &= inside
+    order = np.flatnonzero(keep)[np.argsort(submit[keep], kind="stable")]
+    max_jobs = opt.number(cfg, "max_jobs", src, None, lo=1, integer=True, optional=True)
+    if max_jobs is not None and len(order) > max_jobs:
+        dropped["beyond_max_jobs"] = dropped.get("beyond_max_jobs", 0) + len(order) - max_jobs
+        order = order[:max_jobs]
+    return log.iloc[order].reset_index(drop=True), [where[i] for i in order]
+
+
+def _drop(dropped: dict, reason: str, kept: np.ndarray) -> None:
+    n = int((~kept).sum())
+    if n:
+        dropped[reason] = dropped.get(reason, 0) + n
+
+
+# ---- 2. GPU types --------------------------------------------------------------------------------
+
+def _gpu_map(raw: Any, src: str) -> dict[str, str | None]:
+    """The log's GPU name (lower case) -> a datasheet name; a null value marks a name not yet mapped."""
+    if raw is None:
+        return {}
+    require(isinstance(raw, Mapping), src, "gpu_map", f"must map the log's GPU names to datasheet types, e.g. {{G1: A100-80GB}}, got {raw!r}")
+    out = {}
+    for name, target in raw.items():
+        if target is None:
+            out[str(name).lower()] = None
+            continue
+        spec = gpu_specs().get(str(target).lower())
+        require(spec is not None, src, f"gpu_map.{name}", f"{target!r} is not a datasheet GPU type (allowed: {_known()})")
+        out[str(name).lower()] = spec.name
+    return out
+
+
+def _canonical(name: str, gpu_map: Mapping[str, str | None]) -> str | None:
+    key = name.strip().lower()
+    if key in gpu_map:
+        return gpu_map[key]
+    spec = gpu_specs().get(key)
+    return spec.name if spec is not None else None
+
+
+def _known() -> str:
+    return ", ".join(s.name for s in gpu_specs().values())
+
+
+def _reference_types(log: pd.DataFrame, gpu_map, default: str | None, reason: np.ndarray) -> np.ndarray:
+    """object [J]: each job's reference type (a datasheet name), None = the capacity-weighted mean rule."""
+    ref = np.full(len(log), default, dtype=object)
+    for j, raw in enumerate(log["gpu_type"].to_numpy()):
+        if raw:
+            ref[j] = _canonical(raw, gpu_map)
+            if ref[j] is None:
+                reason[j] = reason[j] or "unknown_gpu_type"
+    return ref
+
+
+def _allowed(log: pd.DataFrame, ref: np.ndarray, pin: bool, gpu_map, cluster: ClusterSpec,
+             reason: np.ndarray) -> tuple[np.ndarray, list[str]]:
+    """(bool [J, T] the cluster types each job may use, each job's allowed list as trace text)."""
+    mask = np.ones((len(log), cluster.num_types), dtype=bool)
+    names = [""] * len(log)
+    listed = allowed_types(log["gpu_types"].to_numpy())
+    for j in range(len(log)):
+        wanted = list(listed[j])
+        if pin and log["gpu_type"].iloc[j]:
+            wanted = [log["gpu_type"].iloc[j]]
+        if not wanted:
+            continue
+        canon = [_canonical(w, gpu_map) for w in wanted]
+        if any(c is None for c in canon):
+            reason[j] = reason[j] or "unknown_gpu_type"
+            canon = [c for c in canon if c is not None]
+        mask[j] = [t in canon for t in cluster.gpu_types]
+        names[j] = TYPE_SEPARATOR.join(dict.fromkeys(canon))
+        if not mask[j].any():
+            reason[j] = reason[j] or "no_allowed_type_in_cluster"
+    return mask, names
+
+
+# ---- 3-5. gang, model, work ------------------------------------------------------------------------
+
+def _gang_slots(gpus: np.ndarray, allowed: np.ndarray, catalog: Catalog, cluster: ClusterSpec, gang: str,
+                reason: np.ndarray) -> np.ndarray:
+    widest = np.where(allowed, cluster.counts[None, :], 0).max(axis=1)
+    too_wide = gpus > widest
+    reason[too_wide & (reason == "")] = "wider_than_any_allowed_type"
+    counts = np.asarray(catalog.worker_counts)
+    if gang == "nearest":
+        return nearest_slot(gpus, catalog.worker_counts, catalog.allowed_workers.any(axis=0))
+    slot = np.minimum(np.searchsorted(counts, gpus), len(counts) - 1)
+    missing = counts[slot] != gpus
+    reason[missing & (reason == "")] = "gang_size_not_in_catalog"
+    return slot
+
+
+def _models(log, ref, allowed, slot, catalog: Catalog, cluster: ClusterSpec, u: np.ndarray, reason, where, src) -> np.ndarray:
+    runs = runnable(catalog, cluster)[:, :, slot]  # [M, T, J]
+    can = (runs & allowed.T[None, :, :]).any(axis=1).T  # [J, M]
+    has_ref = np.ones_like(can)
+    for r in {r for r in ref if r is not None}:
+        rows = np.flatnonzero(ref == r)
+        if r in catalog.gpu_types:
+            has_ref[rows] = np.isfinite(catalog.packed[:, catalog.gpu_types.index(r), slot[rows]]).T
+        else:
+            has_ref[rows] = False
+            reason[rows[reason[rows] == ""]] = "reference_type_not_in_catalog"
+    candidates = can & has_ref
+    model = np.zeros(len(log), dtype=np.int64)
+    named = log["model"].to_numpy() != ""
+    if named.any():
+        model[named] = catalog.model_indices(log["model"].to_numpy()[named], src)
+        fits = candidates[np.flatnonzero(named), model[named]]
+        idx = np.flatnonzero(named)[~fits]
+        reason[idx[reason[idx] == ""]] = "model_cannot_run_with_its_gang"
+    free = ~named & candidates.any(axis=1)
+    model[free] = pick_uniform(u[free], candidates[free])
+    none = ~named & ~candidates.any(axis=1)
+    reason[none & (reason == "")] = "no_catalog_model_fits"
+    return model
+
+
+def _reference_throughput(model, ref, allowed, slot, catalog: Catalog, cluster: ClusterSpec, reason) -> np.ndarray:
+    """float [J]: the units/s at which the job's logged duration was run."""
+    runs = runnable(catalog, cluster)[model, :, slot] & allowed  # [J, T] (advanced indices first: [J, T])
+    cols = catalog.type_columns(cluster)
+    cluster_tput = np.where(runs, catalog.packed[model[:, None], cols[None, :], slot[:, None]], 0.0)
+    weight = np.where(runs, cluster.counts[None, :].astype(np.float64), 0.0)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        tput = (weight * cluster_tput).sum(axis=1) / weight.sum(axis=1)
+    for r in {r for r in ref if r is not None and r in catalog.gpu_types}:
+        rows = np.flatnonzero(ref == r)
+        tput[rows] = catalog.packed[model[rows], catalog.gpu_types.index(r), slot[rows]]
+    reason[~np.isfinite(tput) & (reason == "")] = "no_catalog_model_fits"
+    return np.where(np.isfinite(tput), tput, 1.0)
+
+
+def _said(dropped: Mapping[str, int]) -> str:
+    return ", ".join(f"{n} {r.replace('_', ' ')}" for r, n in sorted(dropped.items()) if n)
