@@ -1,0 +1,254 @@
+"""Job logs as workloads: work from the logged duration, column mapping, bad rows, what cannot
+run, GPU-type constraints honoured by every policy, tenants and their metrics."""
+
+from __future__ import annotations
+
+import functools
+
+import numpy as np
+import pandas as pd
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from fairsim.cluster import ClusterSpec
+from fairsim.errors import InputError
+from fairsim.experiment.compose import CONF_DIR, compose_config
+from fairsim.experiment.single import build_policy, run_config
+from fairsim.metrics import jain_index, tenant_table
+from fairsim.sim.config import SimConfig
+from fairsim.sim.engine import simulate
+from fairsim.workload.jobs import JobSet
+from fairsim.workload.loader import load_workload
+from fairsim.workload.perf_model import paper_catalog
+
+PAPER = ClusterSpec.from_config({"name": "paper", "counts": {"T4": 12, "A10": 12, "V100": 12}, "gpus_per_host": 4})
+QUIET = ["sim.overheads.migration=false", "sim.overheads.preemption=false", "track=false"]
+
+
+def write_log(tmp_path, rows, name="log.csv"):
+    path = tmp_path / name
+    pd.DataFrame(rows).to_csv(path, index=False)
+    return path
+
+
+def run(path, *overrides):
+    cfg = compose_config(["workload=jobs_log", f"workload.path={path}", "cluster=paper", "policy=fifo", *QUIET, *overrides])
+    return run_config(cfg)
+
+
+def workload(path, seed=0, **options):
+    cfg = {"name": "log", "kind": "jobs_log", "catalog": "paper", "path": str(path), **options}
+    return load_workload(cfg, PAPER, seed)
+
+
+def test_one_job_into_an_idle_cluster_takes_exactly_its_duration_on_its_reference_type(tmp_path):
+    path = write_log(tmp_path, [{"submit_s": 500, "duration_s": 4321.5, "gpus": 2, "gpu_type": "A10"}])
+    out = run(path, "workload.pin_to_type=true", "sim.round_len_s=60")
+    job = out.jobs.iloc[0]
+    assert job["arrival_s"] == 0.0  # rebased to the first submission
+    assert job["jct_s"] == pytest.approx(4321.5, rel=1e-12)
+    assert job["gpu_s_A10"] == pytest.approx(2 * 4321.5, rel=1e-12)
+    assert out.summary["log_rows"] == 1 and out.summary["log_jobs"] == 1
+
+
+def test_on_another_type_it_runs_at_the_catalogs_speed_ratio(tmp_path):
+    path = write_log(tmp_path, [{"submit_s": 0, "duration_s": 3600, "gpus": 1, "gpu_type": "T4", "gpu_types": "V100",
+                                 "model": "ResNet50"}])
+    out = run(path, "sim.round_len_s=60")
+    cat = paper_catalog(PAPER)
+    m, slot = cat.models.index("ResNet50"), cat.worker_counts.index(1)
+    ratio = cat.packed[m, cat.gpu_types.index("T4"), slot] / cat.packed[m, cat.gpu_types.index("V100"), slot]
+    assert out.jobs.iloc[0]["gpu_s_V100"] > 0 and out.jobs.iloc[0]["gpu_s_T4"] == 0
+    assert out.jobs.iloc[0]["jct_s"] == pytest.approx(3600 * ratio, rel=1e-12)
+
+
+def test_the_overheads_the_simulator_charges_come_on_top(tmp_path):
+    # profiling: a job that never ran profiles every type first (60 s each, 3 types)
+    path = write_log(tmp_path, [{"submit_s": 0, "duration_s": 3600, "gpus": 1, "gpu_type": "V100"}])
+    out = run(path, "workload.pin_to_type=true", "sim.round_len_s=60", "sim.overheads.profiling=true")
+    assert out.jobs.iloc[0]["jct_s"] == pytest.approx(3600 + 3 * 60, rel=1e-12)
+
+
+def test_without_a_reference_type_the_duration_is_at_the_mean_speed_of_the_allowed_types(tmp_path):
+    path = write_log(tmp_path, [{"submit_s": 0, "duration_s": 1000, "gpus": 1, "model": "VGG16"}])
+    w = workload(path)
+    cat = w.catalog
+    m, slot = cat.models.index("VGG16"), cat.worker_counts.index(1)
+    mean = np.mean([cat.packed[m, cat.gpu_types.index(t), slot] for t in PAPER.gpu_types])  # equal counts
+    assert w.trace["work"].iloc[0] == pytest.approx(1000 * mean, rel=1e-12)
+    w = workload(path, reference_type="T4")
+    assert w.trace["work"].iloc[0] == pytest.approx(1000 * cat.packed[m, cat.gpu_types.index("T4"), slot], rel=1e-12)
+
+
+def test_columns_map_from_the_files_own_names_and_timestamps_parse(tmp_path):
+    path = write_log(tmp_path, [
+        {"When": "2026-01-05 10:00:00", "Secs": 600, "N": 1, "Team": "a"},
+        {"When": "2026-01-05 09:59:00", "Secs": 60, "N": 4, "Team": "b"},
+    ])
+    w = workload(path, columns={"submit_time": "When", "duration_s": "Secs", "gpus": "N", "tenant": "Team"},
+                 timestamp_format="%Y-%m-%d %H:%M:%S")
+    assert w.trace["arrival_s"].tolist() == [0.0, 60.0]
+    assert w.trace["workers"].tolist() == [4, 1] and w.trace["tenant"].tolist() == ["b", "a"]
+    with pytest.raises(InputError, match=r"columns\.gpus: the file has no column 'GPUs' \(it has: When, Secs, N, Team\)"):
+        workload(path, columns={"submit_time": "When", "duration_s": "Secs", "gpus": "GPUs"})
+    with pytest.raises(InputError, match=r"columns\.start: is not a job log column \(allowed: job_id, submit_s"):
+        workload(path, columns={"start": "When"})
+    with pytest.raises(InputError, match=r"needs submit_s \(seconds\) or submit_time"):
+        workload(path, columns={"duration_s": "Secs", "gpus": "N"})
+
+
+@pytest.mark.parametrize("row, column, said", [
+    ({"submit_s": "soon", "duration_s": 60, "gpus": 1}, "submit_s", r"must be a number of seconds \(line 3 has 'soon'\)"),
+    ({"submit_s": 5, "duration_s": -1, "gpus": 1}, "duration_s", r"must be a number of seconds > 0 \(line 3 has '-1'\)"),
+    ({"submit_s": 5, "duration_s": 60, "gpus": 1.5}, "gpus", r"must be a whole GPU count >= 1 \(line 3 has '1.5'\)"),
+])
+def test_a_bad_row_is_refused_naming_its_line_and_column(tmp_path, row, column, said):
+    path = write_log(tmp_path, [{"submit_s": 0, "duration_s": 60, "gpus": 1}, row])
+    with pytest.raises(InputError) as err:
+        workload(path)
+    assert err.value.field == column and len(str(err.value).splitlines()) == 1
+    assert pytest.importorskip("re").search(said, err.value.problem)
+
+
+def test_bad_timestamps_name_the_line_and_the_format(tmp_path):
+    path = write_log(tmp_path, [{"t": "2026-01-05 10:00:00", "duration_s": 60, "gpus": 1}, {"t": "yesterday", "duration_s": 60, "gpus": 1}])
+    with pytest.raises(InputError, match=r"t: line 3: 'yesterday' is not a timestamp in format '%Y-%m-%d %H:%M:%S'"):
+        workload(path, columns={"submit_time": "t"}, timestamp_format="%Y-%m-%d %H:%M:%S")
+
+
+UNRUNNABLE = [
+    {"job_id": "wide", "submit_s": 0, "duration_s": 60, "gpus": 16},
+    {"job_id": "three", "submit_s": 1, "duration_s": 60, "gpus": 3},
+    {"job_id": "tpu", "submit_s": 2, "duration_s": 60, "gpus": 1, "gpu_type": "TPUv3"},
+    {"job_id": "elsewhere", "submit_s": 3, "duration_s": 60, "gpus": 1, "gpu_types": "A100-80GB"},
+    {"job_id": "ok", "submit_s": 4, "duration_s": 60, "gpus": 1},
+]
+
+
+def test_jobs_that_cannot_run_are_dropped_and_counted_by_reason(tmp_path):
+    w = workload(write_log(tmp_path, UNRUNNABLE))
+    assert len(w.trace) == 1 and w.trace["arrival_s"].iloc[0] == 0.0
+    assert w.report == {"log_rows": 5, "log_jobs": 1, "log_dropped_gang_size_not_in_catalog": 1,
+                        "log_dropped_no_allowed_type_in_cluster": 1, "log_dropped_unknown_gpu_type": 1,
+                        "log_dropped_wider_than_any_allowed_type": 1}
+
+
+def test_or_refused_in_one_line(tmp_path):
+    with pytest.raises(InputError, match=r"rows: line 2 \(job wide\): wider than any allowed type \(set workload.unrunnable=drop"):
+        workload(write_log(tmp_path, UNRUNNABLE), unrunnable="refuse")
+    with pytest.raises(InputError, match=r"unrunnable: must be one of drop, refuse, got 'skip'"):
+        workload(write_log(tmp_path, UNRUNNABLE), unrunnable="skip")
+
+
+def test_gpu_map_names_the_logs_own_types(tmp_path):
+    path = write_log(tmp_path, [{"submit_s": 0, "duration_s": 60, "gpus": 1, "gpu_type": "G2"},
+                                {"submit_s": 1, "duration_s": 60, "gpus": 1, "gpu_type": "T4"}])
+    assert workload(path).report["log_dropped_unknown_gpu_type"] == 1
+    w = workload(path, gpu_map={"G2": "V100"}, pin_to_type=True)
+    assert w.trace["gpu_types"].tolist() == ["V100", "T4"]
+    with pytest.raises(InputError, match=r"rows: no job of the log can run on cluster paper \(dropped: 1 unknown gpu type\)"):
+        workload(write_log(tmp_path, [{"submit_s": 0, "duration_s": 60, "gpus": 1, "gpu_type": "G2"}], "g2.csv"))
+    with pytest.raises(InputError, match=r"gpu_map\.G2: 'X9' is not a datasheet GPU type"):
+        workload(path, gpu_map={"G2": "X9"})
+
+
+def test_models_are_drawn_by_seed_among_those_that_fit_and_named_models_are_kept(tmp_path):
+    rows = [{"submit_s": i, "duration_s": 60, "gpus": g, "model": "BERT-base" if i == 0 else ""} for i, g in enumerate([1, 1, 2, 4, 8] * 8)]
+    path = write_log(tmp_path, rows)
+    a, b, c = workload(path, seed=1), workload(path, seed=1), workload(path, seed=2)
+    assert a.trace.equals(b.trace) and not a.trace["model"].equals(c.trace["model"])
+    assert a.trace["model"].iloc[0] == "BERT-base"
+    JobSet.build(a.trace, a.catalog, PAPER)  # every drawn model runs with its gang here
+    with pytest.raises(InputError, match="unknown model 'GPT-9'"):
+        workload(write_log(tmp_path, [{"submit_s": 0, "duration_s": 60, "gpus": 1, "model": "GPT-9"}], "m.csv"))
+
+
+def test_statuses_time_window_and_max_jobs(tmp_path):
+    rows = [{"submit_s": 100 * i, "duration_s": 60, "gpus": 1, "status": "Pass" if i % 2 else "Killed"} for i in range(10)]
+    path = write_log(tmp_path, rows)
+    w = workload(path, statuses=["pass"], start_s=200, span_s=500)
+    assert w.trace["arrival_s"].tolist() == [0.0, 200.0]  # jobs 3 and 5 (submitted at 300 and 500), rebased
+    assert w.report["log_dropped_status_not_kept"] == 5 and w.report["log_dropped_outside_time_window"] == 3
+    assert "log_dropped_beyond_max_jobs" not in w.report
+    w = workload(path, statuses=["pass"], start_s=200, span_s=500, max_jobs=1)
+    assert len(w.trace) == 1 and w.report["log_dropped_beyond_max_jobs"] == 1
+
+
+def test_the_example_log_preset_runs(run_py):
+    out = run_py("workload=team_cluster", "policy=fifo", "track=false", "hydra.run.dir=${oc.env:TMPDIR,/tmp}/fairsim-team")
+    assert out.returncode == 0, out.stderr
+    assert "57 jobs of 60 rows run; dropped: 1 gang size not in catalog, 1 unknown gpu type, 1 wider than any allowed type" in out.stdout
+
+
+# ---- GPU-type constraints: every policy -------------------------------------------------------
+
+POLICIES = sorted(p.stem for p in (CONF_DIR / "policy").glob("*.yaml"))
+TYPES = ("T4", "A10", "V100")
+
+
+@functools.lru_cache(maxsize=None)
+def policy_config(name):
+    return compose_config([f"policy={name}"]).policy
+
+
+@st.composite
+def constrained_logs(draw):
+    n = draw(st.integers(2, 10))
+    rows = []
+    for i in range(n):
+        allowed = draw(st.lists(st.sampled_from(TYPES), min_size=1, max_size=2, unique=True))
+        rows.append({"job_id": i, "submit_s": draw(st.integers(0, 6)) * 300, "duration_s": draw(st.integers(1, 24)) * 300,
+                     "gpus": draw(st.sampled_from([1, 1, 2, 4])), "gpu_types": "|".join(allowed), "tenant": f"t{i % 2}"})
+    return pd.DataFrame(rows)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", POLICIES)
+@settings(max_examples=6, deadline=None, derandomize=True, database=None, suppress_health_check=[HealthCheck.too_slow])
+@given(log=constrained_logs())
+def test_every_policy_honours_each_jobs_allowed_gpu_types(tmp_path_factory, name, log):
+    path = tmp_path_factory.mktemp("log") / "log.csv"
+    log.to_csv(path, index=False)
+    cluster = ClusterSpec.from_config({"name": "small", "counts": {"T4": 4, "A10": 4, "V100": 4}, "gpus_per_host": 4})
+    w = load_workload({"name": "log", "kind": "jobs_log", "catalog": "paper", "path": str(path)}, cluster, 0)
+    jobs = JobSet.build(w.trace, w.catalog, cluster, source=w.source)
+    result = simulate(jobs, cluster, build_policy(policy_config(name)), SimConfig(check=True, max_rounds=20000), seed=0)
+    table = result.jobs
+    assert np.isfinite(table["finish_s"]).all()
+    for k, t in enumerate(cluster.gpu_types):
+        barred = ~np.array([t in str(a).split("|") for a in w.trace["gpu_types"]])
+        assert (table[f"gpu_s_{t}"].to_numpy()[barred] == 0).all(), f"{name} ran a job on {t}, outside its gpu_types"
+
+
+# ---- tenants ---------------------------------------------------------------------------------------
+
+def test_tenant_metrics_on_a_hand_worked_two_tenant_case():
+    table = pd.DataFrame({
+        "job_id": [0, 1, 2], "tenant": ["a", "b", "a"], "finish_s": [10.0, 40.0, np.nan],
+        "jct_s": [10.0, 30.0, np.nan], "attained_gpu_s": [3600.0, 7200.0, 3600.0],
+        "rho_fluid": [1.0, 3.0, np.nan], "rho": [2.0, 4.0, np.nan], "starvation_s": [0.0, 5.0, 8.0],
+    })
+    t = tenant_table(table).set_index("tenant")
+    assert t.loc["a", "jobs"] == 2 and t.loc["a", "finished_jobs"] == 1 and t.loc["b", "jobs"] == 1
+    assert t.loc["a", "gpu_hours"] == 2.0 and t.loc["b", "gpu_hours"] == 2.0 and t.loc["a", "gpu_share"] == 0.5
+    assert t.loc["a", "avg_jct_s"] == 10.0 and t.loc["b", "rho_fluid_mean"] == 3.0 and t.loc["a", "starvation_max_s"] == 8.0
+    # Jain of (1, 3): 16 / (2 * 10) = 0.8
+    assert jain_index(t["rho_fluid_mean"].to_numpy()) == pytest.approx(0.8)
+    assert jain_index(np.array([2.0, 2.0, 2.0])) == 1.0 and jain_index(np.array([1.0, 0.0])) == 0.5
+
+
+def test_a_run_writes_tenants_and_their_index(tmp_path):
+    path = write_log(tmp_path, [{"submit_s": i * 60, "duration_s": 1800, "gpus": 4, "tenant": "ab"[i % 2]} for i in range(12)])
+    out = run(path)
+    assert sorted(out.tenants["tenant"]) == ["a", "b"] and out.tenants["jobs"].sum() == 12
+    assert out.summary["tenant_count"] == 2 and 0.5 <= out.summary["tenant_jain_rho_fluid"] <= 1.0
+    assert (out.jobs["tenant"].to_numpy() == np.array(list("ab" * 6))).all()
+
+
+def test_philly_windows_keep_the_virtual_cluster_as_tenant():
+    cfg = compose_config(["workload=philly", "num_jobs=40"])
+    from omegaconf import OmegaConf
+
+    w = load_workload(OmegaConf.to_container(cfg.workload, resolve=True), PAPER, 3)
+    assert (w.trace["tenant"] != "").all() and w.trace["tenant"].nunique() > 1
