@@ -183,3 +183,29 @@ def test_pod_types_map_the_same_way_as_node_models():
                      "V100M16": "V100", "V100M32": "V100-32GB"}
     with pytest.raises(InputError, match=r"model\(s\) G2, G3 "):
         openb.canonical_types(log["gpu_types"], None, "w")
+
+
+def test_workload_openb_on_cluster_openb_runs_the_kept_pods_on_their_allowed_types():
+    from fairsim.experiment.compose import compose_config
+    from fairsim.experiment.single import run_config
+
+    cfg = compose_config(["cluster=openb", f"cluster.node_list={NODES}", "cluster.gpu_map.G2=A100-80GB",
+                          "cluster.gpu_map.G3=H100-SXM", "workload=openb", f"workload.path={PODS}", "policy=fifo", "track=false"])
+    out = run_config(cfg)
+    kept = openb.read(PODS, {}, "sample")
+    assert out.summary["log_rows"] == kept.meta["rows"] and out.summary["log_jobs"] == len(kept.log)
+    for reason, n in kept.dropped.items():
+        assert out.summary[f"log_dropped_{reason}"] == n
+    assert out.summary["finished_jobs"] == len(kept.log)
+    # a pod restricted by gpu_spec used GPU-seconds only on its allowed (mapped) types
+    mapping = openb.type_map(MAPPED, "sample")
+    ordered = kept.log.sort_values("submit_s", kind="stable")["gpu_types"]  # job ids number the pods by submission
+    rows = out.jobs.sort_values("job_id").to_dict("records")
+    restricted = 0
+    for spec, row in zip(ordered, rows):
+        if isinstance(spec, str) and spec:
+            allowed = {mapping[s] for s in spec.split("|")}
+            used = {c[len("gpu_s_"):] for c in out.jobs.columns if c.startswith("gpu_s_") and row[c] > 0}
+            assert used and used <= allowed
+            restricted += 1
+    assert restricted > 0

@@ -9,7 +9,7 @@ from omegaconf import OmegaConf
 
 from fairsim.cluster import ClusterSpec
 from fairsim.experiment.compose import CONF_DIR, compose_config
-from fairsim.experiment.single import build_policy
+from fairsim.experiment.single import build_cluster, build_policy
 from fairsim.experiment.tracking import logged_cells
 from fairsim.figures.sweep_summary import draw
 from fairsim.sim.config import SimConfig
@@ -26,9 +26,14 @@ def test_every_policy_preset_composes_and_builds(name):
     build_policy(cfg.policy)
 
 
+# presets whose cluster a trace's node list defines: built from the sample written in its format
+NODE_LISTS = {"openb": ["cluster.node_list=tests/data/openb_sample/openb_node_list_sample.csv",
+                        "cluster.gpu_map.G2=A100-80GB", "cluster.gpu_map.G3=H100-SXM"]}
+
+
 @pytest.mark.parametrize("name", presets("cluster"))
 def test_every_cluster_preset_builds(name):
-    cluster = ClusterSpec.from_config(OmegaConf.to_container(compose_config([f"cluster={name}"]).cluster, resolve=True))
+    cluster = build_cluster(compose_config([f"cluster={name}", *NODE_LISTS.get(name, [])]))
     assert cluster.total_gpus > 0
 
 

@@ -36,6 +36,7 @@ from fairsim.metrics import add_job_metrics, in_window, summarize, tenant_table
 from fairsim.policies.base import Policy
 from fairsim.sim.config import SimConfig
 from fairsim.sim.engine import simulate
+from fairsim.workload.formats.clusters import cluster_mapping
 from fairsim.workload.jobs import JobSet
 from fairsim.workload.loader import Workload, load_workload
 
@@ -121,7 +122,8 @@ def check_integer_steps(jobs: JobSet, cluster: ClusterSpec, sim_cfg: SimConfig) 
 
 
 def build_cluster(cfg: DictConfig) -> ClusterSpec:
-    return ClusterSpec.from_config(OmegaConf.to_container(cfg.cluster, resolve=True), source=f"cluster {cfg.cluster.get('name', '')}".strip())
+    src = f"cluster {cfg.cluster.get('name', '')}".strip()
+    return ClusterSpec.from_config(cluster_mapping(OmegaConf.to_container(cfg.cluster, resolve=True), src), source=src)
 
 
 def build_jobs(cfg: DictConfig, cluster: ClusterSpec) -> tuple[Workload, JobSet]:

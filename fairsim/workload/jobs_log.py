@@ -43,11 +43,11 @@ from fairsim.cluster import ClusterSpec, gpu_specs
 from fairsim.errors import Bool, InputError, require
 from fairsim.workload import options as opt
 from fairsim.workload.catalog import Catalog
-from fairsim.workload.formats import LogRead, csv_log
+from fairsim.workload.formats import LogRead, csv_log, openb
 from fairsim.workload.sampling import nearest_slot, pick_uniform, runnable
 from fairsim.workload.trace import TYPE_SEPARATOR, allowed_types
 
-FORMATS: dict[str, ModuleType] = {"csv": csv_log}
+FORMATS: dict[str, ModuleType] = {"csv": csv_log, "openb": openb}
 OPTIONS = ("path", "format", "reference_type", "pin_to_type", "gpu_map", "gang", "unrunnable", "statuses", "start_s", "span_s",
            "max_jobs")
 GANGS = ("exact", "nearest")
@@ -81,7 +81,7 @@ def log_to_trace(read: LogRead, catalog: Catalog, cluster: ClusterSpec, seed: in
     rng = np.random.Generator(np.random.PCG64(seed))
     u_model = rng.random(len(log))
 
-    gpu_map = _gpu_map(cfg.get("gpu_map"), src)
+    gpu_map = _gpu_map(cfg.get("gpu_map"), src, getattr(_reader(cfg, src), "KNOWN_TYPES", {}))
     ref_default = cfg.get("reference_type")
     if ref_default is not None:
         ref_default = _canonical(str(ref_default), gpu_map)
@@ -114,7 +114,7 @@ def log_to_trace(read: LogRead, catalog: Catalog, cluster: ClusterSpec, seed: in
         "tenant": log["tenant"].to_numpy(object)[keep],
         "gpu_types": np.asarray(allowed_names, dtype=object)[keep],
     })
-    report = {"log_rows": int(read.meta.get("log_rows", len(read.log))), "log_jobs": int(keep.sum()),
+    report = {"log_rows": int(read.meta.get("rows", len(read.log))), "log_jobs": int(keep.sum()),
               **{f"log_dropped_{r}": int(n) for r, n in sorted(dropped.items())}}
     return trace, report
 
@@ -185,12 +185,13 @@ def _drop(dropped: dict, reason: str, kept: np.ndarray) -> None:
 
 # ---- 2. GPU types --------------------------------------------------------------------------------
 
-def _gpu_map(raw: Any, src: str) -> dict[str, str | None]:
-    """The log's GPU name (lower case) -> a datasheet name; a null value marks a name not yet mapped."""
+def _gpu_map(raw: Any, src: str, known: Mapping[str, str]) -> dict[str, str | None]:
+    """The log's GPU name (lower case) -> a datasheet name: the format's own names (``known``),
+    then the user's ``gpu_map`` over them; a null value marks a name not yet mapped."""
+    out: dict[str, str | None] = {name.lower(): target for name, target in known.items()}
     if raw is None:
-        return {}
+        return out
     require(isinstance(raw, Mapping), src, "gpu_map", f"must map the log's GPU names to datasheet types, e.g. {{G1: A100-80GB}}, got {raw!r}")
-    out = {}
     for name, target in raw.items():
         if target is None:
             out[str(name).lower()] = None

@@ -34,5 +34,5 @@ LOG_COLUMNS = ("job_id", "submit_s", "duration_s", "gpus", "gpu_type", "gpu_type
 class LogRead:
     log: pd.DataFrame  # the normalized job log (LOG_COLUMNS; optional ones may be absent)
     dropped: dict[str, int] = field(default_factory=dict)  # reason -> rows dropped by the reader
-    meta: dict = field(default_factory=dict)  # figures worth reporting (rows read, time span, ...)
+    meta: dict = field(default_factory=dict)  # figures worth reporting: "rows" (rows read, the run reports it), time span, ...
     where: list[str] | None = None  # each row's place in the file for error messages ("line 7"); None: "row i"

@@ -40,7 +40,7 @@ def read(path: Path, cfg: Mapping[str, Any], src: str) -> LogRead:
     for col in LOG_COLUMNS:
         if col != "submit_s" and col in names:
             log[col] = raw[names[col]].to_numpy()
-    return LogRead(log=log, meta={"log_rows": int(len(raw))}, where=[line(i) for i in range(len(raw))])
+    return LogRead(log=log, meta={"rows": int(len(raw))}, where=[line(i) for i in range(len(raw))])
 
 
 def _read_file(path: Path, src: str) -> pd.DataFrame:
