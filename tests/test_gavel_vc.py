@@ -163,9 +163,37 @@ def test_job_log_refuses_a_type_without_a_reference_throughput(tmp_path):
     assert err.value.field == "job_type" and "GPT-9" in err.value.problem
 
 
-def test_preset_loads_and_builds_on_the_gavel_cluster():
+def preset_cfg(**over):
     cfg = OmegaConf.to_container(OmegaConf.create(compose_preset("workload", "gavel_philly")), resolve=True)
-    workload = load_workload(cfg, GAVEL, 0)
-    path = shipped_trace(cfg["path"])
-    assert path is not None and len(workload.trace) == len(read_gavel_trace(path))
+    return {**cfg, **over}
+
+
+def test_preset_runs_each_job_for_its_philly_duration_on_a_v100():
+    workload = load_workload(preset_cfg(), GAVEL, 0)
+    log = read_msr_log(msr_trace("ed69ec")).log
+    cat = workload.catalog
+    slot = [cat.worker_counts.index(w) for w in workload.trace["workers"]]
+    v100 = cat.packed[[cat.models.index(m) for m in workload.trace["model"]], cat.gpu_types.index("V100"), slot]
+    # ed69ec's jobs all fit the catalog: every row kept, each job's work is its duration at the V100's speed
+    assert workload.report["log_jobs"] == len(log) == len(workload.trace)
+    order = np.argsort(log["submit_s"].to_numpy(), kind="stable")
+    assert np.allclose(workload.trace["work"].to_numpy() / v100, log["duration_s"].to_numpy()[order], rtol=1e-12)
+    assert (workload.trace["tenant"] == "ed69ec").all()
     assert JobSet.build(workload.trace, workload.catalog, GAVEL).feasible.any(axis=1).all()
+
+
+def test_several_vcs_share_one_log_each_job_keeping_its_vc():
+    workload = load_workload(preset_cfg(vc=["ed69ec", "795a4c", "925e2b"]), GAVEL, 0)
+    rows = sum(len(read_msr_log(msr_trace(v)).log) for v in ("ed69ec", "795a4c", "925e2b"))
+    assert workload.report["log_rows"] == rows
+    assert set(workload.trace["tenant"]) <= {"ed69ec", "795a4c", "925e2b"} and workload.trace["tenant"].nunique() >= 2
+    everyone = load_workload(preset_cfg(vc="all"), GAVEL, 0)
+    assert everyone.report["log_rows"] == sum(len(read_gavel_trace(p)) for p in SHIPPED if "seed=0" in str(p))
+    with pytest.raises(InputError, match="vc: names the trace like path: give one of them, not both"):
+        load_workload(preset_cfg(path=str(SHIPPED[0])), GAVEL, 0)
+
+
+def test_the_step_counts_as_gavel_wrote_them_still_read_as_a_gavel_trace():
+    cfg = {"name": "steps", "kind": "gavel_trace", "catalog": "gavel", "path": "msr/seed=0/ed69ec"}
+    workload = load_workload(cfg, GAVEL, 0)
+    assert len(workload.trace) == len(read_gavel_trace(shipped_trace("msr/seed=0/ed69ec")))

@@ -43,11 +43,13 @@ from fairsim.cluster import ClusterSpec, gpu_specs
 from fairsim.errors import Bool, InputError, require
 from fairsim.workload import options as opt
 from fairsim.workload.catalog import Catalog
-from fairsim.workload.formats import LogRead, csv_log, openb
+from fairsim.workload.formats import LogRead, csv_log, gavel_msr, openb
 from fairsim.workload.sampling import nearest_slot, pick_uniform, runnable
 from fairsim.workload.trace import TYPE_SEPARATOR, allowed_types
 
-FORMATS: dict[str, ModuleType] = {"csv": csv_log, "openb": openb}
+# a format's module: OPTIONS, read(path, cfg, src) -> LogRead; optionally KNOWN_TYPES (its own GPU
+# names -> datasheet names) and resolve_path(cfg, src) (when its files are named otherwise than by path)
+FORMATS: dict[str, ModuleType] = {"csv": csv_log, "openb": openb, "gavel_msr": gavel_msr}
 OPTIONS = ("path", "format", "reference_type", "pin_to_type", "gpu_map", "gang", "unrunnable", "statuses", "start_s", "span_s",
            "max_jobs")
 GANGS = ("exact", "nearest")
@@ -64,11 +66,14 @@ def _reader(cfg: Mapping[str, Any], src: str) -> ModuleType:
 
 
 def read_log(cfg: Mapping[str, Any], src: str) -> LogRead:
+    reader = _reader(cfg, src)
+    if hasattr(reader, "resolve_path"):
+        return reader.read(reader.resolve_path(cfg, src), cfg, src)
     raw = cfg.get("path")
     require(isinstance(raw, str) and raw.strip() != "", src, "path", "is required: set workload.path=/path/to/job_log")
     path = Path(raw).expanduser()
     require(path.exists(), src, "path", f"no such file or folder: {raw}")
-    return _reader(cfg, src).read(path, cfg, src)
+    return reader.read(path, cfg, src)
 
 
 def log_to_trace(read: LogRead, catalog: Catalog, cluster: ClusterSpec, seed: int, cfg: Mapping[str, Any],
