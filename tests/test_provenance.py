@@ -44,7 +44,7 @@ def sha256(path: Path) -> str:
 
 def test_a_run_records_its_code_inputs_and_environment(tiny_cell):
     record = json.loads((tiny_cell / PROVENANCE).read_text())
-    assert record["code_digest"] == provenance.code_digest(preset("policy", "fifo"))
+    assert record["code_digest"] == provenance.code_digest({"policy": preset("policy", "fifo")})
     files = record["code_files"]
     assert "fairsim/policies/fifo.py" in files and "fairsim/sim/engine.py" in files and "fairsim/metrics.py" in files
     assert "fairsim/policies/fft.py" not in files  # FIFO does not import FFT's module
@@ -59,7 +59,7 @@ def test_a_run_records_its_code_inputs_and_environment(tiny_cell):
     assert record["started_at"] <= record["finished_at"]
     if record["git"] is not None:
         assert re.fullmatch(r"[0-9a-f]{40}", record["git"]["commit"]) and isinstance(record["git"]["dirty"], bool)
-    assert provenance.why_stale(tiny_cell, preset("policy", "fifo")) is None
+    assert provenance.why_stale(tiny_cell, {"policy": preset("policy", "fifo")}) is None
 
 
 def test_a_policy_digest_covers_its_own_module_and_not_the_others(tmp_path, monkeypatch):
@@ -69,7 +69,7 @@ def test_a_policy_digest_covers_its_own_module_and_not_the_others(tmp_path, monk
     shutil.copytree(ROOT / "fairsim", copy, ignore=shutil.ignore_patterns("__pycache__", "data"))
     monkeypatch.setattr(provenance, "BASE", tmp_path)
     provenance._closure.cache_clear()
-    fifo, ours = preset("policy", "fifo"), preset("policy", "ours")
+    fifo, ours = {"policy": preset("policy", "fifo")}, {"policy": preset("policy", "ours")}
     before = {"fifo": provenance.code_digest(fifo), "ours": provenance.code_digest(ours)}
     saved = {"code_digest": before["fifo"], "code_files": provenance.code_files(fifo), "inputs": {}}
     with open(copy / "policies" / "fifo.py", "a") as f:
@@ -86,7 +86,7 @@ def test_a_policy_digest_covers_its_own_module_and_not_the_others(tmp_path, monk
 def test_a_cell_without_provenance_or_with_other_code_is_stale(tiny_cell, tmp_path):
     cell = tmp_path / "cell"
     shutil.copytree(tiny_cell, cell)
-    fifo = preset("policy", "fifo")
+    fifo = {"policy": preset("policy", "fifo")}
     record = json.loads((cell / PROVENANCE).read_text())
     (cell / PROVENANCE).write_text(json.dumps({**record, "code_digest": "0" * 64}))
     assert provenance.why_stale(cell, fifo).startswith("the simulating code changed since this cell ran")
@@ -101,11 +101,11 @@ def test_a_changed_input_file_makes_the_cell_stale(tmp_path):
     cell = write_results(run_config(cfg), tmp_path / "cell", cfg)
     record = json.loads((cell / PROVENANCE).read_text())
     assert record["inputs"][provenance.input_name(trace)] == sha256(trace)
-    assert provenance.why_stale(cell, preset("policy", "fifo")) is None
+    assert provenance.why_stale(cell, {"policy": preset("policy", "fifo")}) is None
     trace.write_text(trace.read_text().replace("\n", "\n", 1) + "\n")  # same rows, other bytes
-    assert provenance.why_stale(cell, preset("policy", "fifo")) == f"its input file {provenance.input_name(trace)} changed since this cell ran"
+    assert provenance.why_stale(cell, {"policy": preset("policy", "fifo")}) == f"its input file {provenance.input_name(trace)} changed since this cell ran"
     trace.unlink()
-    assert "is gone" in provenance.why_stale(cell, preset("policy", "fifo"))
+    assert "is gone" in provenance.why_stale(cell, {"policy": preset("policy", "fifo")})
 
 
 def test_identity_is_the_declared_keys_only(tiny_cell, tmp_path):

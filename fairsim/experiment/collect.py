@@ -9,6 +9,7 @@ definition the runner uses to skip it (summary and config parse and agree, per-j
                               simulating code or inputs than the current ones; kept only with
                               reuse_stale=true or when drawn without rerunning)
     <sweep>/jobs.parquet      every cell's per-job table, with a ``cell`` column
+    <sweep>/tenants.parquet   every cell's per-tenant table, with a ``cell`` column (when jobs name tenants)
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ from fairsim.experiment.run_folder import (
     JOBS,
     RESULTS,
     SUMMARY,
+    TENANTS,
     cell_folders,
     why_incomplete,
 )
@@ -70,7 +72,7 @@ def cell_row(cell: Path) -> dict:
     row["code_digest"] = (record or {}).get("code_digest")
     row["commit"] = git.get("commit")
     row["dirty"] = git.get("dirty")
-    row["stale_why"] = provenance.why_stale(cell, cfg.get("policy"), record)
+    row["stale_why"] = provenance.why_stale(cell, cfg, record)
     row["stale"] = row["stale_why"] is not None
     return row
 
@@ -92,4 +94,10 @@ def collect(sweep_dir: Path, cells: list[Path] | None = None) -> tuple[pd.DataFr
         atomic_write(sweep_dir / RESULTS, lambda p: table.to_parquet(p, index=False))
         jobs = pd.concat([pd.read_parquet(c / JOBS).assign(cell=c.name) for c in cells], ignore_index=True)
         atomic_write(sweep_dir / JOBS, lambda p: jobs.to_parquet(p, index=False))
+        named = [c for c in cells if (c / TENANTS).is_file()]
+        if named:
+            tenants = pd.concat([pd.read_parquet(c / TENANTS).assign(cell=c.name) for c in named], ignore_index=True)
+            atomic_write(sweep_dir / TENANTS, lambda p: tenants.to_parquet(p, index=False))
+        else:
+            (sweep_dir / TENANTS).unlink(missing_ok=True)
     return table, cells

@@ -7,12 +7,14 @@ Every run folder holds ``provenance.json`` (written before ``summary.json``):
     python, packages, platform, host, user, started_at, finished_at (UTC, ISO 8601).
 
 The code digest covers what can change a run's numbers: the source files of every fairsim module
-that the run's builder (``fairsim.experiment.single``) and its policy's class import, followed
+that the run's builder (``fairsim.experiment.single``) imports, and the modules its config names
+(its policy's ``_target_`` classes, its job-log format's reader, its node-list format), followed
 through the import statements anywhere in each file (so imports inside functions count). It
 stops at the rest of ``fairsim.experiment`` (naming files, printing, sweeps, MLflow), which
 cannot change a number. A policy's digest therefore covers the engine, workload, cluster,
 metrics, fairness reference and solvers, plus its own module and what it imports: changing
-FFT's module leaves Gavel's cells fresh. The file bytes are digested as they are, comments
+FFT's module leaves Gavel's cells fresh, and changing openb's reader leaves every cell fresh
+but openb's. The file bytes are digested as they are, comments
 included: the same rule as joblib.Memory's, simple to check by hand.
 
 A complete cell is *stale* when the code digest its config would get now, or the digest of any
@@ -112,14 +114,36 @@ def policy_targets(policy_cfg: Mapping[str, Any] | None) -> tuple[str, ...]:
     return tuple(sorted(out))
 
 
-def code_files(policy_cfg: Mapping[str, Any] | None) -> dict[str, str]:
-    """The simulating source files of a run with this policy config (named relative to the
-    package's parent) -> their SHA-256."""
-    return {p.relative_to(BASE).as_posix(): file_digest(p) for p in _closure((BUILDER, *policy_targets(policy_cfg)))}
+SECTIONS = ("policy", "workload", "cluster")  # the config sections that name simulating modules
 
 
-def code_digest(policy_cfg: Mapping[str, Any] | None) -> str:
-    return digest_of_files(code_files(policy_cfg))
+def sections(cfg: Mapping[str, Any]) -> dict:
+    """The parts of a composed config the code digest depends on, resolved to plain data."""
+    from omegaconf import DictConfig, OmegaConf
+
+    pick = {k: cfg[k] for k in SECTIONS if k in cfg}
+    return {k: OmegaConf.to_container(v, resolve=True) if isinstance(v, DictConfig) else v for k, v in pick.items()}
+
+
+def run_targets(run_cfg: Mapping[str, Any] | None) -> tuple[str, ...]:
+    """The modules a run's config names: its policy's ``_target_`` classes, and the format
+    modules its workload and cluster are read with (loaded by name, so no import names them)."""
+    from fairsim.workload.formats.clusters import node_module
+    from fairsim.workload.jobs_log import reader_module
+
+    run_cfg = run_cfg or {}
+    named = [reader_module(run_cfg.get("workload") or {}), node_module(run_cfg.get("cluster") or {})]
+    return tuple(sorted({*policy_targets(run_cfg.get("policy")), *(m for m in named if m)}))
+
+
+def code_files(run_cfg: Mapping[str, Any] | None) -> dict[str, str]:
+    """The simulating source files of a run with this config (its ``policy``, ``workload`` and
+    ``cluster`` sections; named relative to the package's parent) -> their SHA-256."""
+    return {p.relative_to(BASE).as_posix(): file_digest(p) for p in _closure((BUILDER, *run_targets(run_cfg)))}
+
+
+def code_digest(run_cfg: Mapping[str, Any] | None) -> str:
+    return digest_of_files(code_files(run_cfg))
 
 
 def digest_of_files(files: Mapping[str, str]) -> str:
@@ -193,9 +217,9 @@ def now() -> str:
     return dt.datetime.now(dt.timezone.utc).isoformat(timespec="milliseconds")
 
 
-def record(policy_cfg: Mapping[str, Any] | None, inputs: Iterable[Path], started_at: str, finished_at: str) -> dict:
+def record(run_cfg: Mapping[str, Any] | None, inputs: Iterable[Path], started_at: str, finished_at: str) -> dict:
     """A run's provenance record."""
-    files = code_files(policy_cfg)
+    files = code_files(run_cfg)
     return {**environment(), "code_digest": digest_of_files(files), "code_files": files,
             "inputs": input_digests(inputs), "started_at": started_at, "finished_at": finished_at,
             "argv": [Path(sys.argv[0]).name, *sys.argv[1:]] if sys.argv and sys.argv[0] else []}
@@ -212,14 +236,14 @@ def read(folder: Path) -> dict | None:
     return data if isinstance(data, dict) else None
 
 
-def why_stale(folder: Path, policy_cfg: Mapping[str, Any] | None, saved: dict | None = None) -> str | None:
-    """None if the run in ``folder`` came from the code and inputs a run with this policy config
-    would use now, else why not (one line)."""
+def why_stale(folder: Path, run_cfg: Mapping[str, Any] | None, saved: dict | None = None) -> str | None:
+    """None if the run in ``folder`` came from the code and inputs a run with this config would
+    use now, else why not (one line)."""
     saved = read(folder) if saved is None else saved
     if saved is None:
         return f"it has no {PROVENANCE} (made before runs recorded their provenance)"
-    if saved.get("code_digest") != code_digest(policy_cfg):
-        changed = _changed_files(saved, policy_cfg)
+    if saved.get("code_digest") != code_digest(run_cfg):
+        changed = _changed_files(saved, run_cfg)
         return "the simulating code changed since this cell ran" + (f" ({changed})" if changed else "")
     for name, digest in sorted((saved.get("inputs") or {}).items()):
         path = input_path(name)
@@ -231,19 +255,19 @@ def why_stale(folder: Path, policy_cfg: Mapping[str, Any] | None, saved: dict | 
 
 
 def why_folder_stale(folder: Path) -> str | None:
-    """``why_stale`` for a run folder, with the policy config its saved config.yaml names."""
+    """``why_stale`` for a run folder, with the config its saved config.yaml holds."""
     import yaml
 
     try:
-        policy = (yaml.safe_load((Path(folder) / CONFIG).read_text()) or {}).get("policy")
+        cfg = yaml.safe_load((Path(folder) / CONFIG).read_text()) or {}
     except (OSError, yaml.YAMLError):
-        policy = None
-    return why_stale(folder, policy)
+        cfg = {}
+    return why_stale(folder, cfg if isinstance(cfg, dict) else {})
 
 
-def _changed_files(saved: dict, policy_cfg: Mapping[str, Any] | None) -> str:
+def _changed_files(saved: dict, run_cfg: Mapping[str, Any] | None) -> str:
     """Which files differ, briefly: 'fairsim/policies/fft.py' or 'fairsim/sim/engine.py and 3 more'."""
-    before, current = saved.get("code_files") or {}, code_files(policy_cfg)
+    before, current = saved.get("code_files") or {}, code_files(run_cfg)
     if not isinstance(before, dict):
         return ""
     changed = sorted(n for n in set(before) | set(current) if before.get(n) != current.get(n))

@@ -141,8 +141,7 @@ def run_config(cfg: DictConfig, progress: bool | None = False, fluid_cache: Path
     started_at = provenance.now()
     with recording_inputs() as inputs:
         out = _run_config(cfg, progress, fluid_cache)
-    policy_cfg = OmegaConf.to_container(cfg.policy, resolve=True)
-    out.provenance = provenance.record(policy_cfg, inputs, started_at, provenance.now())
+    out.provenance = provenance.record(provenance.sections(cfg), inputs, started_at, provenance.now())
     return out
 
 

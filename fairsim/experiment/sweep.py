@@ -127,7 +127,7 @@ def claim_cell(folder: Path, cell: str, cfg: DictConfig) -> Iterator[bool]:
     skipped). If another sweep holds the lock, wait for it first and say so."""
     from filelock import FileLock, Timeout
 
-    from fairsim.experiment.provenance import why_stale
+    from fairsim.experiment.provenance import sections, why_stale
     from fairsim.experiment.run_folder import identity_of_text, why_incomplete
 
     sweep = f"[sweep {folder.parent.name}] {cell}"
@@ -144,7 +144,7 @@ def claim_cell(folder: Path, cell: str, cfg: DictConfig) -> Iterator[bool]:
     try:
         why = why_incomplete(folder, identity_of_text(config_text(cfg)))
         if why is None:
-            why = why_stale(folder, OmegaConf.to_container(cfg.policy, resolve=True))
+            why = why_stale(folder, sections(cfg))
             if why is not None and cfg.get("reuse_stale", False):
                 print(f"{sweep}: reusing it stale (reuse_stale=true): {why}", flush=True)
                 print(report_progress(folder.parent, cell, time.perf_counter() - tick, REUSED), flush=True)

@@ -43,13 +43,11 @@ from fairsim.cluster import ClusterSpec, gpu_specs
 from fairsim.errors import Bool, InputError, require
 from fairsim.workload import options as opt
 from fairsim.workload.catalog import Catalog
-from fairsim.workload.formats import LogRead, csv_log, gavel_msr, openb
+from fairsim.workload.formats import LogRead, format_module, module_name
 from fairsim.workload.sampling import nearest_slot, pick_uniform, runnable
 from fairsim.workload.trace import TYPE_SEPARATOR, allowed_types
 
-# a format's module: OPTIONS, read(path, cfg, src) -> LogRead; optionally KNOWN_TYPES (its own GPU
-# names -> datasheet names) and resolve_path(cfg, src) (when its files are named otherwise than by path)
-FORMATS: dict[str, ModuleType] = {"csv": csv_log, "openb": openb, "gavel_msr": gavel_msr}
+DEFAULT_FORMAT = "csv"
 OPTIONS = ("path", "format", "reference_type", "pin_to_type", "gpu_map", "gang", "unrunnable", "statuses", "start_s", "span_s",
            "max_jobs")
 GANGS = ("exact", "nearest")
@@ -62,7 +60,14 @@ def format_options(cfg: Mapping[str, Any], src: str) -> tuple[str, ...]:
 
 
 def _reader(cfg: Mapping[str, Any], src: str) -> ModuleType:
-    return FORMATS[opt.choice(cfg, "format", src, "csv", tuple(FORMATS))]
+    """The reader of the config's ``format`` (a module of fairsim.workload.formats, by name)."""
+    return format_module(cfg.get("format", DEFAULT_FORMAT), "read", src, "format")
+
+
+def reader_module(cfg: Mapping[str, Any]) -> str | None:
+    """The module name of a job-log workload's reader (loaded by name, so not an import of this
+    module: provenance adds it to the run's code digest); None for other workloads."""
+    return module_name(str(cfg.get("format", DEFAULT_FORMAT))) if cfg.get("kind") == "jobs_log" else None
 
 
 def read_log(cfg: Mapping[str, Any], src: str) -> LogRead:

@@ -19,13 +19,27 @@ Missing means NaN/None. A reader drops what the format cannot turn into a GPU jo
 pods, fractional-GPU pods, unfinished jobs, ...) and counts each reason in ``dropped``; a row
 that is malformed (a non-number where a number belongs) is refused with an InputError naming the
 row and the column.
+
+A format is one module of this package, found by its name: ``format: openb`` reads with
+``fairsim/workload/formats/openb.py``. A reader module has ``OPTIONS`` (its own config keys) and
+``read(path, cfg, src) -> LogRead``, and may have ``KNOWN_TYPES`` (its GPU names -> datasheet
+names) and ``resolve_path(cfg, src)`` (when its files are named otherwise than by ``path``); a
+module with ``cluster_config(path, gpu_map, src, name=..., gpus_per_host=...)`` also builds a
+cluster from the trace's node list. Being loaded by name, a format's module is in the code digest
+of the runs that use it only (fairsim.experiment.provenance), so adding or editing one leaves
+every other cell fresh.
 """
 
 from __future__ import annotations
 
+import importlib
+import pkgutil
 from dataclasses import dataclass, field
+from types import ModuleType
 
 import pandas as pd
+
+from fairsim.errors import InputError
 
 LOG_COLUMNS = ("job_id", "submit_s", "duration_s", "gpus", "gpu_type", "gpu_types", "model", "tenant", "status")
 
@@ -36,3 +50,21 @@ class LogRead:
     dropped: dict[str, int] = field(default_factory=dict)  # reason -> rows dropped by the reader
     meta: dict = field(default_factory=dict)  # figures worth reporting: "rows" (rows read, the run reports it), time span, ...
     where: list[str] | None = None  # each row's place in the file for error messages ("line 7"); None: "row i"
+
+
+def module_name(name: str) -> str:
+    return f"{__name__}.{name}"
+
+
+def available(attribute: str) -> tuple[str, ...]:
+    """The formats whose module has ``attribute`` (``read``: job logs; ``cluster_config``: node lists)."""
+    return tuple(sorted(m.name for m in pkgutil.iter_modules(__path__) if not m.name.startswith("_")
+                        and hasattr(importlib.import_module(module_name(m.name)), attribute)))
+
+
+def format_module(name: object, attribute: str, src: str, field_name: str) -> ModuleType:
+    """The module of format ``name``, which must have ``attribute``; one line naming the allowed ones otherwise."""
+    allowed = available(attribute)
+    if not isinstance(name, str) or name not in allowed:
+        raise InputError(src, field_name, f"{name!r} is not one of {', '.join(allowed)}")
+    return importlib.import_module(module_name(name))

@@ -2,7 +2,7 @@
 by its format's ``cluster_config`` into the mapping ``ClusterSpec.from_config`` takes.
 
     name: openb
-    node_format: openb        # a key of NODE_FORMATS
+    node_format: openb        # a format module with cluster_config (fairsim.workload.formats)
     node_list: /path/to/openb_node_list_gpu_node.csv
     gpu_map: {G2: A100-80GB}  # the list's own GPU names -> datasheet types
     gpus_per_host: null       # null: the format's rule
@@ -11,12 +11,11 @@ by its format's ``cluster_config`` into the mapping ``ClusterSpec.from_config`` 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, Callable, Mapping
+from typing import Any, Mapping
 
 from fairsim.errors import require
-from fairsim.workload.formats import openb
+from fairsim.workload.formats import format_module, module_name
 
-NODE_FORMATS: dict[str, Callable[..., dict]] = {"openb": openb.cluster_config}
 KEYS = ("node_list", "node_format", "gpu_map")
 LINKS = ("inter_host_gbps", "intra_host_gbps")
 
@@ -26,11 +25,16 @@ def cluster_mapping(cfg: Mapping[str, Any], src: str) -> Mapping[str, Any]:
     if "node_list" not in cfg:
         return cfg
     fmt = cfg.get("node_format")
-    require(fmt in NODE_FORMATS, src, "node_format", f"{fmt!r} is not one of {', '.join(NODE_FORMATS)}")
+    builder = format_module(fmt, "cluster_config", src, "node_format").cluster_config
     raw = cfg.get("node_list")
     require(isinstance(raw, str) and raw.strip() != "", src, "node_list",
             f"is required: set cluster.node_list=/path/to/the {fmt} node list (docs/workload.md says where to get it)")
     path = Path(raw).expanduser()
     require(path.is_file(), src, "node_list", f"no such file: {raw}")
-    built = NODE_FORMATS[fmt](path, cfg.get("gpu_map"), src, name=str(cfg.get("name", fmt)), gpus_per_host=cfg.get("gpus_per_host"))
+    built = builder(path, cfg.get("gpu_map"), src, name=str(cfg.get("name", fmt)), gpus_per_host=cfg.get("gpus_per_host"))
     return {**built, **{k: cfg[k] for k in LINKS if k in cfg}}
+
+
+def node_module(cfg: Mapping[str, Any]) -> str | None:
+    """The module name that builds a node-list cluster (for provenance); None for a written-out one."""
+    return module_name(str(cfg.get("node_format"))) if "node_list" in cfg else None
