@@ -12,11 +12,13 @@ import numpy as np
 import pytest
 from conftest import ROOT
 
+from fairsim.cluster import ClusterSpec
 from fairsim.errors import InputError
-from fairsim.workload.formats import LOG_COLUMNS, helios
+from fairsim.workload.formats import LOG_COLUMNS, helios, pai2020
 
 DATA = ROOT / "tests" / "data"
 HELIOS = DATA / "helios_cluster_log_sample.csv"
+PAI = DATA / "pai2020_sample"
 
 
 def _accounts_for_every_row(read) -> None:
@@ -36,6 +38,10 @@ def _edited(source: Path, target: Path, line: int, old: str, new: str) -> Path:
     lines[line - 1] = lines[line - 1].replace(old, new, 1)
     target.write_text("".join(lines))
     return target
+
+
+def _pai_copy(tmp_path: Path) -> Path:
+    return Path(shutil.copytree(PAI, tmp_path / "pai"))
 
 
 # ---- Helios ------------------------------------------------------------------------------------
@@ -97,3 +103,81 @@ def test_helios_refuses_a_missing_column_and_a_short_row(tmp_path):
     short.write_text("".join(HELIOS.read_text().splitlines(keepends=True)[:3]) + "5009,uA,vcA,1\n")
     with pytest.raises(InputError, match=r"short.csv:4: fields: has 4 comma-separated fields, expected 12"):
         helios.read(short, {}, "workload")
+
+
+# ---- Alibaba PAI 2020 --------------------------------------------------------------------------
+
+def test_pai_sums_the_gpu_tasks_of_a_job():
+    read = pai2020.read(PAI, {}, "workload")
+    _accounts_for_every_row(read)
+    jobs = read.log.set_index("job_id")
+    assert list(read.log["job_id"]) == ["j02_kept_ps_worker", "j01_kept_t4"]
+    ps_worker = jobs.loc["j02_kept_ps_worker"]
+    assert ps_worker.gpus == 4 * 200 // 100  # the ps task asks for no GPU
+    assert ps_worker.duration_s == 4700.0 - 920.0  # the worker's run, not the ps task's longer one
+    assert ps_worker.gpu_type == "V100" and ps_worker.submit_s == 900.0 and ps_worker.tenant == "user_b"
+    t4 = jobs.loc["j01_kept_t4"]
+    assert (t4.gpus, t4.duration_s, t4.gpu_type, t4.status) == (2, 600.0, "T4", "Terminated")
+    assert read.dropped == {"repeated_job_name": 2, "no_tasks": 1, "cpu_only": 1, "fractional_gpu": 1,
+                            "no_instance_count": 1, "mixed_gpu_types": 1, "no_submit_time": 1, "no_start_or_end": 2,
+                            "non_positive_duration": 1}
+    assert read.meta["task_rows_without_job"] == 1 and read.meta["task_rows_read"] == 14
+
+
+def test_pai_round_up_gives_each_fractional_instance_a_whole_gpu():
+    read = pai2020.read(PAI, {"fractional_gpus": "round_up"}, "workload")
+    half = read.log.set_index("job_id").loc["j04_half_gpu"]
+    assert half.gpus == 2 and half.gpu_type == "MISC"
+    assert "fractional_gpu" not in read.dropped
+    with pytest.raises(InputError, match="fractional_gpus: must be one of drop, round_up"):
+        pai2020.read(PAI, {"fractional_gpus": "share"}, "workload")
+
+
+def test_pai_accepts_header_lines_and_tables_named_apart(tmp_path):
+    folder = _pai_copy(tmp_path)
+    task = folder / "pai_task_table.csv"
+    task.write_text(",".join(pai2020.TASK_COLUMNS) + "\n" + task.read_text())
+    (folder / "pai_job_table.csv").rename(folder / "jobs.csv")
+    read = pai2020.read(folder, {"job_table": "jobs.csv"}, "workload")
+    assert read.log.equals(pai2020.read(PAI, {}, "workload").log)
+
+
+@pytest.mark.parametrize("table, line, old, new, column", [
+    ("pai_task_table.csv", 3, ",64.0,200.0,V100", ",64.0,two,V100", "plan_gpu"),
+    ("pai_task_table.csv", 1, ",2.0,Terminated,", ",2.5,Terminated,", "inst_num"),
+    ("pai_task_table.csv", 6, ",1410.0,", ",-,", "start_time"),
+    ("pai_job_table.csv", 2, ",900.0,", ",9OO,", "start_time"),
+])
+def test_pai_refuses_a_malformed_row_naming_line_and_column(tmp_path, table, line, old, new, column):
+    folder = _pai_copy(tmp_path)
+    _edited(PAI / table, folder / table, line, old, new)
+    with pytest.raises(InputError, match=rf"{table}:{line}: {column}: must be"):
+        pai2020.read(folder, {}, "workload")
+
+
+def test_pai_refuses_a_row_with_missing_fields(tmp_path):
+    folder = _pai_copy(tmp_path)
+    with open(folder / "pai_job_table.csv", "a") as f:
+        f.write("j13_truncated,inst13,user_a\n")
+    with pytest.raises(InputError, match=r"pai_job_table.csv:14: fields: has 3 comma-separated fields, expected 6"):
+        pai2020.read(folder, {}, "workload")
+
+
+def test_pai_cluster_from_the_machine_spec_table():
+    config = pai2020.cluster_config(PAI, {"V100M32": "V100-32GB", "MISC": "K80"}, "cluster")
+    with open(PAI / "pai_machine_spec.csv", newline="") as f:
+        machines = [row for row in csv.reader(f)]
+    assert sum(config["counts"].values()) == sum(int(m[4]) for m in machines)
+    assert config["counts"]["T4"] == sum(int(m[4]) for m in machines if m[1] == "T4")
+    assert config["gpus_per_host"] == 2  # most machines hold two GPUs
+    spec = ClusterSpec.from_config(config, "cluster")
+    assert spec.total_gpus == sum(config["counts"].values()) and "V100-32GB" in spec.gpu_types
+
+
+def test_pai_cluster_gpu_map_leaves_types_out_or_refuses_unknown_ones():
+    without_misc = pai2020.cluster_config(PAI / "pai_machine_spec.csv", {"V100M32": "V100-32GB", "MISC": None}, "cluster")
+    assert "K80" not in without_misc["counts"] and without_misc["counts"]["V100-32GB"] == 8
+    with pytest.raises(InputError, match=r"cluster: gpu_map.V100M32: the trace's GPU type 'V100M32' is not a datasheet"):
+        pai2020.cluster_config(PAI, {"MISC": "K80"}, "cluster")
+    with pytest.raises(InputError, match=r"gpu_map.MISC: unknown GPU type 'Tesla K40m'"):
+        pai2020.cluster_config(PAI, {"V100M32": "V100-32GB", "MISC": "Tesla K40m"}, "cluster")
