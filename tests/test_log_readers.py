@@ -5,7 +5,9 @@ drop reason, the options, and the one-line refusal of a malformed row."""
 from __future__ import annotations
 
 import csv
+import json
 import shutil
+from datetime import datetime
 from pathlib import Path
 
 import numpy as np
@@ -14,11 +16,13 @@ from conftest import ROOT
 
 from fairsim.cluster import ClusterSpec
 from fairsim.errors import InputError
-from fairsim.workload.formats import LOG_COLUMNS, helios, pai2020
+from fairsim.files import recording_inputs
+from fairsim.workload.formats import LOG_COLUMNS, helios, pai2020, philly_raw
 
 DATA = ROOT / "tests" / "data"
 HELIOS = DATA / "helios_cluster_log_sample.csv"
 PAI = DATA / "pai2020_sample"
+PHILLY = DATA / "philly_cluster_job_log_sample.json"
 
 
 def _accounts_for_every_row(read) -> None:
@@ -181,3 +185,93 @@ def test_pai_cluster_gpu_map_leaves_types_out_or_refuses_unknown_ones():
         pai2020.cluster_config(PAI, {"MISC": "K80"}, "cluster")
     with pytest.raises(InputError, match=r"gpu_map.MISC: unknown GPU type 'Tesla K40m'"):
         pai2020.cluster_config(PAI, {"V100M32": "V100-32GB", "MISC": "Tesla K40m"}, "cluster")
+
+
+# ---- Philly, as published ------------------------------------------------------------------------
+
+def _philly_jobs() -> dict[str, dict]:
+    return {job["jobid"]: job for job in json.loads(PHILLY.read_text())}
+
+
+def _seconds(start: str, end: str) -> float:
+    at = [datetime.strptime(t, "%Y-%m-%d %H:%M:%S") for t in (start, end)]
+    return (at[1] - at[0]).total_seconds()
+
+
+def test_philly_span_runs_from_first_start_to_last_end():
+    read = philly_raw.read(PHILLY, {}, "workload")
+    jobs = _philly_jobs()
+    _accounts_for_every_row(read)
+    assert set(read.log["job_id"]) == {"application_0001", "application_0002", "application_0009"}
+    for job in read.log.itertuples():
+        attempts = jobs[job.job_id]["attempts"]
+        assert job.duration_s == _seconds(attempts[0]["start_time"], attempts[-1]["end_time"])
+        assert job.gpus == sum(len(server["gpus"]) for server in attempts[0]["detail"])
+        assert job.tenant == jobs[job.job_id]["vc"] and job.status == jobs[job.job_id]["status"]
+    assert read.log.set_index("job_id").loc["application_0009", "gpus"] == 8  # two servers of four
+    assert read.dropped == {"no_attempts": 1, "no_gpus": 1, "no_start_or_end": 2, "no_submit_time": 1,
+                            "non_positive_duration": 1}
+    assert read.meta["retried_jobs"] == 2 and read.meta["gpus_differ_across_attempts"] == 1
+
+
+def test_philly_attempts_duration_sums_the_attempts_run_times():
+    span = philly_raw.read(PHILLY, {}, "workload").log.set_index("job_id")
+    read = philly_raw.read(PHILLY, {"duration": "attempts", "tenant": "user", "gpu_type": "P100"}, "workload")
+    jobs = _philly_jobs()
+    for job in read.log.itertuples():
+        attempts = jobs[job.job_id]["attempts"]
+        assert job.duration_s == sum(_seconds(a["start_time"], a["end_time"]) for a in attempts)
+        assert job.tenant == jobs[job.job_id]["user"] and job.gpu_type == "P100"
+    retried = read.log.set_index("job_id").loc["application_0001", "duration_s"]
+    assert retried < span.loc["application_0001", "duration_s"]  # the wait between the attempts is left out
+
+
+def test_philly_refuses_an_unreadable_time_naming_the_job(tmp_path):
+    bad = tmp_path / "cluster_job_log"
+    bad.write_text(PHILLY.read_text().replace('"end_time": "2017-10-07 01:41:00"', '"end_time": "2017/10/07 01:41"'))
+    with pytest.raises(InputError, match=r"cluster_job_log: job 8 \(application_0009\) attempt 0: end_time: must be a time "
+                                         r"written YYYY-MM-DD HH:MM:SS, got '2017/10/07 01:41'"):
+        philly_raw.read(tmp_path, {}, "workload")
+
+
+def test_philly_refuses_what_is_not_a_job_list(tmp_path):
+    (tmp_path / "object.json").write_text('{"jobid": "application_0001"}')
+    with pytest.raises(InputError, match="json: must be a list of jobs, got a dict"):
+        philly_raw.read(tmp_path / "object.json", {}, "workload")
+    (tmp_path / "broken.json").write_text('[{"jobid": "a",\n "attempts": [}]')
+    with pytest.raises(InputError, match=r"broken.json:2: json: is not valid JSON"):
+        philly_raw.read(tmp_path / "broken.json", {}, "workload")
+    (tmp_path / "gpus.json").write_text(json.dumps([{"jobid": "a", "attempts": [{"detail": [{"gpus": "gpu0"}]}]}]))
+    with pytest.raises(InputError, match=r"job 0 \(a\) attempt 0: detail.gpus: must be a list of GPU ids"):
+        philly_raw.read(tmp_path / "gpus.json", {}, "workload")
+
+
+# ---- shared -------------------------------------------------------------------------------------
+
+def test_every_reader_notes_the_files_it_reads():
+    with recording_inputs() as seen:
+        helios.read(HELIOS, {}, "workload")
+        pai2020.read(PAI, {}, "workload")
+        pai2020.cluster_config(PAI, {"V100M32": "V100-32GB", "MISC": "K80"}, "cluster")
+        philly_raw.read(PHILLY, {}, "workload")
+    tables = ("pai_job_table.csv", "pai_task_table.csv", "pai_machine_spec.csv")
+    expected = {HELIOS, PHILLY, *(PAI / name for name in tables)}
+    assert {p.resolve() for p in expected} <= seen  # (the GPU datasheet is read too, for the cluster)
+
+
+def test_a_log_with_no_gpu_job_left_is_refused_with_the_drop_counts(tmp_path):
+    cpu_only = tmp_path / "cluster_log.csv"
+    cpu_only.write_text("".join(HELIOS.read_text().splitlines(keepends=True)[i] for i in (0, 2)))
+    with pytest.raises(InputError, match=r"no GPU job is left to simulate of 1 read \(cpu_only 1\)"):
+        helios.read(tmp_path, {}, "workload")
+
+
+BAD_OPTION_VALUES = {"tenant": "group", "gpu_type": 100, "fractional_gpus": "share", "job_table": 7, "task_table": 7,
+                     "duration": "wall"}
+
+
+@pytest.mark.parametrize("module, path", [(helios, HELIOS), (pai2020, PAI), (philly_raw, PHILLY)])
+def test_every_option_of_a_reader_is_checked(module, path):
+    for option in module.OPTIONS:
+        with pytest.raises(InputError, match=rf"^workload: {option}: must be"):
+            module.read(path, {option: BAD_OPTION_VALUES[option]}, "workload")
