@@ -1,0 +1,181 @@
+"""Reader of the Alibaba PAI GPU trace of 2020 (Weng et al., NSDI'22; alibaba/clusterdata,
+``cluster-trace-gpu-v2020``): headerless CSV tables, the column order given by the trace's
+``.header`` files:
+
+    pai_job_table.csv   job_name,inst_id,user,status,start_time,end_time
+    pai_task_table.csv  job_name,task_name,inst_num,status,start_time,end_time,plan_cpu,plan_mem,plan_gpu,gpu_type
+    pai_machine_spec.csv  machine,gpu_type,cap_cpu,cap_mem,cap_gpu
+
+Times are seconds from an undisclosed origin. A job's ``start_time`` is its submission; a
+task's is its launch (0 or empty: never launched). ``plan_gpu`` is a percentage of one GPU
+per instance (50 = half a GPU, 200 = two), empty or 0 for CPU tasks (parameter servers ...).
+
+One job a ``job_name``: job_id = job_name, submit_s = the job's start_time, tenant = user,
+status = the job's status (Terminated, Failed, Running, Waiting). Of its GPU tasks (plan_gpu >
+0): gpus = sum of inst_num * plan_gpu / 100; duration_s = last end - first launch; gpu_type =
+their gpu_type (MISC, T4, P100, V100, V100M32: raw names), none when empty. An instance asking
+for part of a GPU shares the GPU with others, which fairsim's whole-GPU gangs cannot express:
+such jobs are dropped (``fractional_gpus: drop``, the default), or each instance rounds up to
+whole GPUs (``fractional_gpus: round_up``: 2 instances of 50% = 2 GPUs).
+
+Dropped, each job under the first reason that applies: ``repeated_job_name`` (every row of a
+job_name listed twice in the job table), ``no_tasks``, ``cpu_only``, ``fractional_gpu``,
+``no_instance_count`` (a GPU task without inst_num), ``mixed_gpu_types`` (GPU tasks on
+different types), ``no_submit_time``, ``no_start_or_end`` (a GPU task never launched or not
+ended: the job was waiting or running when the trace ended), ``non_positive_duration``. Task
+rows of a job_name missing from the job table are counted in ``meta`` (not jobs, not dropped).
+
+``path`` is the folder holding the tables; ``job_table`` / ``task_table`` name other files (a
+path relative to that folder, or absolute). A first line that starts with ``job_name`` is
+taken as a header line (for tables joined with their ``.header`` file).
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from fairsim.cluster import canonical_gpu_name, gpu_specs
+from fairsim.errors import InputError, require
+from fairsim.workload import options as opt
+from fairsim.workload.formats import LogRead
+from fairsim.workload.formats.cells import numbers
+from fairsim.workload.formats.csv_table import CsvTable, read_csv_table
+from fairsim.workload.formats.log_build import (
+    finished_log,
+    keep_after_drops,
+    text_or_none,
+)
+
+OPTIONS = ("fractional_gpus", "job_table", "task_table")
+FRACTIONAL = ("drop", "round_up")
+JOB_COLUMNS = ("job_name", "inst_id", "user", "status", "start_time", "end_time")
+TASK_COLUMNS = ("job_name", "task_name", "inst_num", "status", "start_time", "end_time",
+                "plan_cpu", "plan_mem", "plan_gpu", "gpu_type")
+SPEC_COLUMNS = ("machine", "gpu_type", "cap_cpu", "cap_mem", "cap_gpu")
+JOB_FILE, TASK_FILE, SPEC_FILE = "pai_job_table.csv", "pai_task_table.csv", "pai_machine_spec.csv"
+
+
+def read(path: Path, cfg: Mapping[str, Any], src: str) -> LogRead:
+    fractional = opt.choice(cfg, "fractional_gpus", src, "drop", FRACTIONAL)
+    jobs = read_csv_table(_table_path(path, cfg, "job_table", JOB_FILE, src), src, columns=JOB_COLUMNS,
+                          header_first="job_name", usecols=("job_name", "user", "status", "start_time"))
+    tasks = read_csv_table(_table_path(path, cfg, "task_table", TASK_FILE, src), src, columns=TASK_COLUMNS,
+                           header_first="job_name",
+                           usecols=("job_name", "inst_num", "start_time", "end_time", "plan_gpu", "gpu_type"))
+    per_job, orphan_rows = _gpu_tasks_per_job(tasks, jobs.cells["job_name"], round_up=fractional == "round_up")
+    names = jobs.cells["job_name"].str.strip()
+    submit = numbers(jobs.cells["start_time"], jobs.where, "start_time")
+    t = per_job.reindex(names.to_numpy())  # one row a job-table row; NaN for a job without tasks
+    keep, dropped = keep_after_drops(np.ones(len(names), dtype=bool), [
+        ("repeated_job_name", names.duplicated(keep=False).to_numpy()),
+        ("no_tasks", t["tasks"].isna().to_numpy()),
+        ("cpu_only", ~(t["gpu_tasks"] > 0).to_numpy()),
+        ("fractional_gpu", t["fractional"].eq(True).to_numpy()),
+        ("no_instance_count", t["no_inst_num"].eq(True).to_numpy()),
+        ("mixed_gpu_types", (t["types"] > 1).to_numpy()),
+        ("no_submit_time", np.isnan(submit)),
+        ("no_start_or_end", t["unfinished"].eq(True).to_numpy()),
+        ("non_positive_duration", ~(t["end"] > t["start"]).to_numpy()),
+    ])
+    columns = {
+        "job_id": names.to_numpy(dtype=object)[keep],
+        "submit_s": submit[keep],
+        "duration_s": (t["end"] - t["start"]).to_numpy(np.float64)[keep],
+        "gpus": np.rint(t["gpus"].to_numpy(np.float64)[keep]).astype(np.int64),
+        "gpu_type": t["gpu_type"].to_numpy(dtype=object)[keep],
+        "tenant": text_or_none(jobs.cells["user"])[keep],
+        "status": text_or_none(jobs.cells["status"])[keep],
+    }
+    meta = {"task_rows_read": len(tasks.cells), "task_rows_without_job": orphan_rows}
+    return finished_log(columns, dropped, len(names), src, meta)
+
+
+def _table_path(folder: Any, cfg: Mapping[str, Any], key: str, default: str, src: str) -> Path:
+    require(isinstance(folder, (str, Path)) and str(folder) != "", src, "path",
+            f"must be the folder holding {JOB_FILE} and {TASK_FILE}, got {folder!r}")
+    name = cfg.get(key) or default
+    require(isinstance(name, (str, Path)), src, key, f"must be a file name or path, got {name!r}")
+    return Path(folder).expanduser() / Path(name).expanduser()  # an absolute name replaces the folder
+
+
+def _gpu_tasks_per_job(tasks: CsvTable, job_names: pd.Series, *, round_up: bool) -> tuple[pd.DataFrame, int]:
+    """Per job_name: tasks, gpu_tasks, gpus, fractional, no_inst_num, types, gpu_type, unfinished,
+    start, end (over its GPU tasks); and the number of task rows whose job is not in the job table."""
+    c = tasks.cells
+    names = c["job_name"].str.strip()
+    inst = numbers(c["inst_num"], tasks.where, "inst_num", lo=1, whole=True)
+    plan = numbers(c["plan_gpu"], tasks.where, "plan_gpu", lo=0)
+    start = numbers(c["start_time"], tasks.where, "start_time")
+    end = numbers(c["end_time"], tasks.where, "end_time")
+    gpu_task = plan > 0
+    per_instance = plan / 100.0
+    whole = per_instance == np.round(per_instance)
+    frame = pd.DataFrame({
+        "job_name": names,
+        "tasks": 1,
+        "gpu_tasks": gpu_task.astype(np.int64),
+        "gpus": np.where(gpu_task, inst * (np.ceil(per_instance) if round_up else per_instance), 0.0),
+        "fractional": gpu_task & ~whole & (not round_up),
+        "no_inst_num": gpu_task & np.isnan(inst),
+        "unfinished": gpu_task & (~(start > 0) | ~(end > 0)),
+        "start": np.where(gpu_task & (start > 0), start, np.nan),
+        "end": np.where(gpu_task & (end > 0), end, np.nan),
+        "gpu_type": pd.Series(text_or_none(c["gpu_type"])).where(gpu_task, None),
+    })
+    grouped = frame.groupby("job_name", sort=False)
+    per_job = grouped.agg(tasks=("tasks", "sum"), gpu_tasks=("gpu_tasks", "sum"), gpus=("gpus", "sum"),
+                          fractional=("fractional", "any"), no_inst_num=("no_inst_num", "any"),
+                          unfinished=("unfinished", "any"), start=("start", "min"), end=("end", "max"),
+                          types=("gpu_type", "nunique"), gpu_type=("gpu_type", "first"))
+    known = pd.Index(job_names.str.strip().unique()).get_indexer(per_job.index) >= 0
+    return per_job, int(per_job["tasks"].to_numpy()[~known].sum())
+
+
+def cluster_config(path: Path, gpu_map: Mapping[str, Any] | None, src: str) -> dict:
+    """The PAI cluster from pai_machine_spec.csv (``path``: the file or its folder), as a mapping
+    ``ClusterSpec.from_config`` accepts: {name, counts {datasheet type: GPUs}, gpus_per_host}.
+
+    Machines without GPUs are left out. A raw type goes through ``gpu_map`` (raw name ->
+    datasheet name, or null to leave its machines out); a raw name missing from ``gpu_map`` is
+    kept when the datasheet knows it (T4, P100, V100). Two raw types mapped to one name add up.
+    The counts are listed in the datasheet's order. gpus_per_host = the GPU count most machines
+    have (ties: the larger), since fairsim's cluster has one host size."""
+    require(gpu_map is None or isinstance(gpu_map, Mapping), src, "gpu_map",
+            "must map the trace's GPU type names to datasheet names (e.g. {V100M32: V100-32GB, MISC: K80}), "
+            f"got {gpu_map!r}")
+    gpu_map = dict(gpu_map or {})
+    file = Path(path).expanduser()
+    table = read_csv_table(file / SPEC_FILE if file.is_dir() else file, src, columns=SPEC_COLUMNS, header_first="machine",
+                           usecols=("gpu_type", "cap_gpu"))
+    gpus = numbers(table.cells["cap_gpu"], table.where, "cap_gpu", lo=0, whole=True, empty_ok=False)
+    raw_types = text_or_none(table.cells["gpu_type"])
+    counts: Counter[str] = Counter()
+    hosts: Counter[int] = Counter()
+    for row in np.flatnonzero(gpus > 0):
+        name = _datasheet_name(raw_types[row], gpu_map, table.where(int(row)), src)
+        if name is not None:
+            counts[name] += int(gpus[row])
+            hosts[int(gpus[row])] += 1
+    require(len(counts) > 0, src, "gpu_map", f"leaves no GPU machine of {table.path} in the cluster")
+    order = [spec.name for spec in gpu_specs().values()]
+    per_host = max(hosts, key=lambda size: (hosts[size], size))
+    return {"name": "pai2020", "counts": {name: counts[name] for name in order if name in counts}, "gpus_per_host": per_host}
+
+
+def _datasheet_name(raw: str | None, gpu_map: Mapping[str, Any], where: str, src: str) -> str | None:
+    if raw is None:
+        raise InputError(where, "gpu_type", "is empty on a machine with GPUs")
+    if raw in gpu_map:
+        target = gpu_map[raw]
+        return None if target is None else canonical_gpu_name(target, src, f"gpu_map.{raw}")
+    if raw.lower() in gpu_specs():
+        return canonical_gpu_name(raw, src, "gpu_map")
+    known = ", ".join(spec.name for spec in gpu_specs().values())
+    raise InputError(src, f"gpu_map.{raw}", f"the trace's GPU type {raw!r} is not a datasheet name: map it to one of "
+                     f"{known}, or to null to leave its machines out")
