@@ -196,9 +196,10 @@ def _drop(dropped: dict, reason: str, kept: np.ndarray) -> None:
 # ---- 2. GPU types --------------------------------------------------------------------------------
 
 def _gpu_map(raw: Any, src: str, known: Mapping[str, str]) -> dict[str, str | None]:
-    """The log's GPU name (lower case) -> a datasheet name: the format's own names (``known``),
-    then the user's ``gpu_map`` over them; a null value marks a name not yet mapped."""
-    out: dict[str, str | None] = {name.lower(): target for name, target in known.items()}
+    """Every GPU name a log may use (lower case) -> a datasheet name: the datasheet's own names,
+    the format's (``known``), then the user's ``gpu_map`` over them; None marks a name not yet mapped."""
+    datasheet = {key: spec.name for key, spec in gpu_specs().items()}
+    out: dict[str, str | None] = {**datasheet, **{name.lower(): target for name, target in known.items()}}
     if raw is None:
         return out
     require(isinstance(raw, Mapping), src, "gpu_map", f"must map the log's GPU names to datasheet types, e.g. {{G1: A100-80GB}}, got {raw!r}")
@@ -206,18 +207,13 @@ def _gpu_map(raw: Any, src: str, known: Mapping[str, str]) -> dict[str, str | No
         if target is None:
             out[str(name).lower()] = None
             continue
-        spec = gpu_specs().get(str(target).lower())
-        require(spec is not None, src, f"gpu_map.{name}", f"{target!r} is not a datasheet GPU type (allowed: {_known()})")
-        out[str(name).lower()] = spec.name
+        require(str(target).lower() in datasheet, src, f"gpu_map.{name}", f"{target!r} is not a datasheet GPU type (allowed: {_known()})")
+        out[str(name).lower()] = datasheet[str(target).lower()]
     return out
 
 
 def _canonical(name: str, gpu_map: Mapping[str, str | None]) -> str | None:
-    key = name.strip().lower()
-    if key in gpu_map:
-        return gpu_map[key]
-    spec = gpu_specs().get(key)
-    return spec.name if spec is not None else None
+    return gpu_map.get(name.strip().lower())
 
 
 def _known() -> str:
@@ -227,35 +223,43 @@ def _known() -> str:
 def _reference_types(log: pd.DataFrame, gpu_map, default: str | None, reason: np.ndarray) -> np.ndarray:
     """object [J]: each job's reference type (a datasheet name), None = the capacity-weighted mean rule."""
     ref = np.full(len(log), default, dtype=object)
-    for j, raw in enumerate(log["gpu_type"].to_numpy()):
+    names, row_of = np.unique(log["gpu_type"].to_numpy(str), return_inverse=True)
+    for u, raw in enumerate(names):
         if raw:
-            ref[j] = _canonical(raw, gpu_map)
-            if ref[j] is None:
-                reason[j] = reason[j] or "unknown_gpu_type"
+            rows = np.flatnonzero(row_of == u)
+            ref[rows] = _canonical(raw, gpu_map)
+            if ref[rows[0]] is None:
+                reason[rows[reason[rows] == ""]] = "unknown_gpu_type"
     return ref
 
 
 def _allowed(log: pd.DataFrame, ref: np.ndarray, pin: bool, gpu_map, cluster: ClusterSpec,
-             reason: np.ndarray) -> tuple[np.ndarray, list[str]]:
+             reason: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """(bool [J, T] the cluster types each job may use, each job's allowed list as trace text)."""
-    mask = np.ones((len(log), cluster.num_types), dtype=bool)
-    names = [""] * len(log)
-    listed = allowed_types(log["gpu_types"].to_numpy())
-    for j in range(len(log)):
-        wanted = list(listed[j])
-        if pin and log["gpu_type"].iloc[j]:
-            wanted = [log["gpu_type"].iloc[j]]
-        if not wanted:
+    wanted = log["gpu_types"].to_numpy(str)
+    if pin:
+        pinned = log["gpu_type"].to_numpy(str)
+        wanted = np.where(pinned != "", pinned, wanted)
+    lists, row_of = np.unique(wanted, return_inverse=True)
+    masks = np.ones((len(lists), cluster.num_types), dtype=bool)
+    texts = np.full(len(lists), "", dtype=object)
+    why = np.full(len(lists), "", dtype=object)
+    for u, names in enumerate(allowed_types(lists)):
+        if not names:
             continue
-        canon = [_canonical(w, gpu_map) for w in wanted]
+        canon = [_canonical(w, gpu_map) for w in names]
         if any(c is None for c in canon):
-            reason[j] = reason[j] or "unknown_gpu_type"
+            why[u] = "unknown_gpu_type"
             canon = [c for c in canon if c is not None]
-        mask[j] = [t in canon for t in cluster.gpu_types]
-        names[j] = TYPE_SEPARATOR.join(dict.fromkeys(canon))
-        if not mask[j].any():
-            reason[j] = reason[j] or "no_allowed_type_in_cluster"
-    return mask, names
+        masks[u] = [t in canon for t in cluster.gpu_types]
+        texts[u] = TYPE_SEPARATOR.join(dict.fromkeys(canon))
+        if not masks[u].any():
+            why[u] = why[u] or "no_allowed_type_in_cluster"
+    row_of = row_of.reshape(-1)
+    job_why = why[row_of]
+    take = (reason == "") & (job_why != "")
+    reason[take] = job_why[take]
+    return masks[row_of], texts[row_of]
 
 
 # ---- 3-5. gang, model, work ------------------------------------------------------------------------

@@ -52,7 +52,7 @@ def finished_log(columns: Mapping[str, Any], dropped: Mapping[str, int], rows_re
         raise InputError(src, "path", f"no GPU job is left to simulate of {rows_read} read ({counts})")
     log = log.iloc[np.argsort(log["submit_s"].to_numpy(), kind="stable")].reset_index(drop=True)
     submit = log["submit_s"].to_numpy()
-    figures = {"rows_read": int(rows_read), "jobs_kept": len(log), "span_s": float(submit[-1] - submit[0])}
+    figures = {"rows": int(rows_read), "jobs_kept": len(log), "span_s": float(submit[-1] - submit[0])}
     figures.update(meta or {})
     return LogRead(log=log, dropped=dict(dropped), meta=figures)
 

@@ -41,6 +41,7 @@ from fairsim.errors import InputError, Number, require
 from fairsim.files import note_input
 from fairsim.workload import options as opt
 from fairsim.workload.formats import LOG_COLUMNS, LogRead
+from fairsim.workload.formats.clusters import host_size
 
 OPTIONS = ("gpu_sharing",)
 GPU_SHARING = ("drop", "whole")  # drop slices of a GPU, or keep each as one whole GPU
@@ -152,16 +153,6 @@ def cluster_config(nodes_path: Path, gpu_map: Mapping[str, Any] | None, src: str
         "node_sizes": {t: {int(k): int(v) for k, v in s.items()} for t, s in sizes.items()},
         "cpu_only_nodes": cpu_only,
     }
-
-
-def host_size(gpus_per_node: Iterable[int]) -> int:
-    """The node size that holds the most GPUs (ties: the larger size). A gang that fits one such
-    host is placed as most of the cluster's GPUs would place it."""
-    held = Counter()
-    for gpus in gpus_per_node:
-        held[int(gpus)] += int(gpus)
-    require(len(held) > 0, "openb node list", "gpu", "no node has a GPU")
-    return max(held, key=lambda size: (held[size], size))
 
 
 def read_gpu_nodes(nodes_path: Path, src: str) -> tuple[pd.DataFrame, int]:

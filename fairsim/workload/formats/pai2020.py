@@ -34,6 +34,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Mapping
+from importlib import resources
 from pathlib import Path
 from typing import Any
 
@@ -44,6 +45,7 @@ from fairsim.cluster import canonical_gpu_name, gpu_specs
 from fairsim.errors import InputError, require
 from fairsim.workload import options as opt
 from fairsim.workload.formats import LogRead
+from fairsim.workload.formats.clusters import host_size
 from fairsim.workload.formats.cells import numbers
 from fairsim.workload.formats.csv_table import CsvTable, read_csv_table
 from fairsim.workload.formats.log_build import (
@@ -137,45 +139,59 @@ def _gpu_tasks_per_job(tasks: CsvTable, job_names: pd.Series, *, round_up: bool)
     return per_job, int(per_job["tasks"].to_numpy()[~known].sum())
 
 
-def cluster_config(path: Path, gpu_map: Mapping[str, Any] | None, src: str) -> dict:
+KNOWN_TYPES = {"V100M32": "V100-32GB"}  # the trace's names that are datasheet types under another name
+UNDISCLOSED = ("MISC",)  # the trace's name for its other, unnamed GPU models
+
+
+def shipped_node_list() -> Path:
+    """pai_machine_spec.csv as shipped (CC BY 4.0; fairsim/data/pai2020/README.md)."""
+    return Path(str(resources.files("fairsim.data").joinpath("pai2020", SPEC_FILE)))
+
+
+def cluster_config(path: Path, gpu_map: Mapping[str, Any] | None, src: str, *, name: str = "pai2020",
+                   gpus_per_host: int | None = None) -> dict:
     """The PAI cluster from pai_machine_spec.csv (``path``: the file or its folder), as a mapping
     ``ClusterSpec.from_config`` accepts: {name, counts {datasheet type: GPUs}, gpus_per_host}.
 
-    Machines without GPUs are left out. A raw type goes through ``gpu_map`` (raw name ->
-    datasheet name, or null to leave its machines out); a raw name missing from ``gpu_map`` is
-    kept when the datasheet knows it (T4, P100, V100). Two raw types mapped to one name add up.
-    The counts are listed in the datasheet's order. gpus_per_host = the GPU count most machines
-    have (ties: the larger), since fairsim's cluster has one host size."""
+    Machines without GPUs are left out. A raw type maps by KNOWN_TYPES, the datasheet's own names
+    (T4, P100, V100), and the user's ``gpu_map`` over them (raw name -> datasheet name); MISC, and
+    any name still unmapped (null), is refused in one line naming it. Two raw types mapped to one
+    name add up. The counts are listed in the datasheet's order; gpus_per_host is given, or the
+    machine size holding the most GPUs (fairsim.workload.formats.clusters.host_size)."""
     require(gpu_map is None or isinstance(gpu_map, Mapping), src, "gpu_map",
-            "must map the trace's GPU type names to datasheet names (e.g. {V100M32: V100-32GB, MISC: K80}), "
+            "must map the trace's GPU type names to datasheet names (e.g. {MISC: K80}), "
             f"got {gpu_map!r}")
-    gpu_map = dict(gpu_map or {})
+    table_map = {**KNOWN_TYPES, **{u: None for u in UNDISCLOSED}, **dict(gpu_map or {})}
     file = Path(path).expanduser()
     table = read_csv_table(file / SPEC_FILE if file.is_dir() else file, src, columns=SPEC_COLUMNS, header_first="machine",
                            usecols=("gpu_type", "cap_gpu"))
     gpus = numbers(table.cells["cap_gpu"], table.where, "cap_gpu", lo=0, whole=True, empty_ok=False)
     raw_types = text_or_none(table.cells["gpu_type"])
     counts: Counter[str] = Counter()
-    hosts: Counter[int] = Counter()
+    sizes: list[int] = []
+    unmapped: set[str] = set()
     for row in np.flatnonzero(gpus > 0):
-        name = _datasheet_name(raw_types[row], gpu_map, table.where(int(row)), src)
-        if name is not None:
-            counts[name] += int(gpus[row])
-            hosts[int(gpus[row])] += 1
-    require(len(counts) > 0, src, "gpu_map", f"leaves no GPU machine of {table.path} in the cluster")
+        datasheet = _datasheet_name(raw_types[row], table_map, table.where(int(row)), src)
+        if datasheet is None:
+            unmapped.add(str(raw_types[row]))
+            continue
+        counts[datasheet] += int(gpus[row])
+        sizes.append(int(gpus[row]))
+    if unmapped:
+        known = ", ".join(spec.name for spec in gpu_specs().values())
+        raise InputError(src, "gpu_map", f"the trace's GPU types {', '.join(sorted(unmapped))} have no datasheet type: map each to one of "
+                         f"{known}, e.g. cluster.gpu_map='{{MISC: K80, V100M32: V100-32GB}}'")
     order = [spec.name for spec in gpu_specs().values()]
-    per_host = max(hosts, key=lambda size: (hosts[size], size))
-    return {"name": "pai2020", "counts": {name: counts[name] for name in order if name in counts}, "gpus_per_host": per_host}
+    return {"name": name, "counts": {t: counts[t] for t in order if t in counts},
+            "gpus_per_host": gpus_per_host if gpus_per_host is not None else host_size(sizes)}
 
 
-def _datasheet_name(raw: str | None, gpu_map: Mapping[str, Any], where: str, src: str) -> str | None:
+def _datasheet_name(raw: str | None, table_map: Mapping[str, Any], where: str, src: str) -> str | None:
     if raw is None:
         raise InputError(where, "gpu_type", "is empty on a machine with GPUs")
-    if raw in gpu_map:
-        target = gpu_map[raw]
+    if raw in table_map:
+        target = table_map[raw]
         return None if target is None else canonical_gpu_name(target, src, f"gpu_map.{raw}")
     if raw.lower() in gpu_specs():
         return canonical_gpu_name(raw, src, "gpu_map")
-    known = ", ".join(spec.name for spec in gpu_specs().values())
-    raise InputError(src, f"gpu_map.{raw}", f"the trace's GPU type {raw!r} is not a datasheet name: map it to one of "
-                     f"{known}, or to null to leave its machines out")
+    return None
