@@ -1,4 +1,4 @@
-"""The job-log readers (fairsim/workload/formats: helios, pai2020, philly_raw) on a few rows
+"""The job-log readers (fairsim/workload/formats: helios, pai2020, philly_log) on a few rows
 written in each log's documented format (tests/data): the jobs kept and what they become, each
 drop reason, the options, and the one-line refusal of a malformed row."""
 
@@ -17,7 +17,7 @@ from conftest import ROOT
 from fairsim.cluster import ClusterSpec
 from fairsim.errors import InputError
 from fairsim.files import recording_inputs
-from fairsim.workload.formats import LOG_COLUMNS, helios, pai2020, philly_raw
+from fairsim.workload.formats import LOG_COLUMNS, helios, pai2020, philly_log
 
 DATA = ROOT / "tests" / "data"
 HELIOS = DATA / "helios_cluster_log_sample.csv"
@@ -26,7 +26,7 @@ PHILLY = DATA / "philly_cluster_job_log_sample.json"
 
 
 def _accounts_for_every_row(read) -> None:
-    assert read.meta["rows_read"] == read.meta["jobs_kept"] + sum(read.dropped.values())
+    assert read.meta["rows"] == read.meta["jobs_kept"] + sum(read.dropped.values())
     assert read.meta["jobs_kept"] == len(read.log)
     assert set(read.log.columns) <= set(LOG_COLUMNS)
     submit = read.log["submit_s"].to_numpy()
@@ -199,7 +199,7 @@ def _seconds(start: str, end: str) -> float:
 
 
 def test_philly_span_runs_from_first_start_to_last_end():
-    read = philly_raw.read(PHILLY, {}, "workload")
+    read = philly_log.read(PHILLY, {}, "workload")
     jobs = _philly_jobs()
     _accounts_for_every_row(read)
     assert set(read.log["job_id"]) == {"application_0001", "application_0002", "application_0009"}
@@ -215,8 +215,8 @@ def test_philly_span_runs_from_first_start_to_last_end():
 
 
 def test_philly_attempts_duration_sums_the_attempts_run_times():
-    span = philly_raw.read(PHILLY, {}, "workload").log.set_index("job_id")
-    read = philly_raw.read(PHILLY, {"duration": "attempts", "tenant": "user", "gpu_type": "P100"}, "workload")
+    span = philly_log.read(PHILLY, {}, "workload").log.set_index("job_id")
+    read = philly_log.read(PHILLY, {"duration": "attempts", "tenant": "user", "gpu_type": "P100"}, "workload")
     jobs = _philly_jobs()
     for job in read.log.itertuples():
         attempts = jobs[job.job_id]["attempts"]
@@ -231,19 +231,19 @@ def test_philly_refuses_an_unreadable_time_naming_the_job(tmp_path):
     bad.write_text(PHILLY.read_text().replace('"end_time": "2017-10-07 01:41:00"', '"end_time": "2017/10/07 01:41"'))
     with pytest.raises(InputError, match=r"cluster_job_log: job 8 \(application_0009\) attempt 0: end_time: must be a time "
                                          r"written YYYY-MM-DD HH:MM:SS, got '2017/10/07 01:41'"):
-        philly_raw.read(tmp_path, {}, "workload")
+        philly_log.read(tmp_path, {}, "workload")
 
 
 def test_philly_refuses_what_is_not_a_job_list(tmp_path):
     (tmp_path / "object.json").write_text('{"jobid": "application_0001"}')
     with pytest.raises(InputError, match="json: must be a list of jobs, got a dict"):
-        philly_raw.read(tmp_path / "object.json", {}, "workload")
+        philly_log.read(tmp_path / "object.json", {}, "workload")
     (tmp_path / "broken.json").write_text('[{"jobid": "a",\n "attempts": [}]')
     with pytest.raises(InputError, match=r"broken.json:2: json: is not valid JSON"):
-        philly_raw.read(tmp_path / "broken.json", {}, "workload")
+        philly_log.read(tmp_path / "broken.json", {}, "workload")
     (tmp_path / "gpus.json").write_text(json.dumps([{"jobid": "a", "attempts": [{"detail": [{"gpus": "gpu0"}]}]}]))
     with pytest.raises(InputError, match=r"job 0 \(a\) attempt 0: detail.gpus: must be a list of GPU ids"):
-        philly_raw.read(tmp_path / "gpus.json", {}, "workload")
+        philly_log.read(tmp_path / "gpus.json", {}, "workload")
 
 
 # ---- shared -------------------------------------------------------------------------------------
@@ -253,7 +253,7 @@ def test_every_reader_notes_the_files_it_reads():
         helios.read(HELIOS, {}, "workload")
         pai2020.read(PAI, {}, "workload")
         pai2020.cluster_config(PAI, {"V100M32": "V100-32GB", "MISC": "K80"}, "cluster")
-        philly_raw.read(PHILLY, {}, "workload")
+        philly_log.read(PHILLY, {}, "workload")
     tables = ("pai_job_table.csv", "pai_task_table.csv", "pai_machine_spec.csv")
     expected = {HELIOS, PHILLY, *(PAI / name for name in tables)}
     assert {p.resolve() for p in expected} <= seen  # (the GPU datasheet is read too, for the cluster)
@@ -270,7 +270,7 @@ BAD_OPTION_VALUES = {"tenant": "group", "gpu_type": 100, "fractional_gpus": "sha
                      "duration": "wall"}
 
 
-@pytest.mark.parametrize("module, path", [(helios, HELIOS), (pai2020, PAI), (philly_raw, PHILLY)])
+@pytest.mark.parametrize("module, path", [(helios, HELIOS), (pai2020, PAI), (philly_log, PHILLY)])
 def test_every_option_of_a_reader_is_checked(module, path):
     for option in module.OPTIONS:
         with pytest.raises(InputError, match=rf"^workload: {option}: must be"):
