@@ -23,6 +23,9 @@ from fairsim.errors import InputError
 
 @hydra.main(version_base="1.3", config_path="conf", config_name="config")
 def main(cfg: DictConfig) -> None:
+    from fairsim.experiment.cli import hydra_reports_errors
+
+    hydra_reports_errors()  # the config composed: an error from here on is the run's, reported by Hydra as usual
     hydra_cfg = HydraConfig.get()
     folder = Path(hydra_cfg.runtime.output_dir)
     if hydra_cfg.mode != RunMode.MULTIRUN:
@@ -82,14 +85,19 @@ def run(cfg: DictConfig, folder: Path, cell: str, in_sweep: bool) -> None:
 
 
 if __name__ == "__main__":
-    from fairsim.experiment.cli import check_group_choices
+    from fairsim.experiment.cli import check_group_choices, config_errors_in_one_line
 
-    try:
-        check_group_choices(sys.argv[1:], Path(__file__).resolve().parent / "conf")
+    CONF = Path(__file__).resolve().parent / "conf"
+    try:  # presets looked up where Hydra looks: conf/, --config-dir, hydra.searchpath (fairsim/experiment/cli.py)
+        check_group_choices(sys.argv[1:], CONF)
     except InputError as exc:
+        if os.environ.get("FAIRSIM_DEBUG"):
+            raise
         print(f"error: {exc}", file=sys.stderr)
         sys.exit(2)
     from fairsim.experiment.interrupt import ends_in_one_line
 
-    with ends_in_one_line():  # Ctrl-C: one line saying what was kept, exit 130 (fairsim/experiment/interrupt.py)
+    # Ctrl-C: one line saying what was kept, exit 130 (fairsim/experiment/interrupt.py); Hydra's
+    # config errors (a mistyped key): one line naming the closest valid keys, exit 2
+    with ends_in_one_line(), config_errors_in_one_line(sys.argv[1:], CONF):
         main()
