@@ -226,7 +226,7 @@ SUBPROCESS_IDS = ["gpu_unknown", "sim_bool_text", "seed_text", "trace_path_nonex
 # caught on the command line before Hydra starts
 GROUP_CASES = [
     case("policy_unknown", ["policy=nosuch"], "command line", "policy", "allowed: allox, fifo"),
-    case("cluster_unknown", ["cluster=nosuch"], "command line", "cluster", "allowed: gavel, paper, scale8"),
+    case("cluster_unknown", ["cluster=nosuch"], "command line", "cluster", "allowed: gavel, openb, pai2020, paper, scale8"),
     case("workload_unknown", ["workload=nosuch"], "command line", "workload", "allowed: file"),
     case("sim_unknown", ["sim=nosuch"], "command line", "sim", "allowed: default, gavel_compat"),
 ]

@@ -312,7 +312,7 @@ def tiny_cell(run: RunOutput, folder: Path) -> Path:
 def test_crash_while_writing_a_run_keeps_previous_files_and_no_summary(tmp_path, tiny_run, monkeypatch):
     folder = tmp_path / "cell"
     write_results(tiny_run, folder)
-    before = {name: (folder / name).read_bytes() for name in ("jobs.parquet", "rounds.parquet")}
+    before = {name: (folder / name).read_bytes() for name in ("jobs.parquet", "rounds.parquet", "tenants.parquet")}
     monkeypatch.setattr(pd.DataFrame, "to_parquet", half_then_crash)
     with pytest.raises(OSError, match="disk full"):
         write_results(tiny_run, folder)
@@ -321,7 +321,7 @@ def test_crash_while_writing_a_run_keeps_previous_files_and_no_summary(tmp_path,
         assert (folder / name).read_bytes() == data  # previous files untouched and readable
     monkeypatch.undo()
     assert len(pd.read_parquet(folder / "jobs.parquet")) == 10
-    assert sorted(p.name for p in folder.iterdir()) == ["jobs.parquet", "rounds.parquet"]  # no temporary left
+    assert sorted(p.name for p in folder.iterdir()) == ["jobs.parquet", "rounds.parquet", "tenants.parquet"]  # no temporary left
 
 
 def test_crash_while_collecting_keeps_previous_results_parquet(tmp_path, tiny_run, monkeypatch):

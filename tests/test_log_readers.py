@@ -173,16 +173,18 @@ def test_pai_cluster_from_the_machine_spec_table():
         machines = [row for row in csv.reader(f)]
     assert sum(config["counts"].values()) == sum(int(m[4]) for m in machines)
     assert config["counts"]["T4"] == sum(int(m[4]) for m in machines if m[1] == "T4")
-    assert config["gpus_per_host"] == 2  # most machines hold two GPUs
+    assert config["gpus_per_host"] == 8  # 8-GPU machines hold 16 of the sample's 24 GPUs (two-GPU ones 8)
+    assert pai2020.cluster_config(PAI, {"MISC": "K80"}, "cluster", gpus_per_host=4)["gpus_per_host"] == 4
     spec = ClusterSpec.from_config(config, "cluster")
     assert spec.total_gpus == sum(config["counts"].values()) and "V100-32GB" in spec.gpu_types
 
 
-def test_pai_cluster_gpu_map_leaves_types_out_or_refuses_unknown_ones():
-    without_misc = pai2020.cluster_config(PAI / "pai_machine_spec.csv", {"V100M32": "V100-32GB", "MISC": None}, "cluster")
-    assert "K80" not in without_misc["counts"] and without_misc["counts"]["V100-32GB"] == 8
-    with pytest.raises(InputError, match=r"cluster: gpu_map.V100M32: the trace's GPU type 'V100M32' is not a datasheet"):
-        pai2020.cluster_config(PAI, {"MISC": "K80"}, "cluster")
+def test_pai_cluster_maps_v100m32_itself_and_refuses_misc_until_mapped():
+    mapped = pai2020.cluster_config(PAI / "pai_machine_spec.csv", {"MISC": "K80"}, "cluster")
+    assert mapped["counts"]["V100-32GB"] == 8 and mapped["counts"]["K80"] == 8
+    for gpu_map in ({}, {"MISC": None}):
+        with pytest.raises(InputError, match=r"cluster: gpu_map: the trace's GPU types MISC have no datasheet type: map each to one of"):
+            pai2020.cluster_config(PAI, gpu_map, "cluster")
     with pytest.raises(InputError, match=r"gpu_map.MISC: unknown GPU type 'Tesla K40m'"):
         pai2020.cluster_config(PAI, {"V100M32": "V100-32GB", "MISC": "Tesla K40m"}, "cluster")
 

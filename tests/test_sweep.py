@@ -28,7 +28,8 @@ def test_every_policy_preset_composes_and_builds(name):
 
 # presets whose cluster a trace's node list defines: built from the sample written in its format
 NODE_LISTS = {"openb": ["cluster.node_list=tests/data/openb_sample/openb_node_list_sample.csv",
-                        "cluster.gpu_map.G2=A100-80GB", "cluster.gpu_map.G3=H100-SXM"]}
+                        "cluster.gpu_map.G2=A100-80GB", "cluster.gpu_map.G3=H100-SXM"],
+              "pai2020": ["cluster.gpu_map.MISC=K80"]}  # the shipped machine spec
 
 
 @pytest.mark.parametrize("name", presets("cluster"))

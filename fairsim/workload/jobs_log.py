@@ -102,7 +102,7 @@ def log_to_trace(read: LogRead, catalog: Catalog, cluster: ClusterSpec, seed: in
     ref = _reference_types(log, gpu_map, ref_default, reason)
     allowed, allowed_names = _allowed(log, ref, pin, gpu_map, cluster, reason)
     slot = _gang_slots(log["gpus"].to_numpy(np.int64), allowed, catalog, cluster, opt.choice(cfg, "gang", src, "exact", GANGS), reason)
-    model = _models(log, ref, allowed, slot, catalog, cluster, u_model, reason, where, src)
+    model = _models(log, ref, allowed, slot, catalog, cluster, u_model, reason, src)
     tput = _reference_throughput(model, ref, allowed, slot, catalog, cluster, reason)
 
     bad = reason != ""
@@ -278,7 +278,7 @@ def _gang_slots(gpus: np.ndarray, allowed: np.ndarray, catalog: Catalog, cluster
     return slot
 
 
-def _models(log, ref, allowed, slot, catalog: Catalog, cluster: ClusterSpec, u: np.ndarray, reason, where, src) -> np.ndarray:
+def _models(log, ref, allowed, slot, catalog: Catalog, cluster: ClusterSpec, u: np.ndarray, reason, src) -> np.ndarray:
     runs = runnable(catalog, cluster)[:, :, slot]  # [M, T, J]
     can = (runs & allowed.T[None, :, :]).any(axis=1).T  # [J, M]
     has_ref = np.ones_like(can)
