@@ -1,5 +1,5 @@
 """Gavel's Philly traces per virtual cluster: ``msr/seed=<k>/<vc>.trace`` files, one per Philly
-virtual cluster (VC) and job-type draw (seed); docs/formats/gavel_philly.md describes them.
+virtual cluster (VC) and job-type draw (seed); docs/workload.md, "Gavel's per-VC Philly traces", describes them.
 
 Seed 0 ships in fairsim/data/gavel/traces/msr; the other seeds of a Gavel checkout
 (``scheduler/traces/msr``) are read from a ``root`` folder of the same shape. The lines carry no

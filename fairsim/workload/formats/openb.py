@@ -1,5 +1,5 @@
 """Alibaba's heterogeneous GPU trace "openb" (alibaba/clusterdata, cluster-trace-gpu-v2023):
-its pod lists as a normalized job log, its node list as a cluster (docs/formats/openb.md).
+its pod lists as a normalized job log, its node list as a cluster (docs/workload.md, "openb").
 
 A pod list row is one pod: ``name, cpu_milli, memory_mib, num_gpu, gpu_milli, gpu_spec, qos,
 pod_phase, creation_time, deletion_time, scheduled_time`` (times in seconds from the trace's
