@@ -277,3 +277,37 @@ def test_every_option_of_a_reader_is_checked(module, path):
     for option in module.OPTIONS:
         with pytest.raises(InputError, match=rf"^workload: {option}: must be"):
             module.read(path, {option: BAD_OPTION_VALUES[option]}, "workload")
+
+
+# ---- through the job log, into a run ---------------------------------------------------------------
+
+@pytest.mark.parametrize("preset, path, module, extra", [
+    ("helios", HELIOS, helios, ["workload.gpu_type=V100"]),
+    ("pai2020", PAI, pai2020, ["workload.gpu_map={V100M32: V100-32GB, MISC: K80}"]),
+    ("philly_log", PHILLY, philly_log, []),
+])
+def test_each_format_runs_through_its_preset_and_reports_what_it_dropped(preset, path, module, extra):
+    from fairsim.experiment.compose import compose_config
+    from fairsim.experiment.single import run_config
+
+    cfg = compose_config([f"workload={preset}", f"workload.path={path}", "policy=fifo", "track=false", *extra])
+    out = run_config(cfg)
+    read = module.read(path, {k: v for k, v in cfg.workload.items() if k in module.OPTIONS}, "sample")
+    assert out.summary["log_rows"] == read.meta["rows"]
+    for reason, n in read.dropped.items():
+        assert out.summary[f"log_dropped_{reason}"] == n
+    assert out.summary["log_jobs"] + sum(v for k, v in out.summary.items() if k.startswith("log_dropped_")) == read.meta["rows"]
+    assert out.summary["finished_jobs"] == out.summary["log_jobs"] > 0
+    assert out.tenants is not None and set(out.tenants["tenant"]) <= set(read.log["tenant"].dropna())
+    assert any(f.startswith(f"fairsim/workload/formats/{preset}") for f in out.provenance["code_files"])
+
+
+def test_a_format_outside_the_run_is_outside_its_code_digest():
+    from fairsim.experiment import provenance
+    from fairsim.experiment.compose import preset
+
+    plain = provenance.code_files({"policy": preset("policy", "fifo"), "workload": preset("workload", "trace3")})
+    assert not any(f.startswith("fairsim/workload/formats/") and not f.endswith(("__init__.py", "clusters.py")) for f in plain)
+    pai = provenance.code_files({"policy": preset("policy", "fifo"), "workload": preset("workload", "pai2020"),
+                                 "cluster": preset("cluster", "pai2020")})
+    assert "fairsim/workload/formats/pai2020.py" in pai and set(plain) < set(pai)
