@@ -28,9 +28,9 @@ import numpy as np
 
 from fairsim.workload import options as opt
 from fairsim.workload.formats import LogRead
-from fairsim.workload.formats.cells import numbers, seconds
-from fairsim.workload.formats.csv_table import read_csv_table
-from fairsim.workload.formats.log_build import (
+from fairsim.workload.formats._cells import numbers, seconds
+from fairsim.workload.formats._csv_table import read_csv_table
+from fairsim.workload.formats._log_build import (
     file_in,
     finished_log,
     keep_after_drops,

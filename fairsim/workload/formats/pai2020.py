@@ -46,9 +46,9 @@ from fairsim.errors import InputError, require
 from fairsim.workload import options as opt
 from fairsim.workload.formats import LogRead
 from fairsim.workload.formats.clusters import host_size
-from fairsim.workload.formats.cells import numbers
-from fairsim.workload.formats.csv_table import CsvTable, read_csv_table
-from fairsim.workload.formats.log_build import (
+from fairsim.workload.formats._cells import numbers
+from fairsim.workload.formats._csv_table import CsvTable, read_csv_table
+from fairsim.workload.formats._log_build import (
     finished_log,
     keep_after_drops,
     text_or_none,

@@ -39,8 +39,8 @@ from fairsim.errors import InputError, require
 from fairsim.files import note_input
 from fairsim.workload import options as opt
 from fairsim.workload.formats import LogRead
-from fairsim.workload.formats.cells import seconds
-from fairsim.workload.formats.log_build import (
+from fairsim.workload.formats._cells import seconds
+from fairsim.workload.formats._log_build import (
     file_in,
     finished_log,
     keep_after_drops,
