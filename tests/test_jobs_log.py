@@ -252,3 +252,22 @@ def test_philly_windows_keep_the_virtual_cluster_as_tenant():
 
     w = load_workload(OmegaConf.to_container(cfg.workload, resolve=True), PAPER, 3)
     assert (w.trace["tenant"] != "").all() and w.trace["tenant"].nunique() > 1
+
+
+def test_a_sweep_gathers_its_cells_tenants(tmp_path):
+    from fairsim.experiment.collect import collect
+    from fairsim.experiment.single import write_results
+
+    path = write_log(tmp_path, [{"submit_s": i * 60, "duration_s": 1800, "gpus": 1, "tenant": "ab"[i % 2]} for i in range(6)])
+    sweep = tmp_path / "sweep"
+    for policy in ("fifo", "srtf"):
+        cfg = compose_config(["workload=jobs_log", f"workload.path={path}", "cluster=paper", f"policy={policy}", *QUIET])
+        write_results(run_config(cfg), sweep / f"policy={policy}", cfg)
+    collect(sweep)
+    tenants = pd.read_parquet(sweep / "tenants.parquet")
+    assert sorted(zip(tenants["cell"], tenants["tenant"])) == [(f"policy={p}", t) for p in ("fifo", "srtf") for t in "ab"]
+    assert len(pd.read_parquet(sweep / "jobs.parquet")) == 12
+    for cell in sweep.glob("policy=*"):
+        (cell / "tenants.parquet").unlink()
+    collect(sweep)
+    assert not (sweep / "tenants.parquet").exists()

@@ -92,12 +92,17 @@ def collect(sweep_dir: Path, cells: list[Path] | None = None) -> tuple[pd.DataFr
     if len(table):
         table.insert(0, "sweep", sweep_dir.name)
         atomic_write(sweep_dir / RESULTS, lambda p: table.to_parquet(p, index=False))
-        jobs = pd.concat([pd.read_parquet(c / JOBS).assign(cell=c.name) for c in cells], ignore_index=True)
-        atomic_write(sweep_dir / JOBS, lambda p: jobs.to_parquet(p, index=False))
-        named = [c for c in cells if (c / TENANTS).is_file()]
-        if named:
-            tenants = pd.concat([pd.read_parquet(c / TENANTS).assign(cell=c.name) for c in named], ignore_index=True)
-            atomic_write(sweep_dir / TENANTS, lambda p: tenants.to_parquet(p, index=False))
-        else:
-            (sweep_dir / TENANTS).unlink(missing_ok=True)
+        for name in (JOBS, TENANTS):
+            _gather(sweep_dir, cells, name)
     return table, cells
+
+
+def _gather(sweep_dir: Path, cells: list[Path], name: str) -> None:
+    """``<sweep>/<name>``: the cells' tables of that name one after another, with a ``cell``
+    column; removed when no cell has one (a sweep without tenants writes no tenants.parquet)."""
+    parts = [pd.read_parquet(c / name).assign(cell=c.name) for c in cells if (c / name).is_file()]
+    if parts:
+        gathered = pd.concat(parts, ignore_index=True)
+        atomic_write(sweep_dir / name, lambda p: gathered.to_parquet(p, index=False))
+    else:
+        (sweep_dir / name).unlink(missing_ok=True)
