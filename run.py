@@ -39,6 +39,7 @@ def main(cfg: DictConfig) -> None:
 
 
 def run(cfg: DictConfig, folder: Path, cell: str, in_sweep: bool) -> None:
+    from fairsim.experiment.interrupt import raise_if_interrupted
     from fairsim.experiment.output import emit
     from fairsim.experiment.single import format_summary, run_config, write_results
     from fairsim.experiment.sweep import record_done, record_failure, resource_errno, resource_error_line, with_path
@@ -47,6 +48,7 @@ def run(cfg: DictConfig, folder: Path, cell: str, in_sweep: bool) -> None:
     try:
         out = run_config(cfg, progress=False if in_sweep else None,  # a bar on a terminal, single runs only
                          fluid_cache=Path(cfg.results_dir) / "cache" / "fluid")
+        raise_if_interrupted()
         write_results(out, folder, cfg)
     except InputError as exc:
         if os.environ.get("FAIRSIM_DEBUG"):

@@ -91,7 +91,7 @@ def test_ctrl_c_ends_a_single_run_in_one_line(tmp_path):
         out, err = ctrl_c(proc)
     finally:
         end(proc, [])
-    assert proc.returncode == 130
+    assert proc.returncode == 130, err
     assert err.splitlines() == [RUN_LINE], err
     assert not (folder / "summary.json").exists() and not (folder / "jobs.parquet").exists()
 
@@ -109,7 +109,7 @@ def test_ctrl_c_leaves_an_earlier_run_in_the_same_folder_as_it_was(tmp_path, run
         out, err = ctrl_c(proc)
     finally:
         end(proc, [])
-    assert proc.returncode == 130
+    assert proc.returncode == 130, err
     assert err.splitlines() == [f"{RUN_LINE} ({folder} still holds an earlier run's results)"], err
     assert (folder / "summary.json").read_bytes() == before
 
@@ -167,6 +167,37 @@ def test_a_held_ctrl_c_is_raised_on_release_and_a_second_one_at_once(ending, cap
             signal.raise_signal(signal.SIGINT)  # the second is not held
         interrupt.release_ctrl_c()
     assert capsys.readouterr().err == "the line\n"
+
+
+class _SwallowsOnDel:
+    """Python ignores an exception raised in ``__del__``: a Ctrl-C whose check runs there is lost."""
+
+    def __del__(self):
+        try:
+            signal.raise_signal(signal.SIGINT)
+        except KeyboardInterrupt:
+            pass  # what CPython does with it: "Exception ignored in ..."
+
+
+def test_a_ctrl_c_whose_keyboard_interrupt_was_lost_still_ends_the_run(ending, capsys):
+    interrupt.on_ctrl_c(lambda: "the line", lambda why: why)
+    with pytest.raises(SystemExit) as ended, interrupt.ends_in_one_line():
+        interrupt.release_ctrl_c()
+        del_me = _SwallowsOnDel()
+        del del_me
+        with pytest.raises(KeyboardInterrupt):
+            interrupt.raise_if_interrupted()  # as the run does before writing its results
+    assert ended.value.code == 130
+    assert capsys.readouterr().err == "the line\n"
+    with pytest.raises(SystemExit) as ended, interrupt.ends_in_one_line():
+        interrupt.release_ctrl_c()
+        del_me = _SwallowsOnDel()
+        del del_me  # nothing checks before the end: the end itself does
+    assert ended.value.code == 130
+    assert capsys.readouterr().err == "the line\n"
+    with interrupt.ends_in_one_line():  # a later run starts with no Ctrl-C on record
+        interrupt.release_ctrl_c()
+        interrupt.raise_if_interrupted()
 
 
 # ---- a sweep ------------------------------------------------------------------------------------

@@ -48,10 +48,15 @@ def on_ctrl_c(end: Callable[[], str], cut_short: Callable[[str], str]) -> None:
 # node). A second Ctrl-C meanwhile is not held.
 _holding = False
 _held = False
+# a Ctrl-C came: its KeyboardInterrupt can be swallowed where Python ignores exceptions (a
+# ``__del__`` or weakref callback that the signal check happened to run in), so the run also
+# checks this flag before it writes anything as complete (``raise_if_interrupted``)
+_received = False
 
 
 def _on_sigint(signum, frame) -> None:
-    global _held
+    global _held, _received
+    _received = True
     if _holding and not _held:
         _held = True
         return
@@ -73,16 +78,25 @@ def release_ctrl_c() -> None:
         raise KeyboardInterrupt
 
 
+def raise_if_interrupted() -> None:
+    """Raise KeyboardInterrupt if a Ctrl-C came and its own KeyboardInterrupt was lost (see
+    ``_received``); called before a run writes its results."""
+    if _received and not _holding:
+        raise KeyboardInterrupt
+
+
 @contextmanager
 def ends_in_one_line() -> Iterator[None]:
     """Turn a KeyboardInterrupt into the registered ending, its line on stderr and exit 130.
     Hydra's first composition runs with Ctrl-C held (``hold_ctrl_c``); the callbacks release
     it once their run or sweep has started."""
-    global _holding, _held
+    global _holding, _held, _received
     previous = signal.signal(signal.SIGINT, _on_sigint)
+    _received = False
     hold_ctrl_c()
     try:
         yield
+        raise_if_interrupted()  # a Ctrl-C whose KeyboardInterrupt was lost still ends as one
     except KeyboardInterrupt:
         if os.environ.get("FAIRSIM_DEBUG"):
             traceback.print_exc()
@@ -98,7 +112,7 @@ def ends_in_one_line() -> Iterator[None]:
         print(line, file=sys.stderr, flush=True)
         sys.exit(INTERRUPTED)
     finally:
-        _holding = _held = False
+        _holding = _held = _received = False
         signal.signal(signal.SIGINT, previous)
 
 
