@@ -183,7 +183,7 @@ def test_pai_cluster_maps_v100m32_itself_and_refuses_misc_until_mapped():
     mapped = pai2020.cluster_config(PAI / "pai_machine_spec.csv", {"MISC": "K80"}, "cluster")
     assert mapped["counts"]["V100-32GB"] == 8 and mapped["counts"]["K80"] == 8
     for gpu_map in ({}, {"MISC": None}):
-        with pytest.raises(InputError, match=r"cluster: gpu_map: the trace's GPU types MISC have no datasheet type: map each to one of"):
+        with pytest.raises(InputError, match=r"cluster: gpu_map: no datasheet type for PAI 2020's GPU name\(s\) MISC \(MISC stands for its other, unnamed models\): set gpu_map: \{MISC: <type>\} with types among K80"):
             pai2020.cluster_config(PAI, gpu_map, "cluster")
     with pytest.raises(InputError, match=r"gpu_map.MISC: unknown GPU type 'Tesla K40m'"):
         pai2020.cluster_config(PAI, {"V100M32": "V100-32GB", "MISC": "Tesla K40m"}, "cluster")

@@ -27,11 +27,12 @@ def filled(cells: pd.Series) -> pd.Series:
     return text.where(text != "", None)
 
 
-def numbers(cells: pd.Series, where: Where, column: str, *, lo: float | None = None, whole: bool = False,
-            empty_ok: bool = True) -> np.ndarray:
-    """float64 values, >= lo and whole numbers when asked; NaN where a cell is empty (refused
-    unless ``empty_ok``)."""
-    what = f"{'a whole number' if whole else 'a number'}{'' if lo is None else f' >= {lo:g}'}"
+def numbers(cells: pd.Series, where: Where, column: str, *, lo: float | None = None, hi: float | None = None,
+            whole: bool = False, empty_ok: bool = True) -> np.ndarray:
+    """float64 values, in [lo, hi] and whole numbers when asked; NaN where a cell is empty
+    (refused unless ``empty_ok``)."""
+    bounds = ([] if lo is None else [f">= {lo:g}"]) + ([] if hi is None else [f"<= {hi:g}"])
+    what = " ".join(["a whole number" if whole else "a number", " and ".join(bounds)]).strip()
     text = filled(cells)
     empty = text.isna().to_numpy()
     if not empty_ok and empty.any():
@@ -41,6 +42,8 @@ def numbers(cells: pd.Series, where: Where, column: str, *, lo: float | None = N
         bad = ~np.isfinite(values)
         if lo is not None:
             bad |= values < lo
+        if hi is not None:
+            bad |= values > hi
         if whole:
             bad |= values != np.round(values)
     _refuse_first(text, bad, where, column, what)

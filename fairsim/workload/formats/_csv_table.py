@@ -34,11 +34,12 @@ class CsvTable:
 
 def read_csv_table(path: Path, src: str, *, columns: tuple[str, ...] | None = None,
                    required: tuple[str, ...] = (), header_first: str | None = None,
-                   usecols: tuple[str, ...] | None = None) -> CsvTable:
+                   usecols: tuple[str, ...] | None = None, hint: str = "") -> CsvTable:
     """``columns`` given: a headerless table with these columns, in order (a first line that
     starts with ``header_first`` is taken as a header line and skipped). ``columns`` None: the
     first line is the header, and it must name every column of ``required``. ``usecols``: the
-    columns to keep (all by default; every line's field count is checked either way)."""
+    columns to keep (all by default; every line's field count is checked either way). ``hint``
+    follows a missing column's error (e.g. which variant of the file has it)."""
     require(path.is_file(), src, "path", f"no such file: {path}")
     note_input(path)
     data = path.read_bytes()
@@ -51,7 +52,7 @@ def read_csv_table(path: Path, src: str, *, columns: tuple[str, ...] | None = No
         columns = tuple(name.strip() for name in first.split(","))
         missing = [c for c in required if c not in columns]
         require(not missing, f"{src}: {path}:{lines[0]}", "header", f"misses the column(s) {', '.join(missing)} "
-                f"(needed: {', '.join(required)})")
+                f"(needed: {', '.join(required)})" + (f"; {hint}" if hint else ""))
     data_lines = lines[1:] if has_header else lines
     wrong = commas[data_lines - 1] != len(columns) - 1
     if wrong.any():

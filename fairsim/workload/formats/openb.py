@@ -36,11 +36,14 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from fairsim.cluster import canonical_gpu_name, gpu_specs
-from fairsim.errors import InputError, Number, require
-from fairsim.files import note_input
+from fairsim.cluster import gpu_specs
+from fairsim.errors import InputError, require
 from fairsim.workload import options as opt
 from fairsim.workload.formats import LOG_COLUMNS, LogRead
+from fairsim.workload.formats._cells import numbers
+from fairsim.workload.formats._csv_table import CsvTable, read_csv_table
+from fairsim.workload.formats._gpu_names import datasheet_types, name_table
+from fairsim.workload.formats._log_build import keep_after_drops
 from fairsim.workload.formats.clusters import host_size
 
 OPTIONS = ("gpu_sharing",)
@@ -58,51 +61,41 @@ UNDISCLOSED = ("G1", "G2", "G3")
 def read(path: Path, cfg: Mapping[str, Any], src: str) -> LogRead:
     """The pods that held whole GPUs and ran to completion inside the trace, one row each."""
     sharing = opt.choice(cfg, "gpu_sharing", src, "drop", GPU_SHARING)
-    pods, fsrc = _read_table(path, POD_COLUMNS, src, _POD_HINT)
-    names = pods["name"].to_numpy(dtype=object)
-    _require_unique(names, fsrc)
-    num_gpu = _numbers(pods, "num_gpu", fsrc, Number(lo=0, integer=True))
-    gpu_milli = _numbers(pods, "gpu_milli", fsrc, Number(lo=0, hi=FULL_GPU_MILLI))
-    created = _numbers(pods, "creation_time", fsrc, Number(lo=0))
-    scheduled = _numbers(pods, "scheduled_time", fsrc, Number(lo=0), optional=True)
-    deleted = _numbers(pods, "deletion_time", fsrc, Number(lo=0), optional=True)
+    pods = read_csv_table(Path(path), src, required=POD_COLUMNS, hint=_POD_HINT)
+    cells = pods.cells
+    names = cells["name"].str.strip().to_numpy(dtype=object)
+    _require_unique(names, pods)
+    num_gpu = numbers(cells["num_gpu"], pods.where, "num_gpu", lo=0, whole=True, empty_ok=False)
+    gpu_milli = numbers(cells["gpu_milli"], pods.where, "gpu_milli", lo=0, hi=FULL_GPU_MILLI, empty_ok=False)
+    created = numbers(cells["creation_time"], pods.where, "creation_time", lo=0, empty_ok=False)
+    scheduled = numbers(cells["scheduled_time"], pods.where, "scheduled_time", lo=0)
+    deleted = numbers(cells["deletion_time"], pods.where, "deletion_time", lo=0)
     end = float(np.nanmax(deleted)) if np.isfinite(deleted).any() else float("inf")
     shared = gpu_milli < FULL_GPU_MILLI
     with np.errstate(invalid="ignore"):
         duration = deleted - scheduled
         ended_inside = np.isfinite(deleted) & (deleted < end)
-    reasons = {
-        "cpu_only": num_gpu == 0,
-        "gpu_sharing": shared & (sharing == "drop"),
-        "never_scheduled": np.isnan(scheduled),
-        "running_at_end": ~ended_inside,
-        "nonpositive_duration": ~(duration > 0),
-    }
-    keep, dropped = _first_reasons(reasons, len(pods))
+    keep, dropped = keep_after_drops(np.ones(len(names), dtype=bool), [
+        ("cpu_only", num_gpu == 0),
+        ("gpu_sharing", shared & (sharing == "drop")),
+        ("never_scheduled", np.isnan(scheduled)),
+        ("running_at_end", ~ended_inside),
+        ("nonpositive_duration", ~(duration > 0)),
+    ])
     log = pd.DataFrame({
         "job_id": names[keep].astype(str),
         "submit_s": created[keep],
         "duration_s": duration[keep],
         "gpus": num_gpu[keep].astype(np.int64),
         "gpu_type": None,
-        "gpu_types": _type_sets(pods, keep),
+        "gpu_types": _type_sets(cells, keep),
         "model": None,
         "tenant": None,
-        "status": _optional_text(pods, "pod_phase", keep),
+        "status": _optional_text(cells, "pod_phase", keep),
     }, columns=list(LOG_COLUMNS))
-    meta = {"rows": len(pods), "kept": int(keep.sum()), "trace_end_s": end, "gpu_sharing": sharing,
+    meta = {"rows": len(names), "kept": int(keep.sum()), "trace_end_s": end, "gpu_sharing": sharing,
             "gpu_sharing_kept_whole": int((keep & shared).sum())}
     return LogRead(log=log, dropped=dropped, meta=meta)
-
-
-def _first_reasons(reasons: Mapping[str, np.ndarray], n: int) -> tuple[np.ndarray, dict[str, int]]:
-    """Each row is counted under the first reason that applies; rows with none are kept."""
-    keep = np.ones(n, dtype=bool)
-    dropped = {}
-    for reason, hit in reasons.items():
-        dropped[reason] = int((keep & hit).sum())
-        keep &= ~hit
-    return keep, dropped
 
 
 def _type_sets(pods: pd.DataFrame, keep: np.ndarray) -> list[str | None]:
@@ -125,10 +118,10 @@ def _optional_text(pods: pd.DataFrame, col: str, keep: np.ndarray) -> list[str |
     return [v.strip() or None for v in pods[col].to_numpy(dtype=object)[keep]]
 
 
-def _require_unique(names: np.ndarray, fsrc: str) -> None:
+def _require_unique(names: np.ndarray, pods: CsvTable) -> None:
     seen: dict[str, int] = {}
-    for row, name in enumerate(names, start=1):
-        require(name not in seen, fsrc, "name", f"{name!r} repeats (rows {seen.get(name)} and {row})")
+    for row, name in enumerate(names):
+        require(name not in seen, pods.where(row), "name", f"{name!r} repeats (line {pods.lines[seen.get(name, row)]})")
         seen[name] = row
 
 
@@ -157,14 +150,15 @@ def cluster_config(nodes_path: Path, gpu_map: Mapping[str, Any] | None, src: str
 
 def read_gpu_nodes(nodes_path: Path, src: str) -> tuple[pd.DataFrame, int]:
     """The nodes with GPUs (sn, gpus, model) and the number of CPU-only nodes left out."""
-    nodes, fsrc = _read_table(nodes_path, NODE_COLUMNS, src, "")
-    gpus = _numbers(nodes, "gpu", fsrc, Number(lo=0, integer=True))
+    table = read_csv_table(Path(nodes_path), src, required=NODE_COLUMNS)
+    nodes = table.cells
+    gpus = numbers(nodes["gpu"], table.where, "gpu", lo=0, whole=True, empty_ok=False)
     models = nodes["model"].str.strip().to_numpy(dtype=object)
     has_gpu = gpus > 0
     blank = has_gpu & (models == "")
     if blank.any():
         row = int(np.flatnonzero(blank)[0])
-        raise InputError(fsrc, "model", f"row {row + 1} ({nodes['sn'].iloc[row]}) has {int(gpus[row])} GPUs but no model")
+        raise InputError(table.where(row), "model", f"node {nodes['sn'].iloc[row]} has {int(gpus[row])} GPUs but no model")
     gpu_nodes = pd.DataFrame({"sn": nodes["sn"].to_numpy()[has_gpu], "gpus": gpus[has_gpu].astype(np.int64),
                               "model": models[has_gpu]})
     return gpu_nodes, int((~has_gpu).sum())
@@ -174,62 +168,11 @@ def read_gpu_nodes(nodes_path: Path, src: str) -> tuple[pd.DataFrame, int]:
 
 def type_map(gpu_map: Mapping[str, Any] | None, src: str) -> dict[str, str | None]:
     """Raw model -> datasheet type: KNOWN_TYPES, then the user's gpu_map over it (None: unmapped)."""
-    require(gpu_map is None or isinstance(gpu_map, Mapping), src, "gpu_map",
-            f"must map openb models to datasheet types, e.g. {{G2: A100-80GB}}, got {gpu_map!r}")
-    table: dict[str, str | None] = {**KNOWN_TYPES, **{u: None for u in UNDISCLOSED}}
-    for raw, value in (gpu_map or {}).items():
-        table[str(raw)] = None if value is None else canonical_gpu_name(value, src, f"gpu_map.{raw}")
-    return table
+    return name_table(KNOWN_TYPES, UNDISCLOSED, gpu_map, src, "{G2: A100-80GB}")
 
 
 def canonical_types(raw_names: Iterable[str], gpu_map: Mapping[str, Any] | None, src: str) -> dict[str, str]:
     """{raw model: datasheet type} for every name in ``raw_names`` (single names or |-joined
     sets, as in gpu_spec; missing ones skipped). Refuses, in one line, the names with no type."""
-    names = sorted({n.strip() for text in raw_names if isinstance(text, str) for n in text.split("|") if n.strip()})
-    table = type_map(gpu_map, src)
-    unmapped = [n for n in names if table.get(n) is None]
-    if unmapped:
-        allowed = ", ".join(spec.name for spec in gpu_specs().values())
-        example = ", ".join(f"{n}: <type>" for n in unmapped)
-        raise InputError(src, "gpu_map", f"no datasheet type for openb model(s) {', '.join(unmapped)} "
-                         f"(G1-G3 are undisclosed): set gpu_map: {{{example}}} with types among {allowed}")
-    return {n: table[n] for n in names}
-
-
-# ---- reading the CSVs --------------------------------------------------------------------------------
-
-def _read_table(path: Path, columns: tuple[str, ...], src: str, hint: str) -> tuple[pd.DataFrame, str]:
-    """The CSV as text cells (empty = missing), and the source that names the file in errors."""
-    path = Path(path)
-    fsrc = f"{src} ({path})"
-    require(path.is_file(), fsrc, "path", "no such file")
-    note_input(path)
-    try:
-        table = pd.read_csv(path, dtype=str, keep_default_na=False)
-    except Exception as exc:  # pandas raises several types for unreadable files
-        raise InputError(fsrc, "file", f"cannot be read as CSV ({type(exc).__name__})") from exc
-    missing = [c for c in columns if c not in table.columns]
-    require(not missing, fsrc, "columns", f"missing {', '.join(missing)} (required: {', '.join(columns)})"
-            + (f"; {hint}" if hint else ""))
-    return table, fsrc
-
-
-def _numbers(table: pd.DataFrame, col: str, fsrc: str, rule: Number, optional: bool = False) -> np.ndarray:
-    """The column as floats (NaN where an optional cell is empty); the first bad cell is refused
-    naming its row (1 = the first data row) and the row's id (its name or sn)."""
-    text = table[col].str.strip()
-    values = pd.to_numeric(text, errors="coerce").to_numpy(dtype=np.float64)
-    empty = (text == "").to_numpy()
-    good = np.zeros(len(values), dtype=bool)
-    finite = np.isfinite(values)
-    good[finite] = [rule.ok(float(v)) for v in values[finite]]
-    bad = ~good & ~(empty & optional)
-    if bad.any():
-        row = int(np.flatnonzero(bad)[0])
-        raise InputError(fsrc, col, f"must be {rule.words()} (row {row + 1}, {_row_id(table, row)}, has "
-                         f"{table[col].iloc[row]!r})")
-    return values
-
-
-def _row_id(table: pd.DataFrame, row: int) -> str:
-    return str(table["name" if "name" in table.columns else "sn"].iloc[row])
+    names = {n.strip() for text in raw_names if isinstance(text, str) for n in text.split("|") if n.strip()}
+    return datasheet_types(names, type_map(gpu_map, src), src, "openb", "G1-G3 are undisclosed")

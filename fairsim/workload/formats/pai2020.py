@@ -41,18 +41,19 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from fairsim.cluster import canonical_gpu_name, gpu_specs
+from fairsim.cluster import gpu_specs
 from fairsim.errors import InputError, require
 from fairsim.workload import options as opt
 from fairsim.workload.formats import LogRead
-from fairsim.workload.formats.clusters import host_size
 from fairsim.workload.formats._cells import numbers
 from fairsim.workload.formats._csv_table import CsvTable, read_csv_table
+from fairsim.workload.formats._gpu_names import datasheet_types, name_table
 from fairsim.workload.formats._log_build import (
     finished_log,
     keep_after_drops,
     text_or_none,
 )
+from fairsim.workload.formats.clusters import host_size
 
 OPTIONS = ("fractional_gpus", "job_table", "task_table")
 FRACTIONAL = ("drop", "round_up")
@@ -158,40 +159,23 @@ def cluster_config(path: Path, gpu_map: Mapping[str, Any] | None, src: str, *, n
     any name still unmapped (null), is refused in one line naming it. Two raw types mapped to one
     name add up. The counts are listed in the datasheet's order; gpus_per_host is given, or the
     machine size holding the most GPUs (fairsim.workload.formats.clusters.host_size)."""
-    require(gpu_map is None or isinstance(gpu_map, Mapping), src, "gpu_map",
-            "must map the trace's GPU type names to datasheet names (e.g. {MISC: K80}), "
-            f"got {gpu_map!r}")
-    table_map = {**KNOWN_TYPES, **{u: None for u in UNDISCLOSED}, **dict(gpu_map or {})}
+    table_map = name_table(KNOWN_TYPES, UNDISCLOSED, gpu_map, src, "{MISC: K80}")
     file = Path(path).expanduser()
     table = read_csv_table(file / SPEC_FILE if file.is_dir() else file, src, columns=SPEC_COLUMNS, header_first="machine",
                            usecols=("gpu_type", "cap_gpu"))
     gpus = numbers(table.cells["cap_gpu"], table.where, "cap_gpu", lo=0, whole=True, empty_ok=False)
     raw_types = text_or_none(table.cells["gpu_type"])
+    with_gpus = np.flatnonzero(gpus > 0)
+    blank = [int(row) for row in with_gpus if raw_types[row] is None]
+    if blank:
+        raise InputError(table.where(blank[0]), "gpu_type", "is empty on a machine with GPUs")
+    types = datasheet_types((raw_types[row] for row in with_gpus), table_map, src, "PAI 2020",
+                            "MISC stands for its other, unnamed models")
     counts: Counter[str] = Counter()
-    sizes: list[int] = []
-    unmapped: set[str] = set()
-    for row in np.flatnonzero(gpus > 0):
-        datasheet = _datasheet_name(raw_types[row], table_map, table.where(int(row)), src)
-        if datasheet is None:
-            unmapped.add(str(raw_types[row]))
-            continue
-        counts[datasheet] += int(gpus[row])
-        sizes.append(int(gpus[row]))
-    if unmapped:
-        known = ", ".join(spec.name for spec in gpu_specs().values())
-        raise InputError(src, "gpu_map", f"the trace's GPU types {', '.join(sorted(unmapped))} have no datasheet type: map each to one of "
-                         f"{known}, e.g. cluster.gpu_map='{{MISC: K80, V100M32: V100-32GB}}'")
+    for row in with_gpus:
+        counts[types[raw_types[row]]] += int(gpus[row])
+    sizes = [int(g) for g in gpus[with_gpus]]
     order = [spec.name for spec in gpu_specs().values()]
     return {"name": name, "counts": {t: counts[t] for t in order if t in counts},
             "gpus_per_host": gpus_per_host if gpus_per_host is not None else host_size(sizes)}
 
-
-def _datasheet_name(raw: str | None, table_map: Mapping[str, Any], where: str, src: str) -> str | None:
-    if raw is None:
-        raise InputError(where, "gpu_type", "is empty on a machine with GPUs")
-    if raw in table_map:
-        target = table_map[raw]
-        return None if target is None else canonical_gpu_name(target, src, f"gpu_map.{raw}")
-    if raw.lower() in gpu_specs():
-        return canonical_gpu_name(raw, src, "gpu_map")
-    return None
