@@ -91,7 +91,7 @@ def test_ctrl_c_ends_a_single_run_in_one_line(tmp_path):
         out, err = ctrl_c(proc)
     finally:
         end(proc, [])
-    assert proc.returncode == 130, err
+    assert proc.returncode == 130, (out, err)
     assert err.splitlines() == [RUN_LINE], err
     assert not (folder / "summary.json").exists() and not (folder / "jobs.parquet").exists()
 
@@ -106,10 +106,11 @@ def test_ctrl_c_leaves_an_earlier_run_in_the_same_folder_as_it_was(tmp_path, run
     proc = start("num_jobs=3000", *common)
     try:
         wait_for(lambda: (folder / ".hydra" / "overrides.yaml").exists() or proc.poll() is not None, 120, "the run to start")
+        assert proc.poll() is None, proc.communicate()
         out, err = ctrl_c(proc)
     finally:
         end(proc, [])
-    assert proc.returncode == 130, err
+    assert proc.returncode == 130, (out, err)
     assert err.splitlines() == [f"{RUN_LINE} ({folder} still holds an earlier run's results)"], err
     assert (folder / "summary.json").read_bytes() == before
 
@@ -193,6 +194,11 @@ def test_a_ctrl_c_whose_keyboard_interrupt_was_lost_still_ends_the_run(ending, c
         interrupt.release_ctrl_c()
         del_me = _SwallowsOnDel()
         del del_me  # nothing checks before the end: the end itself does
+    assert ended.value.code == 130
+    assert capsys.readouterr().err == "the line\n"
+    with pytest.raises(SystemExit) as ended, interrupt.ends_in_one_line():
+        signal.raise_signal(signal.SIGINT)  # held, and never released (a callback that did not run)
+        interrupt.raise_if_interrupted()
     assert ended.value.code == 130
     assert capsys.readouterr().err == "the line\n"
     with interrupt.ends_in_one_line():  # a later run starts with no Ctrl-C on record

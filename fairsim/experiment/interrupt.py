@@ -80,8 +80,8 @@ def release_ctrl_c() -> None:
 
 def raise_if_interrupted() -> None:
     """Raise KeyboardInterrupt if a Ctrl-C came and its own KeyboardInterrupt was lost (see
-    ``_received``); called before a run writes its results."""
-    if _received and not _holding:
+    ``_received``), or is still held; called before a run writes its results."""
+    if _received:
         raise KeyboardInterrupt
 
 
