@@ -230,6 +230,26 @@ def test_a_freshness_stamp_holds_until_anything_it_covers_changes(tiny_cell, tmp
     assert sweep_stamp.write_stamp(sweep, overrides, ["a", "b"]) is None and not path.exists()  # no record, no stamp
 
 
+@pytest.mark.parametrize("section", ["code_files", "inputs"])
+def test_no_stamp_when_cells_disagree_on_a_file(tiny_cell, tmp_path, section):
+    """A file edited while a sweep ran leaves cells made from two versions of it: the sweep is
+    not fresh, whichever version the tree now holds."""
+    from fairsim.experiment import sweep_stamp
+
+    sweep = tmp_path / "sweep"
+    for name in ("a", "b"):
+        shutil.copytree(tiny_cell, sweep / name)
+    record = json.loads((sweep / "b" / PROVENANCE).read_text())
+    assert record[section], f"the tiny cell records no {section}"
+    first = sorted(record[section])[0]
+    record[section][first] = "0" * 64  # cell b made from another version of that file
+    (sweep / "b" / PROVENANCE).write_text(json.dumps(record))
+    overrides = ["+experiment=smoke", "sweep_name=sweep", f"results_dir={tmp_path}", "policy=fifo"]
+    assert sweep_stamp.write_stamp(sweep, overrides, ["a", "b"]) is None
+    assert sweep_stamp.why_not_fresh(sweep, overrides) == ("no freshness stamp", 0)
+    assert sweep_stamp.write_stamp(sweep, overrides, ["a"]) is not None  # one version alone: stamped
+
+
 def test_report_lists_stale_cells_by_sweep_and_reason(tmp_path):
     from conftest import sweep_inputs
     from fairsim.paper.report import stale_lines

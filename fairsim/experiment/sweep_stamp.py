@@ -59,22 +59,32 @@ def signature(path: Path) -> list[int] | None:
 
 def write_stamp(sweep_dir: Path, overrides: Iterable[str], cells: Iterable[str]) -> Path | None:
     """Stamp the grid whose cells (folder names) are all complete, fresh and logged. None (and
-    no stamp) when a cell has no provenance record."""
+    no stamp) when a cell has no provenance record, or when two cells disagree on a file's
+    digest: a file changed while the sweep ran, so one of them is stale whatever the tree holds."""
     sweep_dir = Path(sweep_dir)
     path = stamp_path(sweep_dir, overrides)
-    code, inputs, files = {}, {}, {}
+    code: dict[str, str] = {}
+    inputs: dict[str, str] = {}
+    files = {}
     for name in sorted(cells):
         record = provenance.read(sweep_dir / name)
-        if record is None or not isinstance(record.get("code_files"), dict):
+        if (record is None or not isinstance(record.get("code_files"), dict)
+                or not _merged(code, record["code_files"]) or not _merged(inputs, record.get("inputs") or {})):
             path.unlink(missing_ok=True)
             return None
-        code.update(record["code_files"])
-        inputs.update(record.get("inputs") or {})
         files[name] = {f: signature(sweep_dir / name / f) for f in WATCHED}
     stamp = {"overrides": grid_overrides(overrides), "conf": conf_digest(), "code_files": code, "inputs": inputs,
              "cells": files, RESULTS: signature(sweep_dir / RESULTS)}
     atomic_write(path, lambda p: p.write_text(json.dumps(stamp, sort_keys=True) + "\n"))
     return path
+
+
+def _merged(union: dict[str, str], digests: dict[str, str]) -> bool:
+    """Add ``digests`` to ``union``; False if a file already there has another digest."""
+    if any(union.get(name, digest) != digest for name, digest in digests.items()):
+        return False
+    union.update(digests)
+    return True
 
 
 def void_stamps(sweep_dir: Path) -> None:
