@@ -90,8 +90,9 @@ def in_window(table: pd.DataFrame, window: tuple[int, int] | None) -> pd.DataFra
 
 
 def summarize(table: pd.DataFrame, rounds: pd.DataFrame, cluster: ClusterSpec, stats: dict,
-              window: tuple[int, int] | None = None) -> dict:
-    """The run's summary. ``window`` restricts job statistics to trace job ids in [lo, hi) (steady state)."""
+              window: tuple[int, int] | None = None, tenants: pd.DataFrame | None = None) -> dict:
+    """The run's summary. ``window`` restricts job statistics to trace job ids in [lo, hi) (steady state).
+    ``tenants``: the window's ``tenant_table``, when the caller has it already."""
     jobs = in_window(table, window)
     done = jobs[np.isfinite(jobs["finish_s"])]
     jct = done["jct_s"].to_numpy(float)
@@ -129,7 +130,7 @@ def summarize(table: pd.DataFrame, rounds: pd.DataFrame, cluster: ClusterSpec, s
         "policy_s_max": float(policy_rounds.max()) if len(policy_rounds) else 0.0,
         "policy_s_total": float(rounds["policy_s"].sum()),
     }
-    summary.update(tenant_summary(tenant_table(jobs)))
+    summary.update(tenant_summary(tenant_table(jobs) if tenants is None else tenants))
     summary.update({k: (float(v) if isinstance(v, (float, np.floating)) else v) for k, v in stats.items()})
     return summary
 

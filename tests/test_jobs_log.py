@@ -139,6 +139,9 @@ def test_or_refused_in_one_line(tmp_path):
         workload(write_log(tmp_path, UNRUNNABLE), unrunnable="refuse")
     with pytest.raises(InputError, match=r"unrunnable: must be one of drop, refuse, got 'skip'"):
         workload(write_log(tmp_path, UNRUNNABLE), unrunnable="skip")
+    runnable = write_log(tmp_path, [{"submit_s": 0, "duration_s": 60, "gpus": 1, "gpu_type": "A10"}], "runnable.csv")
+    with pytest.raises(InputError, match=r"unrunnable: must be one of drop, refuse, got 'skip'"):
+        workload(runnable, unrunnable="skip")  # refused though no job would be dropped
 
 
 def test_gpu_map_names_the_logs_own_types(tmp_path):

@@ -311,3 +311,16 @@ def test_a_format_outside_the_run_is_outside_its_code_digest():
     pai = provenance.code_files({"policy": preset("policy", "fifo"), "workload": preset("workload", "pai2020"),
                                  "cluster": preset("cluster", "pai2020")})
     assert "fairsim/workload/formats/pai2020.py" in pai and set(plain) < set(pai)
+
+
+@pytest.mark.parametrize("name", ["nosuch", "_cells", "clusters", "../csv", None])
+def test_an_unknown_format_is_refused_naming_the_formats(name):
+    """Private helpers and the node-list module are no job-log formats; only a refusal lists them all."""
+    from fairsim.workload.formats import available, format_module
+
+    with pytest.raises(InputError) as err:
+        format_module(name, "read", "workload log", "format")
+    assert err.value.field == "format"
+    assert err.value.problem == f"{name!r} is not one of {', '.join(available('read'))}"
+    assert "csv" in available("read") and "_cells" not in available("read") and "clusters" not in available("read")
+    assert format_module("openb", "read", "w", "format").__name__ == "fairsim.workload.formats.openb"

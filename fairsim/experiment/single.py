@@ -38,6 +38,7 @@ from fairsim.sim.config import SimConfig
 from fairsim.sim.engine import simulate
 from fairsim.workload.formats.clusters import cluster_mapping
 from fairsim.workload.jobs import JobSet
+from fairsim.workload.jobs_log import dropped_in, dropped_words
 from fairsim.workload.loader import Workload, load_workload
 
 
@@ -165,7 +166,8 @@ def _run_config(cfg: DictConfig, progress: bool | None, fluid_cache: Path | None
     fluid = fluid_finish_times if fluid_cache is None else FluidCache(fluid_cache)
     table = add_job_metrics(result.jobs, jobs, cluster, result.rounds, fluid_finish=fluid)
     stats = {**result.stats, "wall_s": time.perf_counter() - tick}
-    summary = summarize(table, result.rounds, cluster, stats, window=workload.window)
+    tenants = tenant_table(in_window(table, workload.window))
+    summary = summarize(table, result.rounds, cluster, stats, window=workload.window, tenants=tenants)
     summary = {"policy": str(cfg.policy.get("name", "")), "cluster": cluster.name, "workload": str(cfg.workload.get("name", "")),
                "seed": int(cfg.seed), "work_unit": jobs.work_unit, **summary, **workload.report}
     if window is not None and result.stats["unarrived_jobs_at_end"] == 0:
@@ -173,7 +175,6 @@ def _run_config(cfg: DictConfig, progress: bool | None, fluid_cache: Path | None
         # left the end of the window under a lighter load than Gavel's
         summary["warning"] = (f"every job of the workload arrived before the window's jobs finished: the tail ran "
                               f"under a lighter load than a steady state; raise workload.num_jobs (now {len(jobs)})")
-    tenants = tenant_table(in_window(table, workload.window))
     return RunOutput(table, result.rounds, summary, result.schedule, tenants=tenants if len(tenants) else None)
 
 
@@ -223,8 +224,7 @@ def format_summary(summary: dict) -> str:
         f"  GPU utilization {f('gpu_utilization', '.1%')}  (higher is better)",
         f"  policy time     {f('policy_s_mean', '.4f')} s/decision, {summary['policy_calls']} decisions, {summary['rounds']} rounds, {f('wall_s', '.2f')} s wall",
     ] + ([f"  job log         {summary['log_jobs']} jobs of {summary['log_rows']} rows run; dropped: "
-           + (", ".join(f"{v} {k[len('log_dropped_'):].replace('_', ' ')}" for k, v in summary.items() if k.startswith("log_dropped_") and v)
-              or "none")] if "log_rows" in summary else [])
+           f"{dropped_words(dropped_in(summary))}"] if "log_rows" in summary else [])
       + ([f"  tenants         {summary['tenant_count']}, Jain's index of their mean rho {f('tenant_jain_rho_fluid')}  "
            "(1 = treated alike; per tenant: tenants.parquet)"] if summary.get("tenant_count") else [])
       + ([f"  WARNING         {summary['warning']}"] if summary.get("warning") else []))

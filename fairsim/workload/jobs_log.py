@@ -45,13 +45,14 @@ from fairsim.workload import options as opt
 from fairsim.workload.catalog import Catalog
 from fairsim.workload.formats import LogRead, format_module, module_name
 from fairsim.workload.sampling import nearest_slot, pick_uniform, runnable
-from fairsim.workload.trace import TYPE_SEPARATOR, allowed_types
+from fairsim.workload.trace import TYPE_SEPARATOR, allowed_types, is_missing
 
 DEFAULT_FORMAT = "csv"
 OPTIONS = ("path", "format", "reference_type", "pin_to_type", "gpu_map", "gang", "unrunnable", "statuses", "start_s", "span_s",
            "max_jobs")
 GANGS = ("exact", "nearest")
 UNRUNNABLE = ("drop", "refuse")
+DROPPED_KEY = "log_dropped_"  # a run summary's key per drop reason: log_dropped_<reason>
 
 
 def format_options(cfg: Mapping[str, Any], src: str) -> tuple[str, ...]:
@@ -84,10 +85,11 @@ def read_log(cfg: Mapping[str, Any], src: str) -> LogRead:
 def log_to_trace(read: LogRead, catalog: Catalog, cluster: ClusterSpec, seed: int, cfg: Mapping[str, Any],
                  src: str) -> tuple[pd.DataFrame, dict]:
     """(trace in fairsim's schema, report: rows read, jobs kept, dropped by reason)."""
+    unrunnable = opt.choice(cfg, "unrunnable", src, "drop", UNRUNNABLE)  # checked even when every job can run
     log, where = _checked(read, src)
     dropped = dict(read.dropped)
     log, where = _kept(log, where, cfg, src, dropped)
-    require(len(log) > 0, src, "rows", f"no job of the log is left to run (dropped: {_said(dropped) or 'none'})")
+    require(len(log) > 0, src, "rows", f"no job of the log is left to run (dropped: {dropped_words(dropped)})")
     rng = np.random.Generator(np.random.PCG64(seed))
     u_model = rng.random(len(log))
 
@@ -106,14 +108,14 @@ def log_to_trace(read: LogRead, catalog: Catalog, cluster: ClusterSpec, seed: in
     tput = _reference_throughput(model, ref, allowed, slot, catalog, cluster, reason)
 
     bad = reason != ""
-    if bad.any() and opt.choice(cfg, "unrunnable", src, "drop", UNRUNNABLE) == "refuse":
+    if bad.any() and unrunnable == "refuse":
         i = int(np.flatnonzero(bad)[0])
         raise InputError(src, "rows", f"{where[i]} (job {log['job_id'].iloc[i]}): {reason[i].replace('_', ' ')} "
                          "(set workload.unrunnable=drop to drop such jobs)")
     for r in reason[bad]:
         dropped[r] = dropped.get(r, 0) + 1
     keep = ~bad
-    require(keep.any(), src, "rows", f"no job of the log can run on cluster {cluster.name} (dropped: {_said(dropped)})")
+    require(keep.any(), src, "rows", f"no job of the log can run on cluster {cluster.name} (dropped: {dropped_words(dropped)})")
     submit = log["submit_s"].to_numpy(np.float64)[keep]
     trace = pd.DataFrame({
         "job_id": np.arange(int(keep.sum()), dtype=np.int64),
@@ -125,7 +127,7 @@ def log_to_trace(read: LogRead, catalog: Catalog, cluster: ClusterSpec, seed: in
         "gpu_types": np.asarray(allowed_names, dtype=object)[keep],
     })
     report = {"log_rows": int(read.meta.get("rows", len(read.log))), "log_jobs": int(keep.sum()),
-              **{f"log_dropped_{r}": int(n) for r, n in sorted(dropped.items())}}
+              **{f"{DROPPED_KEY}{r}": int(n) for r, n in sorted(dropped.items())}}
     return trace, report
 
 
@@ -138,13 +140,13 @@ def _checked(read: LogRead, src: str) -> tuple[pd.DataFrame, list[str]]:
         require(col in raw, src, "columns", f"the job log has no {col} column")
     log = pd.DataFrame(index=range(len(raw)))
     log["job_id"] = [str(i) for i in range(len(raw))] if "job_id" not in raw else [
-        str(v) if not _missing(v) else str(i) for i, v in enumerate(raw["job_id"].to_numpy())]
+        str(v) if not is_missing(v) else str(i) for i, v in enumerate(raw["job_id"].to_numpy())]
     log["submit_s"] = _numbers(raw["submit_s"], "submit_s", where, src, lambda x: np.isfinite(x), "a number of seconds")
     log["duration_s"] = _numbers(raw["duration_s"], "duration_s", where, src, lambda x: np.isfinite(x) & (x > 0), "a number of seconds > 0")
     gpus = _numbers(raw["gpus"], "gpus", where, src, lambda x: np.isfinite(x) & (x >= 1) & (x == np.round(x)), "a whole GPU count >= 1")
     log["gpus"] = gpus.astype(np.int64)
     for col in ("gpu_type", "gpu_types", "model", "tenant", "status"):
-        log[col] = [("" if _missing(v) else str(v).strip()) for v in raw[col].to_numpy()] if col in raw else ""
+        log[col] = [("" if is_missing(v) else str(v).strip()) for v in raw[col].to_numpy()] if col in raw else ""
     return log, where
 
 
@@ -156,10 +158,6 @@ def _numbers(values: pd.Series, col: str, where: list[str], src: str, ok, rule: 
         i = int(np.flatnonzero(bad)[0])
         raise InputError(src, col, f"must be {rule} ({where[i]} has {text[i]!r})")
     return x
-
-
-def _missing(value: Any) -> bool:
-    return value is None or (isinstance(value, float) and not np.isfinite(value)) or (isinstance(value, str) and not value.strip())
 
 
 def _kept(log: pd.DataFrame, where: list[str], cfg: Mapping[str, Any], src: str, dropped: dict) -> tuple[pd.DataFrame, list[str]]:
@@ -319,5 +317,11 @@ def _reference_throughput(model, ref, allowed, slot, catalog: Catalog, cluster: 
     return np.where(np.isfinite(tput), tput, 1.0)
 
 
-def _said(dropped: Mapping[str, int]) -> str:
-    return ", ".join(f"{n} {r.replace('_', ' ')}" for r, n in sorted(dropped.items()) if n)
+def dropped_words(dropped: Mapping[str, int]) -> str:
+    """Rows dropped by reason, in words ("1 unknown gpu type, 2 cpu only"), or "none"."""
+    return ", ".join(f"{n} {r.replace('_', ' ')}" for r, n in sorted(dropped.items()) if n) or "none"
+
+
+def dropped_in(summary: Mapping[str, Any]) -> dict[str, int]:
+    """The {reason: rows} of a run summary's ``log_dropped_<reason>`` keys."""
+    return {k[len(DROPPED_KEY):]: v for k, v in summary.items() if k.startswith(DROPPED_KEY)}

@@ -43,7 +43,7 @@ def validate_trace(df: pd.DataFrame, source: str = "trace") -> pd.DataFrame:
             continue
         values = df[col].to_numpy()
         if dtype == "object" and col in OPTIONAL:  # a label: missing cells are the default
-            out[col] = [OPTIONAL[col][1] if _missing(v) else str(v).strip() for v in values]
+            out[col] = [OPTIONAL[col][1] if is_missing(v) else str(v).strip() for v in values]
             continue
         if dtype == "object":
             require(all(isinstance(v, str) and v for v in values), source, col, "must be a non-empty string in every row")
@@ -78,7 +78,8 @@ def _check_range(df: pd.DataFrame, col: str, ok: pd.Series, rule: str, source: s
         raise InputError(source, col, f"must be {rule} (row {row} has {shown(df[col].iloc[row])!r})")
 
 
-def _missing(value) -> bool:
+def is_missing(value) -> bool:
+    """An empty cell: None, NaN or blank text."""
     return value is None or (isinstance(value, float) and not np.isfinite(value)) or (isinstance(value, str) and not value.strip())
 
 

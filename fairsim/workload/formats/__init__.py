@@ -63,8 +63,15 @@ def available(attribute: str) -> tuple[str, ...]:
 
 
 def format_module(name: object, attribute: str, src: str, field_name: str) -> ModuleType:
-    """The module of format ``name``, which must have ``attribute``; one line naming the allowed ones otherwise."""
-    allowed = available(attribute)
-    if not isinstance(name, str) or name not in allowed:
-        raise InputError(src, field_name, f"{name!r} is not one of {', '.join(allowed)}")
-    return importlib.import_module(module_name(name))
+    """The module of format ``name``, which must have ``attribute``; one line naming the allowed
+    ones otherwise (only then is every format module imported, to list them)."""
+    if isinstance(name, str) and name.isidentifier() and not name.startswith("_"):
+        try:
+            module = importlib.import_module(module_name(name))
+        except ModuleNotFoundError as exc:
+            if exc.name != module_name(name):  # the reader exists but lacks a dependency: say so
+                raise
+        else:
+            if hasattr(module, attribute):
+                return module
+    raise InputError(src, field_name, f"{name!r} is not one of {', '.join(available(attribute))}")
