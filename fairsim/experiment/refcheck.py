@@ -4,10 +4,12 @@
     python -m fairsim.experiment.refcheck --compare refs.json       # rerun, exit 1 naming each run that differs
     python -m fairsim.experiment.refcheck --compare refs.json --only themis_scale
 
-Each reference is one config (overrides of conf/config.yaml); its digest is the SHA-256 of its
-per-job table written as CSV (floats round-trip exactly) plus the summary's keys that do not
-depend on the machine (timings are left out). The set covers a testbed cell of every policy
-preset, FFT and Themis on large programs (the LP dive and the auction dive), and a Gavel replay.
+Each reference is one config (overrides of conf/config.yaml); its record is the SHA-256 of its
+per-job table written as CSV (floats round-trip exactly) and the summary's values that do not
+depend on the machine (timings are left out). A comparison fails when a per-job table differs or
+a summary value changes or disappears; summary keys that are new are listed, not failed (a
+refactor may add a counter without moving a number). The set covers a testbed cell of every
+policy preset, FFT and Themis on large programs (the LP dive and the auction dive), and a Gavel replay.
 """
 
 from __future__ import annotations
@@ -37,15 +39,27 @@ def references() -> dict[str, list[str]]:
     return refs
 
 
-def digest(overrides: list[str]) -> str:
+def record(overrides: list[str]) -> dict:
+    """{jobs: SHA-256 of the per-job table as CSV, summary: the machine-independent summary values}."""
     from fairsim.experiment.single import run_config
 
     out = run_config(compose_config(overrides + ["track=false"]))
     buf = io.StringIO()
     out.jobs.to_csv(buf, index=False)
     summary = {k: v for k, v in sorted(out.summary.items()) if not any(t in k for t in _TIMED)}
-    buf.write(json.dumps(summary, sort_keys=True, default=repr))
-    return hashlib.sha256(buf.getvalue().encode()).hexdigest()
+    return {"jobs": hashlib.sha256(buf.getvalue().encode()).hexdigest(),
+            "summary": json.loads(json.dumps(summary, sort_keys=True, default=repr))}
+
+
+def differences(want: dict, got: dict) -> tuple[list[str], list[str]]:
+    """(what differs, summary keys that are new) between a saved record and a fresh one."""
+    if not isinstance(want, dict):
+        return ["saved in an older format: save the references again on the code before the change"], []
+    bad = [] if want.get("jobs") == got["jobs"] else ["per-job table"]
+    before, now = want.get("summary") or {}, got["summary"]
+    bad += [f"summary {k}: {before[k]!r} -> {now[k]!r}" if k in now else f"summary {k}: gone"
+            for k in sorted(before) if now.get(k, "<gone>") != before[k]]
+    return bad, sorted(set(now) - set(before))
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -59,17 +73,26 @@ def main(argv: list[str] | None = None) -> int:
     refs = references()
     names = args.only or list(refs)
     with ProcessPoolExecutor(args.workers) as pool:
-        got = dict(zip(names, pool.map(digest, [refs[n] for n in names])))
+        got = dict(zip(names, pool.map(record, [refs[n] for n in names])))
     if args.save:
         args.save.write_text(json.dumps(got, indent=1, sort_keys=True) + "\n")
-        print(f"{len(got)} reference digests written to {args.save}")
+        print(f"{len(got)} reference records written to {args.save}")
         return 0
     want = json.loads(args.compare.read_text())
-    bad = [n for n in names if want.get(n) != got[n]]
-    for n in bad:
-        print(f"DIFFERS: {n} ({' '.join(refs[n])})")
-    print(f"{len(names) - len(bad)} of {len(names)} reference runs identical")
-    return 1 if bad else 0
+    failed = 0
+    for n in names:
+        if n not in want:
+            print(f"DIFFERS: {n}: not in {args.compare}")
+            failed += 1
+            continue
+        bad, new = differences(want[n], got[n])
+        failed += bool(bad)
+        for line in bad:
+            print(f"DIFFERS: {n} ({' '.join(refs[n])}): {line}")
+        if new and not bad:
+            print(f"same: {n}; new summary keys: {', '.join(new)}")
+    print(f"{len(names) - failed} of {len(names)} reference runs identical")
+    return 1 if failed else 0
 
 
 if __name__ == "__main__":
