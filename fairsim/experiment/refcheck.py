@@ -51,6 +51,11 @@ def record(overrides: list[str]) -> dict:
             "summary": json.loads(json.dumps(summary, sort_keys=True, default=repr))}
 
 
+def _same(value) -> str:
+    """A value as compared: its JSON text, so NaN equals NaN."""
+    return json.dumps(value, sort_keys=True)
+
+
 def differences(want: dict, got: dict) -> tuple[list[str], list[str]]:
     """(what differs, summary keys that are new) between a saved record and a fresh one."""
     if not isinstance(want, dict):
@@ -58,7 +63,7 @@ def differences(want: dict, got: dict) -> tuple[list[str], list[str]]:
     bad = [] if want.get("jobs") == got["jobs"] else ["per-job table"]
     before, now = want.get("summary") or {}, got["summary"]
     bad += [f"summary {k}: {before[k]!r} -> {now[k]!r}" if k in now else f"summary {k}: gone"
-            for k in sorted(before) if now.get(k, "<gone>") != before[k]]
+            for k in sorted(before) if _same(now.get(k, "<gone>")) != _same(before[k])]
     return bad, sorted(set(now) - set(before))
 
 
