@@ -18,6 +18,7 @@ import json
 import os
 import signal
 import subprocess
+import sys
 import time
 from pathlib import Path
 from types import SimpleNamespace
@@ -213,6 +214,7 @@ def test_parent_killed_mid_sweep_workers_follow_then_rerun(results, run_py):
     assert orphan_life < 15
     assert out.count("skipped (complete)") == len(at_kill)
     assert_every_cell_once(results, name)
+    assert not list(sweep_dir.glob(".progress.*"))  # the killed parent's file went with the rerun
 
 
 @pytest.mark.slow
@@ -390,3 +392,22 @@ def test_mlflow_logging_cut_off_is_repaired_exactly_once(results, tiny_run, monk
     assert log_sweep(results, "log_cut", cells) == 2  # the torn run is deleted and logged afresh
     assert log_sweep(results, "log_cut", cells) == 0
     assert logged_cells(results, "log_cut") == ["seed=0", "seed=1", "seed=2"]
+
+
+def test_orphaned_progress_files_of_this_machine_are_removed(tmp_path):
+    """A progress file outlives a SIGKILLed parent; the next multirun of the sweep removes it,
+    but keeps those of a live process here and of any run on another machine."""
+    import socket
+
+    from fairsim.experiment.sweep import new_run_id, progress_file, remove_orphaned_progress
+
+    dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True,
+                          check=True).stdout.strip()
+    files = {"dead_here": progress_file(tmp_path, f"{dead}-0badc0de@{socket.gethostname()}"),
+             "dead_old_format": progress_file(tmp_path, f"{dead}-0badc0de"),
+             "alive_here": progress_file(tmp_path, new_run_id()),
+             "elsewhere": progress_file(tmp_path, f"{dead}-0badc0de@another-host.example")}
+    for path in files.values():
+        path.write_text("cell\t1.0\tran\n")
+    remove_orphaned_progress(tmp_path)
+    assert {k for k, p in files.items() if p.exists()} == {"alive_here", "elsewhere"}

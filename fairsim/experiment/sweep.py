@@ -67,6 +67,22 @@ def progress_file(sweep_dir: Path, run_id: str | None = None) -> Path:
     return Path(sweep_dir) / f"{PROGRESS}.{run_id or os.environ.get(RUN_ENV) or 'unknown'}"
 
 
+def new_run_id() -> str:
+    """``<pid>-<random>@<host>``: unique, and says which process on which machine owns the file."""
+    return f"{os.getpid()}-{uuid.uuid4().hex[:8]}@{socket.gethostname()}"
+
+
+def remove_orphaned_progress(sweep_dir: Path) -> None:
+    """Remove the progress files of multiruns on this machine whose process is gone (killed
+    before it could remove its own); a file of another machine's run is left alone."""
+    for path in Path(sweep_dir).glob(f"{PROGRESS}.*"):
+        run_id = path.name[len(PROGRESS) + 1:]
+        pid = run_id.split("-", 1)[0]
+        host = run_id.rpartition("@")[2] if "@" in run_id else socket.gethostname()  # ids before hosts were added: local
+        if pid.isdigit() and host == socket.gethostname() and not _alive(int(pid)):
+            path.unlink(missing_ok=True)
+
+
 def read_progress(path: Path) -> dict[str, tuple[float, str]]:
     """Cell -> (seconds, status) from one run's progress file (the last line of a cell wins)."""
     out: dict[str, tuple[float, str]] = {}
@@ -168,7 +184,11 @@ def claim_cell(folder: Path, cell: str, cfg: DictConfig) -> Iterator[bool]:
 def watch_parent(parent_pid: int, parent_host: str, poll_s: float = 0.5) -> None:
     """In a worker process of the sweep's parent: exit as soon as the parent is gone. Without it
     an orphaned loky worker finishes the cells it holds and idles until loky's idle timeout.
-    A cell cut off this way has no summary, so it is not complete and runs again on a rerun."""
+    A cell cut off this way has no summary, so it is not complete and runs again on a rerun.
+
+    On Linux the kernel kills the worker when the parent dies (``PR_SET_PDEATHSIG``): a thread
+    that polls can only act when it gets the GIL, which a solver call may hold for seconds.
+    The polling thread stays as the portable fallback."""
     if os.getpid() == parent_pid or socket.gethostname() != parent_host:
         return  # the cell runs in the parent itself, or on another machine (Dask, Slurm)
     if os.getppid() != parent_pid:
@@ -177,6 +197,9 @@ def watch_parent(parent_pid: int, parent_host: str, poll_s: float = 0.5) -> None
         os._exit(1)  # the parent died before this worker took its first cell
     if any(t.name == WATCH_THREAD for t in threading.enumerate()):
         return
+    _die_with_parent()
+    if os.getppid() != parent_pid:
+        os._exit(1)  # the parent died while the signal was being set up
 
     def watch() -> None:
         while os.getppid() == parent_pid:
@@ -184,6 +207,22 @@ def watch_parent(parent_pid: int, parent_host: str, poll_s: float = 0.5) -> None
         os._exit(1)
 
     threading.Thread(target=watch, name=WATCH_THREAD, daemon=True).start()
+
+
+PR_SET_PDEATHSIG = 1  # prctl(2)
+
+
+def _die_with_parent() -> None:
+    """Ask Linux to SIGKILL this process when its parent dies (a no-op elsewhere)."""
+    if not sys.platform.startswith("linux"):
+        return
+    import ctypes
+    import signal
+
+    try:
+        ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, int(signal.SIGKILL), 0, 0, 0)
+    except (OSError, AttributeError):
+        pass  # no prctl: the polling thread still watches
 
 
 def _alive(pid: int) -> bool:
@@ -357,7 +396,7 @@ class SweepCallback(Callback):
         from fairsim.experiment.tracking import ensure_store, store_error_line
 
         self.started = time.perf_counter()
-        self.run_id = f"{os.getpid()}-{uuid.uuid4().hex[:8]}"
+        self.run_id = new_run_id()
         self.parent_pid = os.getpid()
         self.parent_host = socket.gethostname()
         sweep_dir = self.sweep_dir = Path(config.hydra.sweep.dir)
@@ -366,6 +405,7 @@ class SweepCallback(Callback):
         self.total = count_cells(config)
         try:
             sweep_dir.mkdir(parents=True, exist_ok=True)
+            remove_orphaned_progress(sweep_dir)
             progress_file(sweep_dir, self.run_id).touch()  # also proves the folder writable before any cell runs
         except OSError as exc:
             fail(resource_error_line(exc, sweep_dir) or f"error: cannot prepare the sweep folder {sweep_dir}: {exc}")
