@@ -7,6 +7,7 @@ LOCK := requirements.lock
 UV_VERSION := 0.13.9
 ARGS ?=
 SCALE ?= small
+RESULTS ?= results
 
 .PHONY: setup lock run test test-fast smoke reproduce reproduce-load reproduce-choices reproduce-all verify manifest bench ui clean
 
@@ -68,9 +69,9 @@ verify: $(STAMP)  ## recompute a fixed sample of the committed figures' cells (e
 manifest: $(STAMP)  ## rewrite paper_figs/MANIFEST.json from the sample's (fresh) cells in results/, after make reproduce and make reproduce SCALE=full
 	$(PY) -m fairsim.paper.verify --write $(ARGS)
 
-ui: $(STAMP)  ## MLflow UI on http://127.0.0.1:5000 over results/mlflow.db; prints each experiment's runs table address first
-	$(PY) -m fairsim.experiment.tracking results --address http://127.0.0.1:5000
-	$(VENV)/bin/mlflow ui --host 127.0.0.1 --port 5000 --workers 1 --backend-store-uri sqlite:///results/mlflow.db
+ui: $(STAMP)  ## MLflow UI on http://127.0.0.1:5000 over $(RESULTS)/mlflow.db (RESULTS=<folder> for a run's own results_dir); prints each experiment's runs table address first
+	$(PY) -m fairsim.experiment.tracking $(RESULTS) --address http://127.0.0.1:5000
+	$(VENV)/bin/mlflow ui --host 127.0.0.1 --port 5000 --workers 1 --backend-store-uri sqlite:///$(abspath $(RESULTS))/mlflow.db
 
 bench: $(STAMP)  ## engine benchmark (python -m fairsim.bench engine)
 	$(PY) -m fairsim.bench engine $(ARGS)

@@ -79,11 +79,12 @@ def run(cfg: DictConfig, folder: Path, cell: str, in_sweep: bool) -> None:
         emit(format_summary(out.summary), folder)
         emit(f"  results         {folder}", folder)
         if cfg.get("track", True):
-            from fairsim.experiment.tracking import RUNS_EXPERIMENT, experiment_url, log_single_run, tracking_uri
+            from fairsim.experiment.tracking import RUNS_EXPERIMENT, experiment_url, log_single_run, tracking_uri, ui_command
 
             log_single_run(Path(cfg.results_dir), folder)
             emit(f"  MLflow          experiment \"runs\" in {tracking_uri(Path(cfg.results_dir))}; track=false skips it", folder)
-            emit(f"  runs table      {experiment_url(Path(cfg.results_dir), RUNS_EXPERIMENT)} (make ui)", folder)
+            emit(f"  runs table      {experiment_url(Path(cfg.results_dir), RUNS_EXPERIMENT)} ({ui_command(Path(cfg.results_dir))})",
+                 folder)
 
 
 if __name__ == "__main__":

@@ -431,7 +431,7 @@ class SweepCallback(Callback):
         os.environ[CELLS_ENV] = str(self.total)
 
     def on_multirun_end(self, config: DictConfig, **kwargs) -> None:
-        from fairsim.experiment.tracking import tracking_uri
+        from fairsim.experiment.tracking import tracking_uri, ui_command
 
         sweep_dir = Path(config.hydra.sweep.dir)
         name = f"[sweep {sweep_dir.name}]"
@@ -448,7 +448,7 @@ class SweepCallback(Callback):
         if len(done.table):
             print(f"{name} results: {sweep_dir / 'results.parquet'}")
         if done.runs_table and done.cells:
-            print(f"{name} MLflow runs table (make ui): {done.runs_table}")
+            print(f"{name} MLflow runs table ({ui_command(self.results_dir)}): {done.runs_table}")
         for cell, why in done.incomplete.items():
             if cell not in counts[FAILED_STATUS]:
                 print(f"{name} not collected: {cell}: {why}")

@@ -68,6 +68,15 @@ def tracking_uri(results_dir: Path) -> str:
     return f"sqlite:///{Path(results_dir).resolve() / 'mlflow.db'}"
 
 
+def ui_command(results_dir: Path) -> str:
+    """The command that serves this store's UI: ``make ui`` for the repository's results/,
+    ``make ui RESULTS=<folder>`` for any other (the Makefile's default is results/)."""
+    from fairsim.experiment.compose import CONF_DIR
+
+    folder = Path(results_dir).resolve()
+    return "make ui" if folder == CONF_DIR.parent / "results" else f"make ui RESULTS={folder}"
+
+
 def _client(results_dir: Path):
     os.environ.setdefault("MLFLOW_ENABLE_ARTIFACTS_PROGRESS_BAR", "false")
     from mlflow.tracking import MlflowClient
