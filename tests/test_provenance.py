@@ -14,7 +14,8 @@ import pytest
 import yaml
 
 from fairsim.experiment import provenance
-from fairsim.experiment.compose import compose_config, preset
+from fairsim.experiment.cli import config_folders
+from fairsim.experiment.compose import CONF_DIR, compose_config, preset
 from fairsim.experiment.run_folder import PROVENANCE, SUMMARY, identity_of_text, why_incomplete
 from fairsim.experiment.single import build_cluster, build_jobs, run_config, write_results
 from fairsim.experiment.sweep import config_text
@@ -23,6 +24,7 @@ from fairsim.workload.trace import write_trace
 from conftest import ROOT
 
 TINY = ["num_jobs=10", "policy=fifo"]
+CONF = config_folders([], CONF_DIR)  # the config folders of a run without a user folder: conf/
 
 
 @pytest.fixture(scope="module")
@@ -63,12 +65,12 @@ def test_a_run_records_its_code_inputs_and_environment(tiny_cell):
 
 
 def test_a_policy_digest_covers_its_own_module_and_not_the_others(tmp_path, monkeypatch):
-    """A copy of the tree: editing FIFO's module changes FIFO's digest and names the file; FFT's
-    digest does not move; editing the engine moves both."""
+    """A copy of the tree, first on sys.path: editing FIFO's module changes FIFO's digest and
+    names the file; FFT's digest does not move; editing the engine moves both."""
     copy = tmp_path / "fairsim"
     shutil.copytree(ROOT / "fairsim", copy, ignore=shutil.ignore_patterns("__pycache__", "data"))
     monkeypatch.setattr(provenance, "BASE", tmp_path)
-    provenance._closure.cache_clear()
+    monkeypatch.syspath_prepend(str(tmp_path))
     fifo, ours = {"policy": preset("policy", "fifo")}, {"policy": preset("policy", "ours")}
     before = {"fifo": provenance.code_digest(fifo), "ours": provenance.code_digest(ours)}
     saved = {"code_digest": before["fifo"], "code_files": provenance.code_files(fifo), "inputs": {}}
@@ -80,7 +82,6 @@ def test_a_policy_digest_covers_its_own_module_and_not_the_others(tmp_path, monk
     with open(copy / "sim" / "engine.py", "a") as f:
         f.write("\n# an edit\n")
     assert provenance.code_digest(ours) != before["ours"]
-    provenance._closure.cache_clear()
 
 
 def test_a_cell_without_provenance_or_with_other_code_is_stale(tiny_cell, tmp_path):
@@ -214,20 +215,20 @@ def test_a_freshness_stamp_holds_until_anything_it_covers_changes(tiny_cell, tmp
         shutil.copytree(tiny_cell, sweep / name)
     overrides = ["+experiment=smoke", "sweep_name=sweep", f"results_dir={tmp_path}", "policy=fifo"]
     assert sweep_stamp.why_not_fresh(sweep, overrides) == ("no freshness stamp", 0)
-    assert sweep_stamp.write_stamp(sweep, overrides, ["a", "b"]) is not None
+    assert sweep_stamp.write_stamp(sweep, overrides, ["a", "b"], CONF) is not None
     assert sweep_stamp.why_not_fresh(sweep, overrides) == (None, 2)
     assert sweep_stamp.why_not_fresh(sweep, ["results_dir=elsewhere", *overrides[:2], "policy=fifo"]) == (None, 2)
     assert sweep_stamp.why_not_fresh(sweep, overrides[:3] + ["policy=srtf"])[0] == "no freshness stamp"
     (sweep / "b" / SUMMARY).write_text((sweep / "b" / SUMMARY).read_text())  # rewritten: another mtime
     assert sweep_stamp.why_not_fresh(sweep, overrides)[0] == "cell b changed"
-    sweep_stamp.write_stamp(sweep, overrides, ["a", "b"])
+    sweep_stamp.write_stamp(sweep, overrides, ["a", "b"], CONF)
     path = sweep_stamp.stamp_path(sweep, overrides)
     stamp = json.loads(path.read_text())
     stamp["code_files"]["fairsim/policies/fifo.py"] = "0" * 64  # as if FIFO's module had changed since
     path.write_text(json.dumps(stamp))
     assert sweep_stamp.why_not_fresh(sweep, overrides)[0] == "fairsim/policies/fifo.py changed"
     (sweep / "a" / PROVENANCE).unlink()
-    assert sweep_stamp.write_stamp(sweep, overrides, ["a", "b"]) is None and not path.exists()  # no record, no stamp
+    assert sweep_stamp.write_stamp(sweep, overrides, ["a", "b"], CONF) is None and not path.exists()  # no record, no stamp
 
 
 @pytest.mark.parametrize("section", ["code_files", "inputs"])
@@ -245,9 +246,9 @@ def test_no_stamp_when_cells_disagree_on_a_file(tiny_cell, tmp_path, section):
     record[section][first] = "0" * 64  # cell b made from another version of that file
     (sweep / "b" / PROVENANCE).write_text(json.dumps(record))
     overrides = ["+experiment=smoke", "sweep_name=sweep", f"results_dir={tmp_path}", "policy=fifo"]
-    assert sweep_stamp.write_stamp(sweep, overrides, ["a", "b"]) is None
+    assert sweep_stamp.write_stamp(sweep, overrides, ["a", "b"], CONF) is None
     assert sweep_stamp.why_not_fresh(sweep, overrides) == ("no freshness stamp", 0)
-    assert sweep_stamp.write_stamp(sweep, overrides, ["a"]) is not None  # one version alone: stamped
+    assert sweep_stamp.write_stamp(sweep, overrides, ["a"], CONF) is not None  # one version alone: stamped
 
 
 def test_report_lists_stale_cells_by_sweep_and_reason(tmp_path):
