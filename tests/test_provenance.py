@@ -443,12 +443,19 @@ def test_every_config_file_the_composition_read_is_recorded_by_folder(tmp_path):
     assert "policy/ours.yaml" not in conf and "workload/philly.yaml" not in conf  # not chosen, not read
     assert not any(name.startswith("hydra/") and not (CONF_DIR / name).is_file() for name in conf)  # Hydra's own left out
 
-    user = tmp_path / "myconf"
+    user, first = tmp_path / "myconf", tmp_path / "first"
     shutil.copytree(USER / "myconf", user)
-    files, search_path = config_record_of([f"hydra.searchpath=[file://{user}]", "policy=mine"])
-    assert search_path == ["conf", str(user)]
+    first.mkdir()
+    overrides = [f"hydra.searchpath=[file://{first},file://{user}]", "policy=mine"]
+    files, search_path = config_record_of(overrides)
+    assert search_path == ["conf", str(first), str(user)]
     assert files[str(user)] == {"policy/mine.yaml": sha256(user / "policy" / "mine.yaml")}
     assert "policy/mine.yaml" not in files["conf"]
+    edit(user / "policy" / "mine.yaml", "backfill: true", "backfill: false")  # the same choices, another file
+    assert config_record_of(overrides + ["seed=3"])[0][str(user)] == {"policy/mine.yaml": sha256(user / "policy" / "mine.yaml")}
+    shutil.copytree(user / "policy", first / "policy")  # now found first in an earlier folder
+    files, _ = config_record_of(overrides)
+    assert files[str(first)] == {"policy/mine.yaml": sha256(first / "policy" / "mine.yaml")} and str(user) not in files
 
 
 def test_a_stamp_covers_every_config_folder_and_the_search_path(tiny_cell, tmp_path):

@@ -143,6 +143,13 @@ def _find_spec(name: str, path: list[str] | None) -> ModuleSpec | None:
     return None
 
 
+@functools.lru_cache(maxsize=8192)
+def _realpath(path: str) -> str:
+    """A module file's real path, once per process (links are resolved so a file is named by
+    where it is; resolving every module's path every run costs more than the rest of the search)."""
+    return os.path.realpath(path)
+
+
 class _Finder:
     """Module names -> specs and source files for one closure, memoized: a top-level name
     through the import system's finders over sys.path, else in ``extra`` folders; a submodule in
@@ -171,7 +178,7 @@ class _Finder:
         if name not in self.origins:
             spec = self.find(name)
             has_file = spec is not None and spec.has_location and spec.origin
-            self.origins[name] = os.path.realpath(spec.origin) if has_file else None
+            self.origins[name] = _realpath(spec.origin) if has_file else None
         return self.origins[name]
 
     def installed(self, name: str) -> bool:
@@ -415,24 +422,78 @@ def config_record() -> tuple[dict | None, list[str] | None]:
     from hydra.types import RunMode
     from omegaconf.errors import OmegaConfBaseException
 
-    from fairsim.experiment.cli import searched_folders
+    from fairsim.experiment.cli import HYDRAS_OWN, searched_folders
 
     if not HydraConfig.initialized() or not GlobalHydra.instance().is_initialized():
         return None, None
     hydra = HydraConfig.get()
-    try:
-        defaults = GlobalHydra.instance().config_loader().compute_defaults_list(
-            hydra.job.config_name, [*hydra.overrides.hydra, *hydra.overrides.task], RunMode.RUN).defaults
-    except (HydraException, OmegaConfBaseException):  # a config file edited into an error while the run ran
-        return None, None
-    folders, ours = (searched_folders(hydra.runtime.config_sources, hydras_own) for hydras_own in (True, False))
+    folders = searched_folders(hydra.runtime.config_sources, hydras_own=True)
+    overrides = [*hydra.overrides.hydra, *hydra.overrides.task]
+    key = (hydra.job.config_name, tuple(o for o in overrides if _chooses(o, folders)), tuple(f.label for f in folders))
+    read = _READ.get(key)
+    if read is None or not read.unchanged(folders):
+        try:
+            defaults = GlobalHydra.instance().config_loader().compute_defaults_list(hydra.job.config_name, overrides, RunMode.RUN).defaults
+        except (HydraException, OmegaConfBaseException):  # a config file edited into an error while the run ran
+            return None, None
+        read = _READ[key] = _ConfigsRead.of(sorted({f"{d.config_path}.yaml" for d in defaults if d.config_path}), folders)
+        while len(_READ) > 64:
+            _READ.pop(next(iter(_READ)))
     files: dict[str, dict[str, str]] = {}
-    for config in sorted({d.config_path for d in defaults if d.config_path}):
-        name = f"{config}.yaml"
-        holder = next((f for f in folders if (f.root / name).is_file()), None)
-        if holder is not None and holder.label in {f.label for f in ours}:
-            files.setdefault(folder_name(holder), {})[name] = config_file_digest(holder.root / name)
-    return files, [folder_name(f) for f in ours]
+    for where, name, _, digest in read.entries:
+        if folders[where].label != HYDRAS_OWN:
+            files.setdefault(folder_name(folders[where]), {})[name] = digest
+    return files, [folder_name(f) for f in folders if f.label != HYDRAS_OWN]
+
+
+def _chooses(override: str, folders: list[Folder]) -> bool:
+    """Whether an override can change the defaults list: one naming a config group
+    (``policy=fifo``, ``+experiment=x``, ``hydra/launcher=local``) or Hydra's settings
+    (``hydra.searchpath``); a value (``seed=1``, ``policy.backfill=false``) cannot (the defaults
+    list interpolates group choices only)."""
+    key = override.split("=", 1)[0].lstrip("+~")
+    return key.startswith("hydra") or "/" in key or ("." not in key and any((f.root / key).is_dir() for f in folders))
+
+
+@dataclass
+class _ConfigsRead:
+    """The config files of one defaults list: (index of the folder holding it, name, its
+    signature, its digest) each. Hydra composes a sweep's cells from the same files whenever
+    they choose the same presets, so a process computes the list once for them (Hydra reads
+    every file of it again, a fifth of a second), and only checks the files are as they were."""
+
+    entries: list[tuple[int, str, list[int] | None, str]]
+
+    @classmethod
+    def of(cls, names: list[str], folders: list[Folder]) -> _ConfigsRead:
+        entries = []
+        for name in names:
+            where = next((i for i, f in enumerate(folders) if (f.root / name).is_file()), None)
+            if where is not None:  # else a structured config (ConfigStore): no file
+                file = folders[where].root / name
+                entries.append((where, name, _signature(file), config_file_digest(file)))
+        return cls(entries)
+
+    def unchanged(self, folders: list[Folder]) -> bool:
+        """Each file is still where it was, unchanged, and no earlier folder now holds its name."""
+        for where, name, signature, digest in self.entries:
+            file = folders[where].root / name
+            if any((f.root / name).is_file() for f in folders[:where]) or not file.is_file():
+                return False
+            if (_signature(file) if signature is not None else config_file_digest(file)) != (signature or digest):
+                return False
+        return True
+
+
+def _signature(file: Any) -> list[int] | None:
+    """A file's [size, mtime_ns]; None for a package's resource that is no plain file."""
+    if not isinstance(file, Path):
+        return None
+    stat = file.stat()
+    return [stat.st_size, stat.st_mtime_ns]
+
+
+_READ: dict[tuple, _ConfigsRead] = {}  # the defaults lists this process computed, by what decides them
 
 
 def config_file_digest(file: Any) -> str:
