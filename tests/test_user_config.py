@@ -279,7 +279,8 @@ def test_a_user_policy_edit_recomputes_exactly_its_cells(tmp_path, run_py, monke
     shutil.copytree(USER / "myconf", conf)
     monkeypatch.syspath_prepend(str(pkgs))  # this process checks the stamp and the cells as the sweep's would
     env = {"PYTHONPATH": os.pathsep.join(filter(None, [str(pkgs), os.environ.get("PYTHONPATH")]))}
-    argv = ["-m", "--config-dir", str(conf), "policy=mine,fifo", "num_jobs=40", "load=2", f"results_dir={tmp_path / 'r'}", "sweep_name=u"]
+    argv = ["-m", "--config-dir", str(conf), "policy=mine,fifo", "num_jobs=40", "load=2", f"results_dir={tmp_path / 'r'}", "sweep_name=u",
+            "hydra/launcher=basic"]  # the cells in the sweep's own process, one after another: no workers to start
     sweep = tmp_path / "r" / "sweeps" / "u"
     mine, fifo = "load=2,num_jobs=40,policy=mine", "load=2,num_jobs=40,policy=fifo"
 

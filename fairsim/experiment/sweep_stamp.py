@@ -37,7 +37,8 @@ WATCHED = (SUMMARY, PROVENANCE, CONFIG, JOBS)  # a cell's files whose change mus
 def grid_overrides(overrides: Iterable[str]) -> list[str]:
     """The overrides that define a grid: the command line's (its flags aside), without where
     results go or Hydra's settings (the config folders are checked on their own)."""
-    return sorted(o for o in split_command_line(list(map(str, overrides))).overrides if not o.startswith(("results_dir=", "hydra.")))
+    return sorted(o for o in split_command_line(list(map(str, overrides))).overrides
+                  if not o.lstrip("+~").startswith(("results_dir=", "hydra.", "hydra/")))
 
 
 def stamp_path(sweep_dir: Path, overrides: Iterable[str]) -> Path:
