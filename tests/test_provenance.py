@@ -469,6 +469,7 @@ def test_a_stamp_covers_every_config_folder_and_the_search_path(tiny_cell, tmp_p
     folders = config_folders(argv, CONF_DIR)
     assert sweep_stamp.write_stamp(sweep, ["policy=fifo"], ["a"], folders) is not None  # the callback's task overrides
     assert sweep_stamp.why_not_fresh(sweep, argv) == (None, 1)
+    assert sweep_stamp.why_not_fresh(sweep, [*argv, "hydra/launcher=basic", "hydra.launcher.n_jobs=1"]) == (None, 1)  # Hydra's settings
     changed = ("the config folders or a config file in them changed", 0)
     assert sweep_stamp.why_not_fresh(sweep, ["policy=fifo"]) == changed  # another search path: conf/ alone
     edit(user / "policy" / "mine.yaml", "backfill: true", "backfill: false")  # a preset edit
