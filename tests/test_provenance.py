@@ -431,7 +431,7 @@ def config_record_of(overrides: list[str]) -> tuple[dict, list[str]]:
             HydraConfig.instance().cfg = None
 
 
-def test_every_config_file_the_composition_read_is_recorded_by_folder(tmp_path):
+def test_every_config_file_the_composition_read_is_recorded_by_folder(tmp_path, monkeypatch):
     files, search_path = config_record_of(["policy=gavel", "workload=trace4", "+experiment=smoke"])
     assert search_path == ["conf"]
     assert set(files) == {"conf"}
@@ -456,6 +456,14 @@ def test_every_config_file_the_composition_read_is_recorded_by_folder(tmp_path):
     shutil.copytree(user / "policy", first / "policy")  # now found first in an earlier folder
     files, _ = config_record_of(overrides)
     assert files[str(first)] == {"policy/mine.yaml": sha256(first / "policy" / "mine.yaml")} and str(user) not in files
+
+    package = tmp_path / "packages" / "mypresets"  # a folder given as pkg://
+    shutil.copytree(USER / "myconf", package)
+    (package / "__init__.py").write_text("")
+    monkeypatch.syspath_prepend(str(tmp_path / "packages"))
+    files, search_path = config_record_of(["hydra.searchpath=[pkg://mypresets]", "policy=mine"])
+    assert search_path == ["conf", "pkg://mypresets"]
+    assert files["pkg://mypresets"] == {"policy/mine.yaml": sha256(package / "policy" / "mine.yaml")}
 
 
 def test_a_stamp_covers_every_config_folder_and_the_search_path(tiny_cell, tmp_path):

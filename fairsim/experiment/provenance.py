@@ -404,10 +404,9 @@ def input_digests(paths: Iterable[Path]) -> dict[str, str]:
 def folder_name(folder: Folder) -> str:
     """How records name a config folder: relative to the repository inside it (``conf``), else
     its absolute path, or ``pkg://package``."""
-    root = folder.root
-    if isinstance(root, Path):
-        return root.relative_to(BASE).as_posix() if root.is_relative_to(BASE) else root.as_posix()
-    return folder.label
+    if folder.label.startswith("pkg://") or not isinstance(folder.root, Path):
+        return folder.label
+    return folder.root.relative_to(BASE).as_posix() if folder.root.is_relative_to(BASE) else folder.root.as_posix()
 
 
 def config_record() -> tuple[dict | None, list[str] | None]:
