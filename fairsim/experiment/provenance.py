@@ -66,7 +66,7 @@ from dataclasses import dataclass, field
 from importlib import metadata
 from importlib.machinery import ModuleSpec, PathFinder
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Iterable, Mapping
+from typing import TYPE_CHECKING, Any, Iterable, Iterator, Mapping
 
 from fairsim.experiment.run_folder import CONFIG, PROVENANCE
 from fairsim.files import file_digest
@@ -214,11 +214,15 @@ def _statements(path: str, size: int, mtime_ns: int) -> tuple[tuple[int, str | N
     (0, 'a.b', ()). Anywhere in the file; memoized per (path, size, mtime). A file that does
     not parse gives none (its digest still counts)."""
     try:
-        tree = ast.parse(Path(path).read_bytes(), filename=path)
+        source = Path(path).read_bytes()
+        tree = ast.parse(source, filename=path)
     except (SyntaxError, ValueError, OSError):
         return ()
     found = []
-    for node in ast.walk(tree):
+    # import statements sit in statement bodies only; expressions are walked only in a file that
+    # names import_module or __import__ (walking every node of every file would double the cost)
+    by_name = b"import_module" in source or b"__import__" in source
+    for node in ast.walk(tree) if by_name else _statements_in(tree):
         if isinstance(node, ast.Import):
             found += [(0, a.name, ()) for a in node.names]
         elif isinstance(node, ast.ImportFrom):
@@ -228,6 +232,16 @@ def _statements(path: str, size: int, mtime_ns: int) -> tuple[tuple[int, str | N
               and not node.args[0].value.startswith(".")):
             found.append((0, node.args[0].value, ()))
     return tuple(found)
+
+
+def _statements_in(tree: ast.AST) -> Iterator[ast.AST]:
+    """Every statement of a module, however deeply nested in blocks, functions and classes."""
+    todo = [tree]
+    while todo:
+        node = todo.pop()
+        yield node
+        for block in ("body", "orelse", "finalbody", "handlers", "cases"):
+            todo += getattr(node, block, None) or []
 
 
 def _names_import_module(func: ast.expr) -> bool:
