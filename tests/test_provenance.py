@@ -317,6 +317,19 @@ def test_imports_count_inside_functions_relative_and_by_literal_name(user_code):
     assert "mylib/unused.py" not in files
 
 
+def test_the_statement_walk_finds_every_import_a_full_walk_finds():
+    """Imports are looked for in statement bodies only (cheaper than every node): the same
+    imports as ast.walk over all of fairsim's files (anywhere: if/try/with/match, functions, classes)."""
+    import ast
+
+    def imports(nodes) -> list[str]:
+        return sorted(ast.dump(n) for n in nodes if isinstance(n, (ast.Import, ast.ImportFrom)))
+
+    for path in sorted((ROOT / "fairsim").rglob("*.py")):
+        tree = ast.parse(path.read_bytes())
+        assert imports(provenance._statements_in(tree)) == imports(ast.walk(tree)), path
+
+
 def test_the_file_set_does_not_depend_on_what_the_process_imported(user_code):
     """A reused sweep worker has imported other cells' modules, or another module of the same
     name: the set comes from the files on disk and sys.path, never from sys.modules."""
