@@ -470,13 +470,16 @@ def test_every_config_file_the_composition_read_is_recorded_by_folder(tmp_path, 
     files, _ = config_record_of(overrides)
     assert files[str(first)] == {"policy/mine.yaml": sha256(first / "policy" / "mine.yaml")} and str(user) not in files
 
-    package = tmp_path / "packages" / "mypresets"  # a folder given as pkg://
+    package = tmp_path / "packages" / "provpresets"  # a folder given as pkg://
     shutil.copytree(USER / "myconf", package)
     (package / "__init__.py").write_text("")
     monkeypatch.syspath_prepend(str(tmp_path / "packages"))
-    files, search_path = config_record_of(["hydra.searchpath=[pkg://mypresets]", "policy=mine"])
-    assert search_path == ["conf", "pkg://mypresets"]
-    assert files["pkg://mypresets"] == {"policy/mine.yaml": sha256(package / "policy" / "mine.yaml")}
+    try:
+        files, search_path = config_record_of(["hydra.searchpath=[pkg://provpresets]", "policy=mine"])
+    finally:
+        sys.modules.pop("provpresets", None)  # imported to find its files: no other test's package of that name
+    assert search_path == ["conf", "pkg://provpresets"]
+    assert files["pkg://provpresets"] == {"policy/mine.yaml": sha256(package / "policy" / "mine.yaml")}
 
 
 def test_a_stamp_covers_every_config_folder_and_the_search_path(tiny_cell, tmp_path):
