@@ -297,7 +297,8 @@ def test_a_user_policy_edit_recomputes_exactly_its_cells(tmp_path, run_py, monke
     record = json.loads((sweep / mine / "provenance.json").read_text())
     assert {"mypol.py", "myhelp.py", "fairsim/policies/queues.py"} <= set(record["code_files"])
     assert record["code_folders"] == {str(pkgs): {"files": ["myhelp.py", "mypol.py"], "git": None}}
-    assert record["config_files"][str(conf)] == {"policy/mine.yaml": hashlib.sha256((conf / "policy" / "mine.yaml").read_bytes()).hexdigest()}
+    preset_digest = hashlib.sha256((conf / "policy" / "mine.yaml").read_bytes()).hexdigest()
+    assert record["config_files"][str(conf)] == {"policy/mine.yaml": preset_digest}
     assert "mypol.py" not in json.loads((sweep / fifo / "provenance.json").read_text())["code_files"]
     assert avg_jct(mine) == avg_jct(fifo)  # arrival order, fastest type first: FIFO's own rule
     assert why_not_fresh(sweep, argv[1:]) == (None, 2)

@@ -420,7 +420,8 @@ class SweepCallback(Callback):
             from fairsim.experiment.cli import searched_folders
             from fairsim.experiment.sweep_stamp import write_stamp
 
-            write_stamp(sweep_dir, config.hydra.overrides.task, own, searched_folders(config.hydra.runtime.config_sources))  # lets a rerun of this grid skip starting at all
+            # lets a rerun of this grid, from the same config folders, skip starting at all
+            write_stamp(sweep_dir, config.hydra.overrides.task, own, searched_folders(config.hydra.runtime.config_sources))
 
     def interrupted_early(self) -> str:
         """The end on Ctrl-C while the sweep is being prepared (no cell has started)."""
