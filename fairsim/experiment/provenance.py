@@ -26,8 +26,10 @@ when it is a module; relative imports and ``importlib.import_module("a.literal")
 name resolved as ``import`` would resolve it now: the import system's own finders over
 sys.path, without importing anything. The file set therefore follows from the config and the
 files on disk alone, never from what a process happened to import before (a sweep reuses its
-worker processes). It stops at the rest of ``fairsim.experiment`` (naming files, printing,
-sweeps, MLflow), which cannot change a number. A policy's digest therefore covers the engine,
+worker processes). A module imported by a name computed while the run runs
+(``import_module(name)`` of a variable) is not seen: an import statement makes it count. It
+stops at the rest of ``fairsim.experiment`` (naming files, printing, sweeps, MLflow), which
+cannot change a number. A policy's digest so covers the engine,
 workload, cluster, metrics, fairness reference and solvers, plus its own module and what it
 imports: changing FFT's module leaves Gavel's cells fresh, and changing openb's reader leaves
 every cell fresh but openb's. The file bytes are digested as they are, comments included: the
