@@ -5,8 +5,11 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import re
 import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import pandas as pd
@@ -14,7 +17,8 @@ import pytest
 import yaml
 
 from fairsim.experiment import provenance
-from fairsim.experiment.compose import compose_config, preset
+from fairsim.experiment.cli import config_folders
+from fairsim.experiment.compose import CONF_DIR, compose_config, preset
 from fairsim.experiment.run_folder import PROVENANCE, SUMMARY, identity_of_text, why_incomplete
 from fairsim.experiment.single import build_cluster, build_jobs, run_config, write_results
 from fairsim.experiment.sweep import config_text
@@ -23,6 +27,7 @@ from fairsim.workload.trace import write_trace
 from conftest import ROOT
 
 TINY = ["num_jobs=10", "policy=fifo"]
+CONF = config_folders([], CONF_DIR)  # the config folders of a run without a user folder: conf/
 
 
 @pytest.fixture(scope="module")
@@ -63,12 +68,12 @@ def test_a_run_records_its_code_inputs_and_environment(tiny_cell):
 
 
 def test_a_policy_digest_covers_its_own_module_and_not_the_others(tmp_path, monkeypatch):
-    """A copy of the tree: editing FIFO's module changes FIFO's digest and names the file; FFT's
-    digest does not move; editing the engine moves both."""
+    """A copy of the tree, first on sys.path: editing FIFO's module changes FIFO's digest and
+    names the file; FFT's digest does not move; editing the engine moves both."""
     copy = tmp_path / "fairsim"
     shutil.copytree(ROOT / "fairsim", copy, ignore=shutil.ignore_patterns("__pycache__", "data"))
     monkeypatch.setattr(provenance, "BASE", tmp_path)
-    provenance._closure.cache_clear()
+    monkeypatch.syspath_prepend(str(tmp_path))
     fifo, ours = {"policy": preset("policy", "fifo")}, {"policy": preset("policy", "ours")}
     before = {"fifo": provenance.code_digest(fifo), "ours": provenance.code_digest(ours)}
     saved = {"code_digest": before["fifo"], "code_files": provenance.code_files(fifo), "inputs": {}}
@@ -80,7 +85,6 @@ def test_a_policy_digest_covers_its_own_module_and_not_the_others(tmp_path, monk
     with open(copy / "sim" / "engine.py", "a") as f:
         f.write("\n# an edit\n")
     assert provenance.code_digest(ours) != before["ours"]
-    provenance._closure.cache_clear()
 
 
 def test_a_cell_without_provenance_or_with_other_code_is_stale(tiny_cell, tmp_path):
@@ -214,20 +218,20 @@ def test_a_freshness_stamp_holds_until_anything_it_covers_changes(tiny_cell, tmp
         shutil.copytree(tiny_cell, sweep / name)
     overrides = ["+experiment=smoke", "sweep_name=sweep", f"results_dir={tmp_path}", "policy=fifo"]
     assert sweep_stamp.why_not_fresh(sweep, overrides) == ("no freshness stamp", 0)
-    assert sweep_stamp.write_stamp(sweep, overrides, ["a", "b"]) is not None
+    assert sweep_stamp.write_stamp(sweep, overrides, ["a", "b"], CONF) is not None
     assert sweep_stamp.why_not_fresh(sweep, overrides) == (None, 2)
     assert sweep_stamp.why_not_fresh(sweep, ["results_dir=elsewhere", *overrides[:2], "policy=fifo"]) == (None, 2)
     assert sweep_stamp.why_not_fresh(sweep, overrides[:3] + ["policy=srtf"])[0] == "no freshness stamp"
     (sweep / "b" / SUMMARY).write_text((sweep / "b" / SUMMARY).read_text())  # rewritten: another mtime
     assert sweep_stamp.why_not_fresh(sweep, overrides)[0] == "cell b changed"
-    sweep_stamp.write_stamp(sweep, overrides, ["a", "b"])
+    sweep_stamp.write_stamp(sweep, overrides, ["a", "b"], CONF)
     path = sweep_stamp.stamp_path(sweep, overrides)
     stamp = json.loads(path.read_text())
     stamp["code_files"]["fairsim/policies/fifo.py"] = "0" * 64  # as if FIFO's module had changed since
     path.write_text(json.dumps(stamp))
     assert sweep_stamp.why_not_fresh(sweep, overrides)[0] == "fairsim/policies/fifo.py changed"
     (sweep / "a" / PROVENANCE).unlink()
-    assert sweep_stamp.write_stamp(sweep, overrides, ["a", "b"]) is None and not path.exists()  # no record, no stamp
+    assert sweep_stamp.write_stamp(sweep, overrides, ["a", "b"], CONF) is None and not path.exists()  # no record, no stamp
 
 
 @pytest.mark.parametrize("section", ["code_files", "inputs"])
@@ -245,9 +249,9 @@ def test_no_stamp_when_cells_disagree_on_a_file(tiny_cell, tmp_path, section):
     record[section][first] = "0" * 64  # cell b made from another version of that file
     (sweep / "b" / PROVENANCE).write_text(json.dumps(record))
     overrides = ["+experiment=smoke", "sweep_name=sweep", f"results_dir={tmp_path}", "policy=fifo"]
-    assert sweep_stamp.write_stamp(sweep, overrides, ["a", "b"]) is None
+    assert sweep_stamp.write_stamp(sweep, overrides, ["a", "b"], CONF) is None
     assert sweep_stamp.why_not_fresh(sweep, overrides) == ("no freshness stamp", 0)
-    assert sweep_stamp.write_stamp(sweep, overrides, ["a"]) is not None  # one version alone: stamped
+    assert sweep_stamp.write_stamp(sweep, overrides, ["a"], CONF) is not None  # one version alone: stamped
 
 
 def test_report_lists_stale_cells_by_sweep_and_reason(tmp_path):
@@ -264,3 +268,261 @@ def test_report_lists_stale_cells_by_sweep_and_reason(tmp_path):
     lines = stale_lines(sweep_inputs(tmp_path / "2", {"s": some, "e": every}))
     assert lines[0].startswith("**4 stale cells**")
     assert "- s, 2 of 3 cells: code: `a`, `c`" in lines and "- e: every one of its 2 cells: old" in lines
+
+
+# ---- code outside the repository ------------------------------------------------------------------
+
+USER = ROOT / "tests" / "data" / "user_policy"
+MINE = {"policy": {"name": "mine", "_target_": "mypol.MyPolicy"}}
+
+
+@pytest.fixture
+def user_code(tmp_path, monkeypatch) -> Path:
+    """tests/data/user_policy/pkgs copied to a folder first on sys.path (as PYTHONPATH puts it)."""
+    pkgs = tmp_path / "pkgs"
+    shutil.copytree(USER / "pkgs", pkgs)
+    monkeypatch.syspath_prepend(str(pkgs))
+    return pkgs
+
+
+def edit(path: Path, old: str, new: str) -> None:
+    text = path.read_text()
+    assert old in text, f"{old!r} not in {path}"
+    path.write_text(text.replace(old, new))
+
+
+def test_a_user_policy_its_helpers_and_the_fairsim_modules_they_reach_are_in_the_digest(user_code):
+    code = provenance.run_code(MINE)
+    assert {"mypol.py", "myhelp.py", "fairsim/policies/queues.py", "fairsim/policies/base.py"} <= set(code.files)
+    assert code.folders == {str(user_code): ["myhelp.py", "mypol.py"]}  # named relative to their sys.path folder
+    assert code.files["mypol.py"] == user_code / "mypol.py"
+    assert not any("site-packages" in str(p) or p.is_relative_to(Path(os.__file__).parent) for p in code.files.values())
+    fifo = provenance.code_files({"policy": preset("policy", "fifo")})
+    assert set(code.files) - set(fifo) == {"mypol.py", "myhelp.py"}  # the builder's closure + the user's own
+
+
+def test_imports_count_inside_functions_relative_and_by_literal_name(user_code):
+    """A user package: a relative import, an import inside a function, importlib.import_module
+    with a literal name; a module that only a string mentions does not count."""
+    pkg = user_code / "mylib"
+    pkg.mkdir()
+    (pkg / "__init__.py").write_text("from .rules import rule\n")
+    (pkg / "rules.py").write_text("def rule():\n    from . import later\n    return later\n")
+    (pkg / "later.py").write_text("import importlib\n\nLOADED = importlib.import_module('mylib.dynamic')\n")
+    (pkg / "dynamic.py").write_text("'''import mylib.unused'''\n")
+    (pkg / "unused.py").write_text("")
+    edit(user_code / "mypol.py", "import myhelp\n", "import myhelp\nimport mylib\n")
+    files = provenance.run_code(MINE).files
+    assert {"mylib/__init__.py", "mylib/rules.py", "mylib/later.py", "mylib/dynamic.py"} <= set(files)
+    assert "mylib/unused.py" not in files
+
+
+def test_the_statement_walk_finds_every_import_a_full_walk_finds():
+    """Imports are looked for in statement bodies only (cheaper than every node): the same
+    imports as ast.walk over all of fairsim's files (anywhere: if/try/with/match, functions, classes)."""
+    import ast
+
+    def imports(nodes) -> list[str]:
+        return sorted(ast.dump(n) for n in nodes if isinstance(n, (ast.Import, ast.ImportFrom)))
+
+    for path in sorted((ROOT / "fairsim").rglob("*.py")):
+        tree = ast.parse(path.read_bytes())
+        assert imports(provenance._statements_in(tree)) == imports(ast.walk(tree)), path
+
+
+def test_the_file_set_does_not_depend_on_what_the_process_imported(user_code):
+    """A reused sweep worker has imported other cells' modules, or another module of the same
+    name: the set comes from the files on disk and sys.path, never from sys.modules."""
+    import importlib
+
+    before = provenance.run_code(MINE)
+    try:
+        importlib.import_module("mypol")  # as a run does
+        decoy = type(sys)("myhelp")
+        decoy.__file__ = __file__
+        sys.modules["myhelp"] = decoy  # another module of that name imported earlier
+        after = provenance.run_code(MINE)
+    finally:
+        for name in ("mypol", "myhelp"):
+            sys.modules.pop(name, None)
+    assert after.files == before.files and after.folders == before.folders
+
+
+def test_an_edited_user_module_makes_exactly_its_cells_stale_naming_the_file(user_code, tmp_path):
+    saved = {"code_digest": provenance.code_digest(MINE), "code_files": provenance.code_files(MINE), "inputs": {},
+             "code_folders": {str(user_code): {"files": ["myhelp.py", "mypol.py"], "git": None}}}
+    fifo = {"policy": preset("policy", "fifo")}
+    fifo_saved = {"code_digest": provenance.code_digest(fifo), "code_files": provenance.code_files(fifo), "inputs": {}}
+    assert provenance.why_stale(tmp_path, MINE, saved) is None
+    edit(user_code / "mypol.py", 'ORDER = "fifo"', 'ORDER = "lifo"')
+    assert provenance.why_stale(tmp_path, MINE, saved) == "the simulating code changed since this cell ran (mypol.py)"
+    assert provenance.why_stale(tmp_path, fifo, fifo_saved) is None
+    shutil.copy(USER / "pkgs" / "mypol.py", user_code / "mypol.py")
+    edit(user_code / "myhelp.py", "return np.flatnonzero(~running)", "return np.flatnonzero(~running)  # an edit")
+    assert provenance.why_stale(tmp_path, MINE, saved) == "the simulating code changed since this cell ran (myhelp.py)"
+
+
+def test_a_check_without_the_runs_pythonpath_finds_the_module_where_it_ran(user_code, tmp_path, monkeypatch):
+    """A later process (collect, make verify) without the user's PYTHONPATH looks in the folder
+    the record names; a module gone from there too makes the cell stale, saying so."""
+    record = {**environment_free(provenance.record(MINE, [], "a", "b")), "inputs": {}}
+    monkeypatch.syspath_prepend(str(tmp_path / "elsewhere"))
+    monkeypatch.setattr(sys, "path", [p for p in sys.path if p != str(user_code)])
+    assert provenance.why_stale(tmp_path, MINE, record) is None
+    (user_code / "myhelp.py").rename(user_code / "myhelp_old.py")
+    assert provenance.why_stale(tmp_path, MINE, record) == \
+        "the simulating code changed since this cell ran (myhelp.py: no longer importable)"
+    (user_code / "mypol.py").unlink()
+    assert provenance.why_stale(tmp_path, MINE, record) == \
+        f"its module mypol can no longer be imported (not found on sys.path or in {user_code})"
+
+
+def environment_free(record: dict) -> dict:
+    return {k: record[k] for k in ("code_digest", "code_files", "code_folders")}
+
+
+def test_a_record_names_where_outside_code_came_from_and_its_checkout(user_code, tmp_path):
+    record = provenance.record(MINE, [], "a", "b")
+    assert record["code_folders"] == {str(user_code): {"files": ["myhelp.py", "mypol.py"], "git": None}}
+    assert provenance.dirty(record) is True  # code that no commit holds
+    assert provenance.dirty({**record, "code_folders": {}}) == (record["git"] or {}).get("dirty")
+    assert record["config_files"] is None and record["config_search_path"] is None  # not composed by run.py
+
+
+# ---- git ---------------------------------------------------------------------------------------------
+
+def git(repo: Path, *args: str) -> None:
+    subprocess.run(["git", "-C", str(repo), "-c", "user.name=t", "-c", "user.email=t@t", *args], check=True, capture_output=True)
+
+
+def test_an_untracked_file_makes_a_checkout_dirty_an_ignored_one_does_not(tmp_path):
+    repo = tmp_path / "repo"
+    (repo / "policies").mkdir(parents=True)
+    (repo / "policies" / "fifo.py").write_text("x = 1\n")
+    (repo / ".gitignore").write_text("results/\n")
+    git(repo, "init", "-q")
+    git(repo, "add", ".")
+    git(repo, "commit", "-q", "-m", "first")
+    state = provenance.checkout_state(repo / "policies")
+    assert state["dirty"] is False and (state["changed"], state["untracked"]) == (0, 0)
+    assert state["root"] == str(repo.resolve()) and re.fullmatch(r"[0-9a-f]{40}", state["commit"])
+    (repo / "results").mkdir()
+    (repo / "results" / "out.json").write_text("{}")
+    assert provenance.checkout_state(repo)["dirty"] is False
+    (repo / "policies" / "mine.py").write_text("y = 2\n")  # a new policy, not yet added
+    state = provenance.checkout_state(repo)
+    assert state["dirty"] is True and (state["changed"], state["untracked"]) == (0, 1)
+    (repo / "policies" / "fifo.py").write_text("x = 2\n")
+    assert (provenance.checkout_state(repo)["changed"], provenance.checkout_state(repo)["untracked"]) == (1, 1)
+    assert provenance.checkout_state(tmp_path) is None  # no checkout around it
+
+
+def test_user_code_in_a_clean_checkout_is_not_dirty(user_code):
+    git(user_code, "init", "-q")
+    git(user_code, "add", ".")
+    git(user_code, "commit", "-q", "-m", "mine")
+    provenance.folder_git_state.cache_clear()
+    record = {"git": {"commit": "c", "dirty": False}, "code_folders": {}}
+    folders = provenance.record(MINE, [], "a", "b")["code_folders"]
+    assert folders[str(user_code)]["git"]["dirty"] is False
+    assert provenance.dirty({**record, "code_folders": folders}) is False
+    provenance.folder_git_state.cache_clear()
+
+
+# ---- config files -------------------------------------------------------------------------------------
+
+def config_record_of(overrides: list[str]) -> tuple[dict, list[str]]:
+    """``config_record`` inside a composition, as a run of ``python run.py`` sees Hydra."""
+    from hydra import compose, initialize_config_dir
+    from hydra.core.hydra_config import HydraConfig
+
+    with initialize_config_dir(config_dir=str(CONF_DIR), version_base="1.3"):
+        HydraConfig.instance().set_config(compose("config", overrides=overrides, return_hydra_config=True))
+        try:
+            return provenance.config_record()
+        finally:
+            HydraConfig.instance().cfg = None
+
+
+def test_every_config_file_the_composition_read_is_recorded_by_folder(tmp_path, monkeypatch):
+    files, search_path = config_record_of(["policy=gavel", "workload=trace4", "+experiment=smoke"])
+    assert search_path == ["conf"]
+    assert set(files) == {"conf"}
+    conf = files["conf"]
+    for name in ("config.yaml", "policy/gavel.yaml", "policy/mechanism/gavel.yaml", "workload/trace4.yaml", "workload/trace3.yaml",
+                 "workload/trace3_parts/head.yaml", "workload/trace3_parts/tail.yaml", "experiment/smoke.yaml",
+                 "cluster/paper.yaml", "sim/default.yaml", "hydra/fairsim.yaml", "hydra/launcher/local.yaml"):
+        assert conf[name] == sha256(CONF_DIR / name), name
+    assert "policy/ours.yaml" not in conf and "workload/philly.yaml" not in conf  # not chosen, not read
+    assert not any(name.startswith("hydra/") and not (CONF_DIR / name).is_file() for name in conf)  # Hydra's own left out
+
+    user, first = tmp_path / "myconf", tmp_path / "first"
+    shutil.copytree(USER / "myconf", user)
+    first.mkdir()
+    overrides = [f"hydra.searchpath=[file://{first},file://{user}]", "policy=mine"]
+    files, search_path = config_record_of(overrides)
+    assert search_path == ["conf", str(first), str(user)]
+    assert files[str(user)] == {"policy/mine.yaml": sha256(user / "policy" / "mine.yaml")}
+    assert "policy/mine.yaml" not in files["conf"]
+    edit(user / "policy" / "mine.yaml", "backfill: true", "backfill: false")  # the same choices, another file
+    assert config_record_of(overrides + ["seed=3"])[0][str(user)] == {"policy/mine.yaml": sha256(user / "policy" / "mine.yaml")}
+    shutil.copytree(user / "policy", first / "policy")  # now found first in an earlier folder
+    files, _ = config_record_of(overrides)
+    assert files[str(first)] == {"policy/mine.yaml": sha256(first / "policy" / "mine.yaml")} and str(user) not in files
+
+    package = tmp_path / "packages" / "provpresets"  # a folder given as pkg://
+    shutil.copytree(USER / "myconf", package)
+    (package / "__init__.py").write_text("")
+    monkeypatch.syspath_prepend(str(tmp_path / "packages"))
+    try:
+        files, search_path = config_record_of(["hydra.searchpath=[pkg://provpresets]", "policy=mine"])
+    finally:
+        sys.modules.pop("provpresets", None)  # imported to find its files: no other test's package of that name
+    assert search_path == ["conf", "pkg://provpresets"]
+    assert files["pkg://provpresets"] == {"policy/mine.yaml": sha256(package / "policy" / "mine.yaml")}
+
+
+def test_a_stamp_covers_every_config_folder_and_the_search_path(tiny_cell, tmp_path):
+    from fairsim.experiment import sweep_stamp
+
+    user = tmp_path / "myconf"
+    shutil.copytree(USER / "myconf", user)
+    sweep = tmp_path / "sweep"
+    shutil.copytree(tiny_cell, sweep / "a")
+    argv = ["-m", "--config-dir", str(user), "policy=fifo", f"results_dir={tmp_path}"]
+    folders = config_folders(argv, CONF_DIR)
+    assert sweep_stamp.write_stamp(sweep, ["policy=fifo"], ["a"], folders) is not None  # the callback's task overrides
+    assert sweep_stamp.why_not_fresh(sweep, argv) == (None, 1)
+    assert sweep_stamp.why_not_fresh(sweep, [*argv, "hydra/launcher=basic", "hydra.launcher.n_jobs=1"]) == (None, 1)  # Hydra's settings
+    changed = ("the config folders or a config file in them changed", 0)
+    assert sweep_stamp.why_not_fresh(sweep, ["policy=fifo"]) == changed  # another search path: conf/ alone
+    edit(user / "policy" / "mine.yaml", "backfill: true", "backfill: false")  # a preset edit
+    assert sweep_stamp.why_not_fresh(sweep, argv) == changed
+    shutil.copy(USER / "myconf" / "policy" / "mine.yaml", user / "policy" / "mine.yaml")
+    assert sweep_stamp.why_not_fresh(sweep, argv) == (None, 1)
+    (user / "cluster").mkdir()
+    (user / "cluster" / "paper.yaml").write_text("name: mine\n")  # a new preset, hidden by conf/'s here, but a change
+    assert sweep_stamp.why_not_fresh(sweep, argv) == changed
+    shutil.rmtree(user)
+    assert sweep_stamp.why_not_fresh(sweep, argv)[0].startswith("a config folder is not there")
+
+
+def test_a_stamp_holds_while_user_code_is_unchanged_and_still_what_import_finds(tiny_cell, tmp_path, user_code):
+    from fairsim.experiment import sweep_stamp
+
+    sweep = tmp_path / "sweep"
+    shutil.copytree(tiny_cell, sweep / "mine")
+    record = json.loads((sweep / "mine" / PROVENANCE).read_text())
+    (sweep / "mine" / PROVENANCE).write_text(json.dumps({**record, **environment_free(provenance.record(MINE, [], "a", "b"))}))
+    overrides = ["policy=mine"]
+    assert sweep_stamp.write_stamp(sweep, overrides, ["mine"], CONF) is not None
+    assert sweep_stamp.why_not_fresh(sweep, overrides) == (None, 1)
+    edit(user_code / "myhelp.py", "in arrival order", "in arrival order (an edit)")
+    assert sweep_stamp.why_not_fresh(sweep, overrides) == ("myhelp.py changed", 0)
+    shutil.copy(USER / "pkgs" / "myhelp.py", user_code / "myhelp.py")
+    assert sweep_stamp.why_not_fresh(sweep, overrides) == (None, 1)
+    other = tmp_path / "other"
+    other.mkdir()
+    (other / "mypol.py").write_text("")
+    sys.path.insert(0, str(other))  # the fixture's monkeypatch restores sys.path
+    assert sweep_stamp.why_not_fresh(sweep, overrides) == (f"import mypol now finds {other / 'mypol.py'}, not mypol.py", 0)

@@ -10,7 +10,12 @@ ones run ``python run.py``.
 
 from __future__ import annotations
 
+import hashlib
+import json
 import os
+import re
+import shutil
+import sys
 
 import pytest
 import yaml
@@ -18,8 +23,12 @@ from hydra.errors import HydraException
 from omegaconf.errors import OmegaConfBaseException
 
 from fairsim.errors import InputError
+from fairsim.experiment import provenance
 from fairsim.experiment.cli import check_group_choices, config_folders, hydra_error_line
 from fairsim.experiment.compose import CONF_DIR, compose_config
+from fairsim.experiment.sweep_stamp import why_not_fresh
+
+from conftest import ROOT
 
 MINE = {"name": "mine", "gpus_per_host": 2, "inter_host_gbps": 10, "intra_host_gbps": 100, "counts": {"T4": 2, "V100": 6}}
 FAST = ["num_jobs=10", "track=false"]  # a run of seconds; error cases never get to run
@@ -191,7 +200,10 @@ def test_a_sweep_from_a_user_experiment_preset(user, tmp_path, run_py):
     assert sorted(p.parent.name for p in sweep.glob("*/summary.json")) == ["policy=fifo", "policy=srtf"]
     for cell in ("policy=fifo", "policy=srtf"):
         assert yaml.safe_load((sweep / cell / "config.yaml").read_text())["cluster"]["counts"] == MINE["counts"]
-    assert not list(sweep.glob(".fresh.*.json"))  # a freshness stamp digests conf/ alone: none for a user folder
+    assert why_not_fresh(sweep, ["-cd", str(user), "+experiment=mine", f"results_dir={results}"]) == (None, 2)  # stamped
+    record = json.loads((sweep / "policy=fifo" / "provenance.json").read_text())
+    assert set(record["config_files"][str(user)]) == {"experiment/mine.yaml", "cluster/mine.yaml"}
+    assert record["config_search_path"] == ["conf", str(user)]
 
 
 @pytest.mark.slow
@@ -237,3 +249,113 @@ def test_a_searchpath_plugins_folder_is_searched(user, tmp_path, run_py):
     shown = run_py("--cfg", "job", "cluster=mine", env=env)
     assert shown.returncode == 0, shown.stderr
     assert yaml.safe_load(shown.stdout)["cluster"]["counts"] == MINE["counts"]
+
+
+# ---- a policy of the user's own, outside fairsim ---------------------------------------------------------
+
+USER = ROOT / "tests" / "data" / "user_policy"  # mypol.py + myhelp.py (pkgs/), policy/mine.yaml (myconf/)
+
+
+def edit(path, old: str, new: str) -> None:
+    text = path.read_text()
+    assert old in text, f"{old!r} not in {path}"
+    path.write_text(text.replace(old, new))
+
+
+def statuses(stdout: str) -> dict[str, str]:
+    """cell -> what the sweep did with it (its progress line)."""
+    return {cell: "ran" if shown.endswith(" s") else "skipped"
+            for cell, shown in re.findall(r"\] (\S+): (\d+\.\d s|skipped \(complete\)) \|", stdout)}
+
+
+@pytest.mark.slow
+def test_a_user_policy_edit_recomputes_exactly_its_cells(tmp_path, run_py, monkeypatch):
+    """A preset in a user folder whose ``_target_`` is a module on PYTHONPATH (it imports a helper
+    of its own and fairsim.policies.queues), swept with a built-in policy: editing the module, its
+    helper or the preset recomputes the user policy's cell alone, naming what changed; a sweep of
+    a user folder is stamped like any other. Three sweeps of two 40-job cells."""
+    pkgs, conf = tmp_path / "pkgs", tmp_path / "myconf"
+    shutil.copytree(USER / "pkgs", pkgs)
+    shutil.copytree(USER / "myconf", conf)
+    monkeypatch.syspath_prepend(str(pkgs))  # this process checks the stamp and the cells as the sweep's would
+    env = {"PYTHONPATH": os.pathsep.join(filter(None, [str(pkgs), os.environ.get("PYTHONPATH")]))}
+    argv = ["-m", "--config-dir", str(conf), "policy=mine,fifo", "num_jobs=40", "load=2", f"results_dir={tmp_path / 'r'}", "sweep_name=u",
+            "hydra/launcher=basic"]  # the cells in the sweep's own process, one after another: no workers to start
+    sweep = tmp_path / "r" / "sweeps" / "u"
+    mine, fifo = "load=2,num_jobs=40,policy=mine", "load=2,num_jobs=40,policy=fifo"
+
+    def sweep_again() -> str:
+        proc = run_py(*argv, env=env, timeout=600)
+        assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]
+        return proc.stdout
+
+    def avg_jct(cell: str) -> float:
+        return json.loads((sweep / cell / "summary.json").read_text())["avg_jct_s"]
+
+    first = sweep_again()
+    assert statuses(first) == {mine: "ran", fifo: "ran"}
+    record = json.loads((sweep / mine / "provenance.json").read_text())
+    assert {"mypol.py", "myhelp.py", "fairsim/policies/queues.py"} <= set(record["code_files"])
+    assert record["code_folders"] == {str(pkgs): {"files": ["myhelp.py", "mypol.py"], "git": None}}
+    preset_digest = hashlib.sha256((conf / "policy" / "mine.yaml").read_bytes()).hexdigest()
+    assert record["config_files"][str(conf)] == {"policy/mine.yaml": preset_digest}
+    assert "mypol.py" not in json.loads((sweep / fifo / "provenance.json").read_text())["code_files"]
+    assert avg_jct(mine) == avg_jct(fifo)  # arrival order, fastest type first: FIFO's own rule
+    assert why_not_fresh(sweep, argv[1:]) == (None, 2)
+
+    edit(pkgs / "mypol.py", 'ORDER = "fifo"', 'ORDER = "lifo"')
+    assert why_not_fresh(sweep, argv[1:]) == ("mypol.py changed", 0)
+    second = sweep_again()
+    assert statuses(second) == {mine: "ran", fifo: "skipped"}
+    assert f"{mine}: recomputing: the simulating code changed since this cell ran (mypol.py)" in second
+    assert avg_jct(mine) != avg_jct(fifo)
+
+    edit(pkgs / "myhelp.py", "in arrival order", "in arrival order (an edit)")  # the check a rerun makes first
+    assert provenance.why_folder_stale(sweep / mine) == "the simulating code changed since this cell ran (myhelp.py)"
+    assert provenance.why_folder_stale(sweep / fifo) is None
+
+    edit(conf / "policy" / "mine.yaml", "backfill: true", "backfill: false")  # a user preset edit
+    assert why_not_fresh(sweep, argv[1:]) == ("the config folders or a config file in them changed", 0)
+    third = sweep_again()
+    assert statuses(third) == {mine: "ran", fifo: "skipped"}
+    assert f"{mine}: recomputing: " in third
+    assert why_not_fresh(sweep, argv[1:]) == (None, 2)  # stamped again: a rerun would not start
+
+
+@pytest.mark.slow
+def test_the_digest_covers_every_module_a_run_really_imports(tmp_path, monkeypatch):
+    """In a fresh process, a run of the user's policy imports no simulating module that its
+    record misses, and records the very set this long-lived process computes for its config.
+    Not counted: what composing the config imported (Hydra's plugins, its launchers), and
+    fairsim.data, a package imported only to find its data files (importlib.resources), empty."""
+    import subprocess
+
+    pkgs, conf = tmp_path / "pkgs", tmp_path / "myconf"
+    shutil.copytree(USER / "pkgs", pkgs)
+    shutil.copytree(USER / "myconf", conf)
+    script = f"""
+import json, os, pathlib, sys
+from fairsim.experiment import provenance
+from fairsim.experiment.compose import compose_config
+cfg = compose_config(["hydra.searchpath=[file://{conf}]", "policy=mine", "num_jobs=10"])
+before = set(sys.modules)
+from fairsim.experiment.single import run_config
+out = run_config(cfg)
+imported = set()
+for name in sorted(set(sys.modules) - before):
+    spec = getattr(sys.modules[name], "__spec__", None)
+    origin = os.path.realpath(spec.origin) if spec is not None and spec.has_location and spec.origin else None
+    if origin and provenance._simulating(name) and provenance._covered(origin):
+        imported.add(provenance.record_name(name, pathlib.Path(origin), spec.submodule_search_locations is not None)[0])
+print(json.dumps({{"imported": sorted(imported), "recorded": sorted(out.provenance["code_files"])}}))
+"""
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(pkgs), os.environ.get("PYTHONPATH")]))}
+    proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, env=env, cwd=tmp_path, timeout=300)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    fresh = json.loads(proc.stdout.strip().splitlines()[-1])
+    assert {"mypol.py", "myhelp.py", "fairsim/policies/queues.py", "fairsim/sim/engine.py"} <= set(fresh["imported"])
+    assert (ROOT / "fairsim" / "data" / "__init__.py").read_text().strip() == ""
+    missed = set(fresh["imported"]) - set(fresh["recorded"]) - {"fairsim/data/__init__.py"}
+    assert not missed
+    monkeypatch.syspath_prepend(str(pkgs))
+    assert sorted(provenance.code_files({"policy": {"_target_": "mypol.MyPolicy"}})) == fresh["recorded"]

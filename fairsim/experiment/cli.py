@@ -176,6 +176,23 @@ def config_folders(argv: Sequence[str], conf_dir: Path, config_name: str = "conf
     return folders
 
 
+HYDRAS_OWN = "pkg://hydra.conf"  # Hydra's own configs, part of an installed distribution
+
+
+def searched_folders(config_sources: Sequence[Any], hydras_own: bool = False) -> list[Folder]:
+    """The folders of a composed config's ``hydra.runtime.config_sources``, in Hydra's order:
+    the same folders as ``config_folders``, and Hydra's own first with ``hydras_own``.
+    Structured configs have no folder, and a folder no longer there is left out."""
+    out = []
+    for source in config_sources:
+        if source.schema in ("file", "pkg") and (hydras_own or f"{source.schema}://{source.path}" != HYDRAS_OWN):
+            try:
+                out.append(folder(f"{source.schema}://{source.path}", f"config source {source.provider}", "path"))
+            except InputError:
+                continue
+    return out
+
+
 def searchpath_override(overrides: Sequence[str]) -> list[str] | None:
     """The entries of ``hydra.searchpath=[...]`` on the command line (Hydra takes the plain form
     only, and this list replaces the primary config's); None if it is not there."""

@@ -71,7 +71,7 @@ def cell_row(cell: Path) -> dict:
     git = (record or {}).get("git") or {}
     row["code_digest"] = (record or {}).get("code_digest")
     row["commit"] = git.get("commit")
-    row["dirty"] = git.get("dirty")
+    row["dirty"] = provenance.dirty(record)  # as MLflow's fairsim.dirty: the repository, or code outside it no clean checkout holds
     row["stale_why"] = provenance.why_stale(cell, cfg, record)
     row["stale"] = row["stale_why"] is not None
     return row

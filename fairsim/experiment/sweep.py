@@ -366,14 +366,6 @@ def collect_and_log(sweep_dir: Path, results_dir: Path, store_error: str | None 
     return Collected(table, cells, incomplete, logged, store_error, runs_table)
 
 
-def user_config_sources(config: DictConfig) -> list[str]:
-    """The config folders of this Hydra run beyond Hydra's own and conf/ (``--config-dir``,
-    ``hydra.searchpath``, a SearchPathPlugin's). A freshness stamp digests conf/ alone, so a sweep
-    that read presets from such a folder writes none (its cells are still checked one by one)."""
-    sources = OmegaConf.select(config, "hydra.runtime.config_sources") or []
-    return [f"{s.schema}://{s.path}" for s in sources if s.provider not in ("hydra", "main", "schema")]
-
-
 class SweepCallback(Callback):
     """Runs in the parent process of a multirun: prepares the sweep folder and the MLflow store
     before the workers start, and after the last cell (or on Ctrl-C, see ``interrupted``)
@@ -464,10 +456,12 @@ class SweepCallback(Callback):
         if len(own) < self.total:
             print(f"{name} warning: {self.total - len(own)} of {self.total} cells did not finish; "
                   "rerun the same command to run only those")
-        elif not counts[REUSED] and set(own) <= {c.name for c in done.cells} and not user_config_sources(config):
+        elif not counts[REUSED] and set(own) <= {c.name for c in done.cells}:
+            from fairsim.experiment.cli import searched_folders
             from fairsim.experiment.sweep_stamp import write_stamp
 
-            write_stamp(sweep_dir, config.hydra.overrides.task, own)  # lets a rerun of this grid skip starting at all
+            # lets a rerun of this grid, from the same config folders, skip starting at all
+            write_stamp(sweep_dir, config.hydra.overrides.task, own, searched_folders(config.hydra.runtime.config_sources))
 
     def interrupted_early(self) -> str:
         """The end on Ctrl-C while the sweep is being prepared (no cell has started)."""

@@ -2,23 +2,31 @@
 
 When a multirun ends with every cell of its grid complete and fresh and logged to MLflow, the
 sweep callback writes ``<sweep>/.fresh.<key>.json`` (``key``: a digest of the grid's
-overrides). It records the union of the cells' simulating source files and input files with
-their digests, a digest of conf/, and the size and modification time of every cell's result
-files. A later caller (``python -m fairsim.paper.reproduce``) asks ``why_not_fresh``: while all
-of these are unchanged, each cell would be found complete and fresh again (its code digest
-covers only recorded files, its config comes from the same conf/ and overrides), so starting
-Hydra, its workers and the per-cell checks would only confirm it. Anything changed, or no
-stamp, and the sweep runs as usual; its own per-cell checks decide what to recompute.
+overrides). It records the union of the cells' simulating source files (with the folders those
+outside the repository came from) and input files with their digests, the config search path
+(``conf/``, a ``--config-dir``, ``hydra.searchpath`` entries, a SearchPathPlugin's folders)
+with a digest of each folder's config files, and the size and modification time of every cell's
+result files. A later caller (``python -m fairsim.paper.reproduce``) asks ``why_not_fresh``
+with the same command line: while all of these are unchanged (and each source file is still
+what ``import`` of its module finds), each cell would be found complete and fresh again (its
+code digest covers only recorded files, its config comes from the same config files and
+overrides), so starting Hydra, its workers and the per-cell checks would only confirm it.
+Every config file of every folder counts, not only those the cells read: a new preset could
+hide one they read or join a ``glob(*)`` sweep. Anything changed, or no stamp, and the sweep
+runs as usual; its own per-cell checks decide what to recompute.
 """
-
 from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Iterator, Sequence
+from importlib.resources.abc import Traversable
 from pathlib import Path
 from typing import Iterable
 
+from fairsim.errors import InputError
 from fairsim.experiment import provenance
+from fairsim.experiment.cli import Folder, config_folders, split_command_line
 from fairsim.experiment.compose import CONF_DIR
 from fairsim.experiment.run_folder import CONFIG, JOBS, PROVENANCE, RESULTS, SUMMARY
 from fairsim.files import atomic_write, file_digest
@@ -27,8 +35,10 @@ WATCHED = (SUMMARY, PROVENANCE, CONFIG, JOBS)  # a cell's files whose change mus
 
 
 def grid_overrides(overrides: Iterable[str]) -> list[str]:
-    """The overrides that define a grid: the command line's, without where results go."""
-    return sorted(o for o in map(str, overrides) if not o.startswith(("results_dir=", "hydra.", "-")))
+    """The overrides that define a grid: the command line's (its flags aside), without where
+    results go or Hydra's settings (the config folders are checked on their own)."""
+    return sorted(o for o in split_command_line(list(map(str, overrides))).overrides
+                  if not o.lstrip("+~").startswith(("results_dir=", "hydra.", "hydra/")))
 
 
 def stamp_path(sweep_dir: Path, overrides: Iterable[str]) -> Path:
@@ -44,8 +54,27 @@ def tree_digest(base: Path, paths: Iterable[Path]) -> str:
     return digest.hexdigest()
 
 
-def conf_digest() -> str:
-    return tree_digest(CONF_DIR, (p for p in CONF_DIR.rglob("*") if p.is_file() and "__pycache__" not in p.parts))
+def config_digests(folders: Sequence[Folder]) -> list[list[str]]:
+    """[folder name, digest of its config files' names and bytes] for each config folder, in
+    search order."""
+    out = []
+    for folder in folders:
+        digest = hashlib.sha256()
+        for name, file in sorted(_config_files(folder.root)):
+            digest.update(f"{name}\0{provenance.config_file_digest(file)}\n".encode())
+        out.append([provenance.folder_name(folder), digest.hexdigest()])
+    return out
+
+
+def _config_files(root: Traversable, prefix: str = "") -> Iterator[tuple[str, Traversable]]:
+    """(name relative to ``root``, file) for every .yaml file below ``root`` (hidden folders aside)."""
+    for child in root.iterdir():
+        if child.name.startswith(".") or child.name == "__pycache__":
+            continue
+        if child.is_dir():
+            yield from _config_files(child, f"{prefix}{child.name}/")
+        elif child.name.endswith(".yaml"):
+            yield f"{prefix}{child.name}", child
 
 
 def signature(path: Path) -> list[int] | None:
@@ -57,24 +86,30 @@ def signature(path: Path) -> list[int] | None:
     return [stat.st_size, stat.st_mtime_ns]
 
 
-def write_stamp(sweep_dir: Path, overrides: Iterable[str], cells: Iterable[str]) -> Path | None:
-    """Stamp the grid whose cells (folder names) are all complete, fresh and logged. None (and
-    no stamp) when a cell has no provenance record, or when two cells disagree on a file's
-    digest: a file changed while the sweep ran, so one of them is stale whatever the tree holds."""
+def write_stamp(sweep_dir: Path, overrides: Iterable[str], cells: Iterable[str], folders: Sequence[Folder]) -> Path | None:
+    """Stamp the grid whose cells (folder names) are all complete, fresh and logged, composed
+    from the config ``folders`` (the search path, in order). None (and no stamp) when a cell has
+    no provenance record, or when two cells disagree on a file's digest or place: a file changed
+    while the sweep ran, so one of them is stale whatever the tree holds."""
     sweep_dir = Path(sweep_dir)
     path = stamp_path(sweep_dir, overrides)
     code: dict[str, str] = {}
+    places: dict[str, str] = {}  # code file outside the repository -> its folder
     inputs: dict[str, str] = {}
     files = {}
     for name in sorted(cells):
         record = provenance.read(sweep_dir / name)
         if (record is None or not isinstance(record.get("code_files"), dict)
-                or not _merged(code, record["code_files"]) or not _merged(inputs, record.get("inputs") or {})):
+                or not _merged(code, record["code_files"]) or not _merged(inputs, record.get("inputs") or {})
+                or not _merged(places, {f: folder for folder, names in provenance.recorded_folders(record).items() for f in names})):
             path.unlink(missing_ok=True)
             return None
         files[name] = {f: signature(sweep_dir / name / f) for f in WATCHED}
-    stamp = {"overrides": grid_overrides(overrides), "conf": conf_digest(), "code_files": code, "inputs": inputs,
-             "cells": files, RESULTS: signature(sweep_dir / RESULTS)}
+    code_folders: dict[str, list[str]] = {}
+    for file, folder in sorted(places.items()):
+        code_folders.setdefault(folder, []).append(file)
+    stamp = {"overrides": grid_overrides(overrides), "config": config_digests(folders), "code_files": code,
+             "code_folders": code_folders, "inputs": inputs, "cells": files, RESULTS: signature(sweep_dir / RESULTS)}
     atomic_write(path, lambda p: p.write_text(json.dumps(stamp, sort_keys=True) + "\n"))
     return path
 
@@ -93,22 +128,26 @@ def void_stamps(sweep_dir: Path) -> None:
         path.unlink(missing_ok=True)
 
 
-def why_not_fresh(sweep_dir: Path, overrides: Iterable[str]) -> tuple[str | None, int]:
-    """(None, cells) if the grid is as its stamp says, else (why not, 0)."""
+def why_not_fresh(sweep_dir: Path, argv: Sequence[str], conf_dir: Path = CONF_DIR) -> tuple[str | None, int]:
+    """(None, cells) if the grid of ``python run.py -m *argv`` (its overrides and config-folder
+    flags) is as its stamp says, else (why not, 0)."""
     sweep_dir = Path(sweep_dir)
-    path = stamp_path(sweep_dir, overrides)
+    path = stamp_path(sweep_dir, argv)
     try:
         stamp = json.loads(path.read_text())
     except (OSError, ValueError):
         return "no freshness stamp", 0
-    if stamp.get("overrides") != grid_overrides(overrides):
+    if stamp.get("overrides") != grid_overrides(argv):
         return "its stamp is for other overrides", 0
-    if stamp.get("conf") != conf_digest():
-        return "conf/ changed", 0
-    for name, digest in sorted((stamp.get("code_files") or {}).items()):
-        file = provenance.BASE / name
-        if not file.is_file() or file_digest(file) != digest:
-            return f"{name} changed", 0
+    try:
+        folders = config_folders(list(argv), conf_dir)
+    except InputError as exc:
+        return f"a config folder is not there ({exc.problem})", 0
+    if stamp.get("config") != config_digests(folders):
+        return "the config folders or a config file in them changed", 0
+    moved = provenance.why_code_moved(stamp.get("code_files") or {}, stamp.get("code_folders") or {})
+    if moved:
+        return moved, 0
     for name, digest in sorted((stamp.get("inputs") or {}).items()):
         file = provenance.input_path(name)
         if not file.is_file() or file_digest(file) != digest:

@@ -7,9 +7,11 @@ Store: ``sqlite:///<results>/mlflow.db`` (never the file store), artifacts in
 A run carries
 - params: the cell's resolved config (flattened); metrics: its numeric summary;
 - tags from the folder's provenance.json, under MLflow's own names where MLflow has one:
-  source name (the script, ``run.py``) and type (LOCAL), git commit and dirty flag, user;
-  fairsim's own: ``fairsim.code_digest``, ``fairsim.dirty``, ``fairsim.cell``, ``fairsim.sweep``,
-  ``fairsim.result_dir``;
+  source name (the script, ``run.py``) and type (LOCAL), git commit and dirty flag (the
+  repository's: a tracked file changed or an untracked one), user; fairsim's own:
+  ``fairsim.code_digest``, ``fairsim.dirty`` (the repository dirty, or simulating code from a
+  folder outside it that no clean git checkout holds: more than any commit records),
+  ``fairsim.cell``, ``fairsim.sweep``, ``fairsim.result_dir``;
 - start and end times of the simulation itself (provenance ``started_at``/``finished_at``), so
   MLflow's Duration is the run's, not the logging's;
 - artifacts: config.yaml, summary.json, provenance.json, run.log (the small files; the per-job
@@ -205,8 +207,10 @@ def run_tags(folder: Path, sweep_name: str, record: dict | None) -> dict[str, st
     if isinstance(git, dict) and isinstance(git.get("commit"), str):
         tags[mt.MLFLOW_GIT_COMMIT] = git["commit"]
         if isinstance(git.get("dirty"), bool):
-            dirty = str(git["dirty"]).lower()  # MLflow writes its dirty flag as "true"/"false"
-            tags[mt.MLFLOW_GIT_DIRTY] = tags[DIRTY_TAG] = dirty
+            tags[mt.MLFLOW_GIT_DIRTY] = str(git["dirty"]).lower()  # MLflow writes its dirty flag as "true"/"false"
+    dirty = provenance.dirty(record)  # the repository's, or code from outside it that no clean checkout holds
+    if dirty is not None:
+        tags[DIRTY_TAG] = str(dirty).lower()
     for key, name in ((mt.MLFLOW_USER, "user"), (CODE_DIGEST_TAG, "code_digest")):
         if isinstance(record.get(name), str) and record[name]:
             tags[key] = record[name]

@@ -325,7 +325,7 @@ def main(argv: list[str] | None = None) -> int:
             cmd = sweep_command(plan, role, args.scale, args.results_dir, sweep_args)
             why, cells = why_not_fresh(Path(args.results_dir) / "sweeps" / sweep_name(plan, role, args.scale), cmd[3:])
             if why is None:
-                print(f"[reproduce] sweep {role}: all {cells} cells fresh (code, inputs, conf/ and cells unchanged since "
+                print(f"[reproduce] sweep {role}: all {cells} cells fresh (code, inputs, config files and cells unchanged since "
                       "it last ran), not started", flush=True)
                 continue
             code = run_sweep(cmd, role)
