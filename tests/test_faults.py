@@ -25,7 +25,7 @@ from types import SimpleNamespace
 import pandas as pd
 import pytest
 
-from fairsim.experiment.collect import collect, complete_cells
+from fairsim.experiment.collect import IDENTITY_COLUMNS, collect, complete_cells
 from fairsim.experiment.compose import compose_config
 from fairsim.experiment.single import RunOutput, run_config, write_results
 from fairsim.experiment.sweep import TRACKER_WARNINGS
@@ -144,7 +144,8 @@ def assert_every_cell_once(results: Path, name: str) -> None:
         summary = json.loads((sweep_dir / cell / "summary.json").read_text())
         own = pd.read_parquet(sweep_dir / cell / "jobs.parquet")
         assert summary["num_jobs"] == summary["finished_jobs"] == len(own) == int(cell.split(",")[0].split("=")[1])
-        pd.testing.assert_frame_equal(jobs[jobs["cell"] == cell].drop(columns="cell").reset_index(drop=True), own)
+        mine = jobs[jobs["cell"] == cell].drop(columns=list(IDENTITY_COLUMNS)).reset_index(drop=True)
+        pd.testing.assert_frame_equal(mine, own)
 
 
 @pytest.mark.slow
@@ -329,7 +330,7 @@ def test_crash_while_collecting_keeps_previous_results_parquet(tmp_path, tiny_ru
     tiny_cell(tiny_run, sweep / "seed=0")
     collect(sweep)
     before = (sweep / "results.parquet").read_bytes()
-    tiny_cell(tiny_run, sweep / "seed=1")
+    write_results(tiny_run, sweep / "seed=1", compose_config([*TINY, "+tag=b"]))  # another config: another cell
     monkeypatch.setattr(pd.DataFrame, "to_parquet", half_then_crash)
     with pytest.raises(OSError):
         collect(sweep)
