@@ -21,6 +21,7 @@ from fairsim.experiment.run_folder import identity_digest, identity_lock, identi
 from fairsim.experiment.single import run_config, write_results
 from fairsim.experiment.sweep import claim_cell, config_text
 from fairsim.experiment.tracking import _client, ensure_store, logged_cells
+from fairsim.figures.sweep_summary import draw
 
 from conftest import ROOT, run_py_command
 
@@ -181,6 +182,47 @@ def test_damaged_cells_are_recomputed_and_collected(results, run_py):
     assert computed(again.stdout) == 2 and again.stdout.count("skipped (complete)") == 2
     assert sorted(pd.read_parquet(sweep_dir / "results.parquet")["cell"]) == CELLS
     assert logged_cells(results, name) == CELLS
+
+
+@pytest.mark.slow
+def test_spellings_of_one_cell_share_its_folder_row_and_mlflow_run(results, run_py):
+    """Two cells with load left at its default (made here as a sweep made them before its index
+    existed), then the sweep with load=1 and load=1.0 (each spelling's jobs running at once on the
+    workers): 2 cells, 2 folders, 2 rows, 2 MLflow runs, nothing recomputed."""
+    name, grid = "spellings", ["policy=fifo", "seed=0,1", "num_jobs=20"]
+    sweep_dir = results / "sweeps" / name
+    cells = [f"num_jobs=20,policy=fifo,seed={s}" for s in (0, 1)]
+    for seed, cell in enumerate(cells):
+        cfg = compose_config(["policy=fifo", f"seed={seed}", "num_jobs=20", f"sweep_name={name}", f"results_dir={results}"])
+        write_results(run_config(cfg), sweep_dir / cell, cfg)
+    again = sweep(run_py, results, name, *grid, "load=1,1.0")
+    assert again.returncode == 0, again.stdout[-2000:] + again.stderr[-2000:]
+    assert computed(again.stdout) == 0 and again.stdout.count("skipped (complete)") == 4
+    assert "warning" not in again.stdout
+    assert sorted(p.name for p in sweep_dir.iterdir() if p.is_dir() and not p.name.startswith(".")) == cells
+    assert sorted(pd.read_parquet(sweep_dir / "results.parquet")["cell"]) == cells
+    assert active_runs(results, name) == cells
+
+
+@pytest.mark.slow
+def test_a_sweep_of_long_overrides_fits_its_folder_names_and_draws_its_settings(results, run_py):
+    """Many long overrides (the cell's name would pass 255 bytes) and a policy option swept: the
+    names are cut with a digest, the option is a column of results.parquet and jobs.parquet, and
+    the summary figure draws one series per value."""
+    name = "long"
+    extra = [f"+a_setting_with_a_rather_long_name_{i}=and_a_rather_long_value_{i}" for i in range(8)]
+    proc = sweep(run_py, results, name, "policy=fifo", "num_jobs=10", "policy.backfill=true,false", *extra)
+    assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]
+    sweep_dir = results / "sweeps" / name
+    table = pd.read_parquet(sweep_dir / "results.parquet")
+    assert len(table) == 2 and all(len(c.encode()) <= 255 and c.startswith("+a_setting") for c in table["cell"])
+    assert sorted(table["policy.backfill"]) == [False, True]
+    jobs = pd.read_parquet(sweep_dir / "jobs.parquet")
+    assert jobs.groupby("policy.backfill").size().to_dict() == {False: 10, True: 10}
+    *_, csv = draw(sweep_dir)
+    data = pd.read_csv(csv)
+    assert sorted(data.loc[data["metric"] == "avg_jct_h", "policy.backfill"]) == [False, True]
+    assert active_runs(results, name) == sorted(table["cell"])
 
 
 def test_a_summary_that_disagrees_with_its_config_is_not_complete(tmp_path):
