@@ -146,17 +146,7 @@ def claim_cell(folder: Path, cfg: DictConfig) -> Iterator[Path | None]:
     named by this spelling) unless the sweep's index names another folder holding the same
     config, in which case ``folder`` is removed when it holds no results. If another sweep
     holds a lock, wait for it first and say so."""
-    from fairsim.experiment.provenance import sections, why_stale
-    from fairsim.experiment.run_folder import (
-        folder_identity,
-        folder_lock,
-        identity_digest,
-        identity_lock,
-        identity_of_text,
-        indexed_folder,
-        record_in_index,
-        why_incomplete,
-    )
+    from fairsim.experiment.run_folder import folder_lock, identity_digest, identity_lock, identity_of_text, record_in_index
 
     sweep_dir, cell = folder.parent, folder.name
     sweep = f"[sweep {sweep_dir.name}] {cell}"
@@ -164,25 +154,16 @@ def claim_cell(folder: Path, cfg: DictConfig) -> Iterator[Path | None]:
     digest = identity_digest(expected)
     tick = time.perf_counter()
     with _held(identity_lock(sweep_dir, digest), sweep) as waited_since:
-        home = indexed_folder(sweep_dir, digest)
-        target = home if home not in (None, folder) and folder_identity(folder) != expected \
-            and folder_identity(home) == expected else folder
+        target = _cell_folder(folder, digest, expected)
         with _held(folder_lock(sweep_dir, target.name), sweep) as also_since:
-            waited = _computed_since(target, min(filter(None, (waited_since, also_since)), default=None))
             if target != folder:
                 print(f"{sweep}: the same config as {target.name}: that folder is this cell", flush=True)
                 _remove_if_disposable(folder)
-            why = why_incomplete(target, expected)
-            if why is None:
-                why = why_stale(target, sections(cfg))
-                if why is not None and cfg.get("reuse_stale", False):
-                    print(f"{sweep}: reusing it stale (reuse_stale=true): {why}", flush=True)
-                    print(report_progress(sweep_dir, cell, time.perf_counter() - tick, REUSED), flush=True)
-                    record_in_index(sweep_dir, digest, target)
-                    yield None
-                    return
-            if why is None:  # computed while this one waited: by another sweep, or by a spelling of it in this one
-                status = WAITED if waited and target.name not in read_progress(progress_file(sweep_dir)) else SKIPPED
+            waited = _computed_since(target, min(filter(None, (waited_since, also_since)), default=None))
+            why, kept_stale = _why_run(target, cfg, expected, sweep)
+            if why is None:  # waited: computed by another sweep, or by a spelling of it in this one (skipped, then)
+                status = REUSED if kept_stale else WAITED if waited and target.name not in read_progress(
+                    progress_file(sweep_dir)) else SKIPPED
                 print(report_progress(sweep_dir, cell, time.perf_counter() - tick, status), flush=True)
                 record_in_index(sweep_dir, digest, target)
                 yield None
@@ -198,6 +179,33 @@ def claim_cell(folder: Path, cfg: DictConfig) -> Iterator[Path | None]:
             finally:
                 if (target / SUMMARY).is_file():
                     record_in_index(sweep_dir, digest, target)
+
+
+def _cell_folder(folder: Path, digest: str, expected: dict) -> Path:
+    """Where the cell of identity ``digest`` lives: ``folder`` (this spelling's) if it holds that
+    config or no folder of the sweep does, else the folder the sweep's index names for it."""
+    from fairsim.experiment.run_folder import folder_identity, indexed_folder
+
+    home = indexed_folder(folder.parent, digest)
+    if home in (None, folder) or folder_identity(folder) == expected or folder_identity(home) != expected:
+        return folder
+    return home
+
+
+def _why_run(folder: Path, cfg: DictConfig, expected: dict, sweep: str) -> tuple[str | None, bool]:
+    """Why the cell in ``folder`` must run (None: complete and fresh, or kept stale with
+    reuse_stale=true, said in a line), and whether it is kept stale."""
+    from fairsim.experiment.provenance import sections, why_stale
+    from fairsim.experiment.run_folder import why_incomplete
+
+    why = why_incomplete(folder, expected)
+    if why is not None:
+        return why, False
+    stale = why_stale(folder, sections(cfg))
+    if stale is not None and cfg.get("reuse_stale", False):
+        print(f"{sweep}: reusing it stale (reuse_stale=true): {stale}", flush=True)
+        return None, True
+    return stale, False
 
 
 @contextmanager
