@@ -137,6 +137,16 @@ def test_results_have_a_column_per_varying_key_and_jobs_their_cells_identity(opt
     assert {"cell", "policy", "seed", "policy.backfill"} <= set(tenants.columns)
 
 
+def test_a_per_job_column_named_like_an_identity_column_is_refused(tmp_path):
+    """The sweep's tables put the cell's labels beside each job's own columns: a job column of the
+    same name (a metric someone adds) must fail the collection, not be overwritten."""
+    cell = write_cell(tmp_path / "policy=fifo", TINY)
+    jobs = pd.read_parquet(cell / "jobs.parquet")
+    jobs.assign(seed=7).to_parquet(cell / "jobs.parquet", index=False)
+    with pytest.raises(ValueError, match="jobs.parquet of .* has columns named like a cell's identity: seed"):
+        collect(tmp_path)
+
+
 def test_distinct_settings_are_the_keys_that_split_cells_of_one_preset():
     base = {"policy": ["fifo", "fifo", "srtf", "srtf"], "load": [1.0] * 4, "seed": [0, 1, 0, 1],
             "policy.backfill": [True, True, None, None], "workload": ["philly"] * 4}

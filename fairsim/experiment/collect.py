@@ -33,7 +33,6 @@ from typing import Any, Sequence
 
 import numpy as np
 import pandas as pd
-import yaml
 
 from fairsim.experiment import provenance
 from fairsim.experiment.run_folder import (

@@ -38,7 +38,25 @@ from typing import TYPE_CHECKING, Iterator
 from hydra.experimental.callback import Callback
 from omegaconf import DictConfig, OmegaConf
 
-from fairsim.experiment.run_folder import CONFIG, FAILED, HYDRA_DIR, JOBS, RESULTS, RUN_LOG, SUMMARY, cell_name
+from fairsim.experiment.run_folder import (
+    CONFIG,
+    FAILED,
+    HYDRA_DIR,
+    JOBS,
+    RESULTS,
+    RUN_LOG,
+    SUMMARY,
+    cell_name,
+    folder_identity,
+    folder_lock,
+    identity_digest,
+    identity_lock,
+    identity_of_text,
+    index_sweep,
+    indexed_folder,
+    record_in_index,
+    why_incomplete,
+)
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -146,8 +164,6 @@ def claim_cell(folder: Path, cfg: DictConfig) -> Iterator[Path | None]:
     named by this spelling) unless the sweep's index names another folder holding the same
     config, in which case ``folder`` is removed when it holds no results. If another sweep
     holds a lock, wait for it first and say so."""
-    from fairsim.experiment.run_folder import folder_lock, identity_digest, identity_lock, identity_of_text, record_in_index
-
     sweep_dir, cell = folder.parent, folder.name
     sweep = f"[sweep {sweep_dir.name}] {cell}"
     expected = identity_of_text(config_text(cfg))
@@ -184,8 +200,6 @@ def claim_cell(folder: Path, cfg: DictConfig) -> Iterator[Path | None]:
 def _cell_folder(folder: Path, digest: str, expected: dict) -> Path:
     """Where the cell of identity ``digest`` lives: ``folder`` (this spelling's) if it holds that
     config or no folder of the sweep does, else the folder the sweep's index names for it."""
-    from fairsim.experiment.run_folder import folder_identity, indexed_folder
-
     home = indexed_folder(folder.parent, digest)
     if home in (None, folder) or folder_identity(folder) == expected or folder_identity(home) != expected:
         return folder
@@ -196,7 +210,6 @@ def _why_run(folder: Path, cfg: DictConfig, expected: dict, sweep: str) -> tuple
     """Why the cell in ``folder`` must run (None: complete and fresh, or kept stale with
     reuse_stale=true, said in a line), and whether it is kept stale."""
     from fairsim.experiment.provenance import sections, why_stale
-    from fairsim.experiment.run_folder import why_incomplete
 
     why = why_incomplete(folder, expected)
     if why is not None:
@@ -439,7 +452,6 @@ class SweepCallback(Callback):
 
     def on_multirun_start(self, config: DictConfig, **kwargs) -> None:
         from fairsim.experiment.interrupt import hold_ctrl_c, on_ctrl_c, release_ctrl_c
-        from fairsim.experiment.run_folder import index_sweep
         from fairsim.experiment.tracking import ensure_store, store_error_line
 
         self.started = time.perf_counter()
