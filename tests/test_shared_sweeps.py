@@ -205,6 +205,28 @@ def test_spellings_of_one_cell_share_its_folder_row_and_mlflow_run(results, run_
 
 
 @pytest.mark.slow
+def test_duplicates_from_before_are_collected_and_logged_once(results):
+    """Two folders of one config, both logged to MLflow before a sweep kept one folder per config:
+    the collection keeps the first, names the other, and deletes the other's MLflow run."""
+    from fairsim.experiment.sweep import collect_and_log
+    from fairsim.experiment.tracking import log_sweep
+
+    name = "duplicates"
+    sweep_dir = results / "sweeps" / name
+    folders = [sweep_dir / "load=1,num_jobs=10,policy=fifo", sweep_dir / "num_jobs=10,policy=fifo"]
+    cfg = compose_config(["policy=fifo", "num_jobs=10"])
+    out = run_config(cfg)
+    for folder in folders:
+        write_results(out, folder, cfg)
+    assert log_sweep(results, name, folders) == 2  # as an older sweep logged them
+    done = collect_and_log(sweep_dir, results)
+    assert [c.name for c in done.cells] == [folders[0].name]
+    assert done.incomplete == {folders[1].name: f"the same config as {folders[0].name} (one row per config; this "
+                                                "folder is not collected)"}
+    assert active_runs(results, name) == [folders[0].name]
+
+
+@pytest.mark.slow
 def test_a_sweep_of_long_overrides_fits_its_folder_names_and_draws_its_settings(results, run_py):
     """Many long overrides (the cell's name would pass 255 bytes) and a policy option swept: the
     names are cut with a digest, the option is a column of results.parquet and jobs.parquet, and
