@@ -32,10 +32,9 @@ def main(cfg: DictConfig) -> None:
         return run(cfg, folder, "", in_sweep=False)
     from fairsim.experiment.sweep import claim_cell
 
-    cell = hydra_cfg.job.override_dirname or "default"
-    with claim_cell(folder, cell, cfg) as must_run:  # the cell's lock: one sweep runs it, others wait
-        if must_run:
-            run(cfg, folder, cell, in_sweep=True)
+    with claim_cell(folder, cfg) as home:  # the cell's locks: one sweep runs it, others wait; None: complete
+        if home is not None:  # the folder holding this config (another spelling's), else this spelling's own
+            run(cfg, home, folder.name, in_sweep=True)  # progress is counted per spelling, as the grid counts cells
 
 
 def run(cfg: DictConfig, folder: Path, cell: str, in_sweep: bool) -> None:

@@ -26,7 +26,7 @@ from types import SimpleNamespace
 import pandas as pd
 import pytest
 
-from fairsim.experiment.collect import collect, complete_cells
+from fairsim.experiment.collect import IDENTITY_COLUMNS, collect, complete_cells
 from fairsim.experiment.compose import compose_config
 from fairsim.experiment.single import RunOutput, run_config, write_results
 from fairsim.experiment.sweep import TRACKER_WARNINGS
@@ -145,7 +145,10 @@ def assert_every_cell_once(results: Path, name: str) -> None:
         summary = json.loads((sweep_dir / cell / "summary.json").read_text())
         own = pd.read_parquet(sweep_dir / cell / "jobs.parquet")
         assert summary["num_jobs"] == summary["finished_jobs"] == len(own) == int(cell.split(",")[0].split("=")[1])
-        pd.testing.assert_frame_equal(jobs[jobs["cell"] == cell].drop(columns="cell").reset_index(drop=True), own)
+        labels = [c for c in jobs if c not in own]  # the cell's identity: its labels and the keys that set it apart
+        assert set(labels) - set(IDENTITY_COLUMNS) <= {c for c in labels if "." in c}
+        mine = jobs[jobs["cell"] == cell].drop(columns=labels).reset_index(drop=True)
+        pd.testing.assert_frame_equal(mine, own)
 
 
 @pytest.mark.slow
@@ -306,9 +309,10 @@ def tiny_run() -> RunOutput:
     return run_config(compose_config(TINY))
 
 
-def tiny_cell(run: RunOutput, folder: Path) -> Path:
-    """A complete cell: result files and the config they came from."""
-    return write_results(run, folder, compose_config(TINY))
+def tiny_cell(run: RunOutput, folder: Path, *extra: str) -> Path:
+    """A complete cell: result files and the config they came from (``extra`` overrides make it
+    another cell, e.g. ``+tag=b``: a sweep keeps one cell per config)."""
+    return write_results(run, folder, compose_config([*TINY, *extra]))
 
 
 def test_crash_while_writing_a_run_keeps_previous_files_and_no_summary(tmp_path, tiny_run, monkeypatch):
@@ -331,7 +335,7 @@ def test_crash_while_collecting_keeps_previous_results_parquet(tmp_path, tiny_ru
     tiny_cell(tiny_run, sweep / "seed=0")
     collect(sweep)
     before = (sweep / "results.parquet").read_bytes()
-    tiny_cell(tiny_run, sweep / "seed=1")
+    tiny_cell(tiny_run, sweep / "seed=1", "+tag=b")
     monkeypatch.setattr(pd.DataFrame, "to_parquet", half_then_crash)
     with pytest.raises(OSError):
         collect(sweep)
@@ -373,7 +377,7 @@ def test_mlflow_logging_cut_off_is_repaired_exactly_once(results, tiny_run, monk
 
     sweep = results / "sweeps" / "log_cut"
     for seed in range(3):
-        tiny_cell(tiny_run, sweep / f"seed={seed}")
+        tiny_cell(tiny_run, sweep / f"seed={seed}", f"+tag={seed}")
     _, cells = collect(sweep)
     real = MlflowClient.set_terminated
     calls = {"n": 0}

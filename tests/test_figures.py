@@ -206,5 +206,7 @@ def test_sweep_summary_names_hours_as_hours(tmp_path):
     sweep_summary.draw(tmp_path / "sw")
     data = pd.read_csv(tmp_path / "sw" / "figures" / "data" / "summary.csv")
     assert set(data["metric"]) == {"avg_jct_h", "rho_fluid_mean"}
-    jct = data[(data["metric"] == "avg_jct_h") & (data["policy"] == "gavel")]
-    assert jct["mean"].item() == pytest.approx((200 + 400 + 150 + 160) / 4 / 3600)
+    jct = data[(data["metric"] == "avg_jct_h") & (data["policy"] == "gavel")].set_index("workload")
+    # the two traces are distinct settings, each its own series over its own seeds, never pooled
+    assert jct.loc["trace1", "mean"] == pytest.approx((200 + 400) / 2 / 3600, rel=1e-5) and jct.loc["trace1", "n"] == 2
+    assert jct.loc["trace2", "mean"] == pytest.approx((150 + 160) / 2 / 3600, rel=1e-5)

@@ -67,8 +67,8 @@ def ctrl_c(proc: subprocess.Popen, whole_group: bool = True) -> tuple[str, str]:
 
 
 def running_long_cell(sweep_dir) -> bool:
-    """At least one cell complete and a long one started (its lock taken)."""
-    return sweep_dir.is_dir() and bool(complete_cells(sweep_dir)) and any((sweep_dir / c / ".lock").exists() for c in LONG)
+    """At least one cell complete and a long one started (Hydra made its folder)."""
+    return sweep_dir.is_dir() and bool(complete_cells(sweep_dir)) and any((sweep_dir / c / ".hydra").exists() for c in LONG)
 
 
 def end(proc: subprocess.Popen, started: list[int]) -> None:
@@ -259,7 +259,7 @@ def test_ctrl_c_ends_reproduce_after_its_sweep_has_collected(results, tmp_path):
     started: list[int] = []
     try:
         wait_for(lambda: (sweep_dir.is_dir() and bool(complete_cells(sweep_dir))
-                          and any((sweep_dir / c / ".lock").exists() for c in long_cells)) or proc.poll() is not None,
+                          and any((sweep_dir / c / ".hydra").exists() for c in long_cells)) or proc.poll() is not None,
                  300, "a complete cell and a long one running")
         assert proc.poll() is None, proc.communicate()
         started = descendants(proc.pid)

@@ -112,18 +112,23 @@ def test_a_changed_input_file_makes_the_cell_stale(tmp_path):
     assert "is gone" in provenance.why_stale(cell, {"policy": preset("policy", "fifo")})
 
 
-def test_identity_is_the_declared_keys_only(tiny_cell, tmp_path):
-    """A key outside the identity (a new bookkeeping key) leaves the cell complete; a changed
-    policy option does not."""
+def test_identity_is_the_config_without_bookkeeping(tiny_cell, tmp_path):
+    """Where results go and how a sweep treats them leave the cell complete, and so does a whole
+    float for its integer; any other key (a new one, a sim option) does not."""
     cell = tmp_path / "cell"
     shutil.copytree(tiny_cell, cell)
     current = identity_of_text(config_text(compose_config(TINY)))
     assert why_incomplete(cell, current) is None
     saved = yaml.safe_load((cell / "config.yaml").read_text())
-    (cell / "config.yaml").write_text(yaml.safe_dump({**saved, "a_new_bookkeeping_key": 1, "track": False}))
+    assert isinstance(saved["load"], float)
+    bookkeeping = {"track": False, "sweep_name": "elsewhere", "results_dir": "/elsewhere", "reuse_stale": True}
+    (cell / "config.yaml").write_text(yaml.safe_dump({**saved, **bookkeeping, "load": int(saved["load"])}))
     assert why_incomplete(cell, current) is None
+    (cell / "config.yaml").write_text(yaml.safe_dump({**saved, "a_new_key": 1}))
+    assert why_incomplete(cell, current) == "the config changed since it ran (a_new_key in config.yaml differ)"
     other = identity_of_text(config_text(compose_config(TINY + ["sim.round_len_s=60"])))
-    assert why_incomplete(cell, other) == "the config changed since it ran (sim in config.yaml differ)"
+    (cell / "config.yaml").write_text(yaml.safe_dump(saved))
+    assert why_incomplete(cell, other) == "the config changed since it ran (sim.round_len_s in config.yaml differ)"
 
 
 def test_results_parquet_marks_stale_cells(tiny_cell, tmp_path):
@@ -132,6 +137,8 @@ def test_results_parquet_marks_stale_cells(tiny_cell, tmp_path):
     sweep = tmp_path / "sweep"
     for name in ("a", "b"):
         shutil.copytree(tiny_cell, sweep / name)
+        saved = yaml.safe_load((sweep / name / "config.yaml").read_text())  # two cells: two configs (+tag=a, +tag=b)
+        (sweep / name / "config.yaml").write_text(yaml.safe_dump({**saved, "tag": name}))
     record = json.loads((sweep / "b" / PROVENANCE).read_text())
     (sweep / "b" / PROVENANCE).write_text(json.dumps({**record, "code_digest": "0" * 64}))
     table, _ = collect(sweep)
@@ -243,6 +250,8 @@ def test_no_stamp_when_cells_disagree_on_a_file(tiny_cell, tmp_path, section):
     sweep = tmp_path / "sweep"
     for name in ("a", "b"):
         shutil.copytree(tiny_cell, sweep / name)
+        saved = yaml.safe_load((sweep / name / "config.yaml").read_text())  # two cells: two configs (+tag=a, +tag=b)
+        (sweep / name / "config.yaml").write_text(yaml.safe_dump({**saved, "tag": name}))
     record = json.loads((sweep / "b" / PROVENANCE).read_text())
     assert record[section], f"the tiny cell records no {section}"
     first = sorted(record[section])[0]

@@ -73,9 +73,9 @@ def test_smoke_sweep_then_resume_runs_only_missing_cells(tmp_path, run_py):
     assert set(table["policy"]) == {"fifo", "srtf", "ours"}
     # the fluid fair-share T_id is the trace's, not the policy's: one value per job and load for all policies
     assert table["rho_fluid_mean"].notna().all()
-    jobs = pd.read_parquet(sweep_dir / "jobs.parquet")
-    jobs["load"] = jobs["cell"].str.split(",").str[0]
+    jobs = pd.read_parquet(sweep_dir / "jobs.parquet")  # each job carries its cell's identity: no join needed
     assert (jobs.groupby(["load", "job_id"])["t_id_fluid_s"].nunique() == 1).all()
+    assert sorted(jobs.groupby(["policy", "load"], observed=True).size().index) == sorted(zip(table["policy"], table["load"]))
     assert logged_cells(tmp_path, "smoke") == cells
     assert out.count("cells done") == 6
     # one cell lost its summary (as if its worker was killed): only it runs again

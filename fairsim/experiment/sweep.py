@@ -2,17 +2,22 @@
 Hydra callback that collects and logs.
 
 Layout: ``<results_dir>/sweeps/<sweep_name>/<cell>/`` where ``<cell>`` is the cell's overrides
-(``load=0.5,policy=ours``). A cell is complete by ``fairsim.experiment.run_folder.why_incomplete``
-(the collector's definition too) with the identity of the config it would run with now, and
-fresh by ``fairsim.experiment.provenance.why_stale`` (made by the simulating code and input files
-it would use now). A complete, fresh cell is skipped on a rerun; anything else runs again from
+(``load=0.5,policy=ours``; ``fairsim.experiment.run_folder.cell_name``, through the resolver
+``fairsim_cell`` in conf/hydra/fairsim.yaml). A cell is its identity, the config it composes
+(``run_folder.identity``): a spelling whose config a folder of the sweep already holds (``load=1``
+beside ``load=1.0``, or beside no load override) is that cell, and its own new folder is
+removed. A cell is complete by ``fairsim.experiment.run_folder.why_incomplete`` (the collector's
+definition too) with the identity of the config it would run with now, and fresh by
+``fairsim.experiment.provenance.why_stale`` (made by the simulating code and input files it
+would use now). A complete, fresh cell is skipped on a rerun; anything else runs again from
 scratch with one line saying why, except that ``reuse_stale=true`` keeps complete stale cells
 (each said in a line, and marked stale in results.parquet).
 
-Concurrency: a cell is decided and run while its lock (``<cell>/.lock``, ``filelock``) is held,
-so two sweeps of one grid compute each cell once: the second waits for a cell the first is
-running, then finds it complete. Every multirun keeps its own progress file
-(``.progress.<run id>``), so its summary says what it computed, skipped and waited for.
+Concurrency: a cell is decided and run while its identity's lock is held (and its folder's:
+``<sweep>/.cells/``, ``filelock``), so two sweeps of one grid, or two spellings of one cell in
+one sweep, compute it once: the second waits, then finds it complete. Every multirun keeps its
+own progress file (``.progress.<run id>``), so its summary says what it computed, skipped and
+waited for.
 """
 
 from __future__ import annotations
@@ -33,15 +38,35 @@ from typing import TYPE_CHECKING, Iterator
 from hydra.experimental.callback import Callback
 from omegaconf import DictConfig, OmegaConf
 
-from fairsim.experiment.run_folder import CONFIG, JOBS, RESULTS, SUMMARY
+from fairsim.experiment.run_folder import (
+    CONFIG,
+    FAILED,
+    HYDRA_DIR,
+    JOBS,
+    RESULTS,
+    RUN_LOG,
+    SUMMARY,
+    cell_name,
+    folder_identity,
+    folder_lock,
+    identity_digest,
+    identity_lock,
+    identity_of_text,
+    index_sweep,
+    indexed_folder,
+    record_in_index,
+    why_incomplete,
+)
 
 if TYPE_CHECKING:
     import pandas as pd
 
 PROGRESS = ".progress"
-CELL_LOCK = ".lock"
 COLLECT_LOCK = ".collect.lock"
-FAILED = "error.txt"
+CELL_RESOLVER = "fairsim_cell"  # ${fairsim_cell:${hydra:job.override_dirname}}: a cell's folder name (conf/hydra/fairsim.yaml)
+# what a spelling's own folder may hold and still be removed when its cell lives in another folder:
+# Hydra's record of the job, what the run printed, an earlier failure, a lock of the old layout
+DISPOSABLE = {HYDRA_DIR, RUN_LOG, FAILED, ".lock"}
 RUN_ENV = "FAIRSIM_SWEEP_RUN"  # this multirun's id: names its progress file (set in each cell's process)
 CELLS_ENV = "FAIRSIM_SWEEP_CELLS"  # cells in this multirun's grid, for the progress lines
 # a cell's outcome in its run's progress file
@@ -59,6 +84,17 @@ RESOURCE_ERRORS = {  # errno -> (what happened, what to do)
 
 def config_text(cfg: DictConfig) -> str:
     return OmegaConf.to_yaml(cfg, resolve=True)
+
+
+def register_cell_resolver() -> None:
+    """Let conf/hydra/fairsim.yaml name a cell's folder by ``run_folder.cell_name``. Done when
+    this module is imported: by run.py, and in every worker as it unpickles the sweep callback,
+    before Hydra resolves the job's folder."""
+    if not OmegaConf.has_resolver(CELL_RESOLVER):
+        OmegaConf.register_new_resolver(CELL_RESOLVER, cell_name)
+
+
+register_cell_resolver()
 
 
 # ---- progress ---------------------------------------------------------------------------------
@@ -138,47 +174,109 @@ def record_done(folder: Path, cell: str, seconds: float) -> None:
 # ---- one cell ---------------------------------------------------------------------------------
 
 @contextmanager
-def claim_cell(folder: Path, cell: str, cfg: DictConfig) -> Iterator[bool]:
-    """Hold the cell's lock and yield whether the cell must run (False: complete, reported as
-    skipped). If another sweep holds the lock, wait for it first and say so."""
+def claim_cell(folder: Path, cfg: DictConfig) -> Iterator[Path | None]:
+    """Hold the cell's locks and yield the folder to run it in, or None when it is complete
+    (reported as skipped). The cell is the config's identity: the folder is ``folder`` (Hydra's,
+    named by this spelling) unless the sweep's index names another folder holding the same
+    config, in which case ``folder`` is removed when it holds no results. If another sweep
+    holds a lock, wait for it first and say so."""
+    sweep_dir, cell = folder.parent, folder.name
+    sweep = f"[sweep {sweep_dir.name}] {cell}"
+    expected = identity_of_text(config_text(cfg))
+    digest = identity_digest(expected)
+    tick = time.perf_counter()
+    with _held(identity_lock(sweep_dir, digest), sweep) as waited_since:
+        target = _cell_folder(folder, digest, expected)
+        with _held(folder_lock(sweep_dir, target.name), sweep) as also_since:
+            if target != folder:
+                print(f"{sweep}: the same config as {target.name}: that folder is this cell", flush=True)
+                _remove_if_disposable(folder)
+            waited = _computed_since(target, min(filter(None, (waited_since, also_since)), default=None))
+            why, kept_stale = _why_run(target, cfg, expected, sweep)
+            if why is None:  # waited: computed by another sweep, or by a spelling of it in this one (skipped, then)
+                status = REUSED if kept_stale else WAITED if waited and target.name not in read_progress(
+                    progress_file(sweep_dir)) else SKIPPED
+                print(report_progress(sweep_dir, cell, time.perf_counter() - tick, status), flush=True)
+                record_in_index(sweep_dir, digest, target)
+                yield None
+                return
+            if waited:
+                print(f"{sweep}: the other sweep did not complete it ({why}); running it here", flush=True)
+            elif (target / FAILED).exists():
+                print(f"{sweep}: failed before (see {target / FAILED}); running it again", flush=True)
+            elif any((target / name).exists() for name in (SUMMARY, CONFIG, JOBS)):
+                print(f"{sweep}: recomputing: {why}", flush=True)
+            try:
+                yield target
+            finally:
+                if (target / SUMMARY).is_file():
+                    record_in_index(sweep_dir, digest, target)
+
+
+def _cell_folder(folder: Path, digest: str, expected: dict) -> Path:
+    """Where the cell of identity ``digest`` lives: ``folder`` (this spelling's) if it holds that
+    config or no folder of the sweep does, else the folder the sweep's index names for it."""
+    home = indexed_folder(folder.parent, digest)
+    if home in (None, folder) or folder_identity(folder) == expected or folder_identity(home) != expected:
+        return folder
+    return home
+
+
+def _why_run(folder: Path, cfg: DictConfig, expected: dict, sweep: str) -> tuple[str | None, bool]:
+    """Why the cell in ``folder`` must run (None: complete and fresh, or kept stale with
+    reuse_stale=true, said in a line), and whether it is kept stale."""
+    from fairsim.experiment.provenance import sections, why_stale
+
+    why = why_incomplete(folder, expected)
+    if why is not None:
+        return why, False
+    stale = why_stale(folder, sections(cfg))
+    if stale is not None and cfg.get("reuse_stale", False):
+        print(f"{sweep}: reusing it stale (reuse_stale=true): {stale}", flush=True)
+        return None, True
+    return stale, False
+
+
+@contextmanager
+def _held(path: Path, sweep: str) -> Iterator[float | None]:
+    """Hold the lock file ``path``; yield when this process began waiting for another holder
+    (``time.time()``, said in a line), or None when it did not wait."""
     from filelock import FileLock, Timeout
 
-    from fairsim.experiment.provenance import sections, why_stale
-    from fairsim.experiment.run_folder import identity_of_text, why_incomplete
-
-    sweep = f"[sweep {folder.parent.name}] {cell}"
-    folder.mkdir(parents=True, exist_ok=True)
-    lock = FileLock(folder / CELL_LOCK)
-    tick = time.perf_counter()
-    waited = False
+    path.parent.mkdir(parents=True, exist_ok=True)
+    lock = FileLock(path)
+    since = None
     try:
         lock.acquire(blocking=False)
     except Timeout:
-        print(f"{sweep}: another sweep is running this cell; waiting for it", flush=True)
+        since = time.time()
+        print(f"{sweep}: another sweep or worker is running this cell; waiting for it", flush=True)
         lock.acquire()
-        waited = True
     try:
-        why = why_incomplete(folder, identity_of_text(config_text(cfg)))
-        if why is None:
-            why = why_stale(folder, sections(cfg))
-            if why is not None and cfg.get("reuse_stale", False):
-                print(f"{sweep}: reusing it stale (reuse_stale=true): {why}", flush=True)
-                print(report_progress(folder.parent, cell, time.perf_counter() - tick, REUSED), flush=True)
-                yield False
-                return
-        if why is None:
-            print(report_progress(folder.parent, cell, time.perf_counter() - tick, WAITED if waited else SKIPPED), flush=True)
-            yield False
-            return
-        if waited:
-            print(f"{sweep}: the other sweep did not complete it ({why}); running it here", flush=True)
-        elif (folder / FAILED).exists():
-            print(f"{sweep}: failed before (see {folder / FAILED}); running it again", flush=True)
-        elif any((folder / name).exists() for name in (SUMMARY, CONFIG, JOBS)):
-            print(f"{sweep}: recomputing: {why}", flush=True)
-        yield True
+        yield since
     finally:
         lock.release()
+
+
+def _computed_since(folder: Path, since: float | None) -> bool:
+    """Whether ``folder``'s summary was written after ``since`` (a wait that ended with the cell
+    computed, not one behind another's check of a complete cell)."""
+    try:
+        return since is not None and (folder / SUMMARY).stat().st_mtime >= since
+    except OSError:
+        return False
+
+
+def _remove_if_disposable(folder: Path) -> None:
+    """Remove a spelling's own folder when it holds nothing but what Hydra and a run that never
+    finished leave (its cell lives in another folder); anything else stays where it is."""
+    import shutil
+
+    try:
+        if folder.is_dir() and {p.name for p in folder.iterdir()} <= DISPOSABLE:
+            shutil.rmtree(folder)
+    except OSError:
+        pass  # a folder left behind is not collected (no results); never worth failing the cell for
 
 
 def watch_parent(parent_pid: int, parent_host: str, poll_s: float = 0.5) -> None:
@@ -333,7 +431,7 @@ class Collected:
 
     table: pd.DataFrame
     cells: list[Path]
-    incomplete: dict[str, str]
+    incomplete: dict[str, str]  # incomplete cell folders, and complete ones holding another's config
     logged: int
     store_error: str | None
     runs_table: str | None = None
@@ -352,18 +450,18 @@ def collect_and_log(sweep_dir: Path, results_dir: Path, store_error: str | None 
     sweep_dir = Path(sweep_dir)
     try:
         with FileLock(sweep_dir / COLLECT_LOCK):  # two sweeps ending together write whole, consistent tables
-            cells, incomplete = survey(sweep_dir)
+            cells, incomplete, duplicates = survey(sweep_dir)
             table, cells = collect(sweep_dir, cells)
     except OSError as exc:
         fail(resource_error_line(exc, sweep_dir) or f"error: collecting {sweep_dir}: {exc}")
     logged, runs_table = 0, None
     if store_error is None:
         try:
-            logged = log_sweep(results_dir, sweep_dir.name, cells)
+            logged = log_sweep(results_dir, sweep_dir.name, cells, drop=list(duplicates))
             runs_table = experiment_url(results_dir, sweep_dir.name)
         except Exception as exc:
             store_error = store_error_line(results_dir, exc)
-    return Collected(table, cells, incomplete, logged, store_error, runs_table)
+    return Collected(table, cells, {**incomplete, **duplicates}, logged, store_error, runs_table)
 
 
 class SweepCallback(Callback):
@@ -399,6 +497,7 @@ class SweepCallback(Callback):
             sweep_dir.mkdir(parents=True, exist_ok=True)
             remove_orphaned_progress(sweep_dir)
             progress_file(sweep_dir, self.run_id).touch()  # also proves the folder writable before any cell runs
+            index_sweep(sweep_dir)  # cell folders made before the sweep's index existed: a spelling of theirs finds them
         except OSError as exc:
             fail(resource_error_line(exc, sweep_dir) or f"error: cannot prepare the sweep folder {sweep_dir}: {exc}")
         self._export()

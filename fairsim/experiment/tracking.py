@@ -48,7 +48,7 @@ from urllib.request import url2pathname
 import yaml
 
 from fairsim.experiment import provenance
-from fairsim.experiment.run_folder import CONFIG, PROVENANCE, RUN_LOG, SUMMARY
+from fairsim.experiment.run_folder import CONFIG, PROVENANCE, RUN_LOG, SUMMARY, flatten
 
 CELL_TAG = "fairsim.cell"
 SWEEP_TAG = "fairsim.sweep"
@@ -158,21 +158,11 @@ def experiment_url(results_dir: Path, name: str, address: str = UI_ADDRESS) -> s
     return None if exp is None else runs_url(exp.experiment_id, address)
 
 
-def _flatten(d, prefix: str = "") -> dict[str, str]:
-    out = {}
-    for k, v in (d or {}).items():
-        key = f"{prefix}{k}"
-        if isinstance(v, dict):
-            out.update(_flatten(v, key + "."))
-        else:
-            out[key] = str(v)[:500]
-    return out
-
-
-def log_sweep(results_dir: Path, sweep_name: str, cells: list[Path]) -> int:
-    """Log every complete cell that is not yet in MLflow. Returns the number of runs logged."""
+def log_sweep(results_dir: Path, sweep_name: str, cells: list[Path], drop: list[str] = ()) -> int:
+    """Log every complete cell that is not yet in MLflow, and delete the runs of the folders in
+    ``drop`` (another folder holds their config). Returns the number of runs logged."""
     with store_lock(results_dir):
-        return _log_sweep(results_dir, sweep_name, cells)
+        return _log_sweep(results_dir, sweep_name, cells, set(drop))
 
 
 def _ms(stamp) -> int | None:
@@ -234,7 +224,7 @@ def _delete_run(client, run, results_dir: Path) -> None:
         shutil.rmtree(path.parent if path.name == "artifacts" else path, ignore_errors=True)
 
 
-def _log_sweep(results_dir: Path, sweep_name: str, cells: list[Path]) -> int:
+def _log_sweep(results_dir: Path, sweep_name: str, cells: list[Path], drop: set[str]) -> int:
     from mlflow.entities import Metric, Param, RunStatus
     from mlflow.store.artifact.artifact_repository_registry import get_artifact_repository
 
@@ -245,10 +235,10 @@ def _log_sweep(results_dir: Path, sweep_name: str, cells: list[Path]) -> int:
         cell = run.data.tags.get(CELL_TAG)
         if cell is None:
             continue
-        if run.info.status == RunStatus.to_string(RunStatus.FINISHED) and cell not in logged:
+        if run.info.status == RunStatus.to_string(RunStatus.FINISHED) and cell not in logged and cell not in drop:
             logged[cell] = run
         else:
-            _delete_run(client, run, results_dir)  # torn or duplicate: the cell is logged afresh below
+            _delete_run(client, run, results_dir)  # torn, duplicate or a dropped folder's: the cell is logged afresh below
     count = 0
     for cell in cells:
         record = provenance.read(cell)
@@ -263,7 +253,7 @@ def _log_sweep(results_dir: Path, sweep_name: str, cells: list[Path]) -> int:
         run_id = run.info.run_id
         metrics = [Metric(k, float(v), end or 0, 0) for k, v in sorted(summary.items())
                    if isinstance(v, (int, float)) and not isinstance(v, bool) and v is not None and math.isfinite(float(v))]
-        params = [Param(k, v) for k, v in sorted(_flatten(cfg).items())]
+        params = [Param(k, str(v)[:500]) for k, v in sorted(flatten(cfg).items())]
         for i in range(0, max(len(params), len(metrics)), 100):  # MLflow caps a batch at 100 params
             client.log_batch(run_id, metrics=metrics[i:i + 100], params=params[i:i + 100])
         # the repository of the run's own artifact URI: client.log_artifact would read the run back first

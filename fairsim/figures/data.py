@@ -36,10 +36,14 @@ class SweepData:
         return cls(folder.name, folder, pd.read_parquet(path))
 
     def jobs(self) -> pd.DataFrame:
-        """Every job of every cell, labelled with its cell's policy, workload, cluster and seed."""
+        """Every job of every cell, labelled with its cell's policy, workload, cluster and seed
+        (the sweep's jobs.parquet carries them; one collected before it did gets them from the cells)."""
         if self._jobs is None:
             jobs = pd.read_parquet(self.folder / JOBS)
-            self._jobs = jobs.merge(self.cells[["cell", *LABELS]], on="cell", how="inner", validate="many_to_one")
+            missing = [k for k in LABELS if k not in jobs]
+            if missing:
+                jobs = jobs.merge(self.cells[["cell", *missing]], on="cell", how="inner", validate="many_to_one")
+            self._jobs = jobs[jobs["cell"].isin(self.cells["cell"])]
         return self._jobs
 
     def setting(self, key: str) -> pd.Series:

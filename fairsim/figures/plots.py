@@ -11,6 +11,8 @@ import pandas as pd
 import seaborn as sns
 from matplotlib.ticker import FuncFormatter, LogLocator, MaxNLocator, NullFormatter
 
+from fairsim.errors import require
+from fairsim.experiment.collect import distinct_settings
 from fairsim.figures import portable, style
 from fairsim.figures.reference import PaperValue, matching
 from fairsim.figures.stats import (
@@ -287,6 +289,14 @@ def with_paper(table: pd.DataFrame, paper_rows: list[dict]) -> pd.DataFrame:
     return pd.concat([table.assign(source="ours"), paper.assign(source="paper")], ignore_index=True)
 
 
+def refuse_settings(cells: pd.DataFrame, axes: Sequence[str], folder) -> None:
+    """One-line refusal of a sweep whose cells vary beyond what the figure draws (``axes``; the
+    seeds pooled): it would pool distinct settings as seeds."""
+    settings = distinct_settings(cells, axes)
+    require(not settings, str(folder), "settings", f"{', '.join(settings)} vary beyond {', '.join(axes)}: this figure "
+            "would pool them as seeds; draw a sweep that varies only those")
+
+
 def distribution_figure(sweep, job_value: str, xlabel: str, panels: dict[str, tuple[str, str]], out_dir, stem: str,
                         title: str, scale: float = 1.0, xscale: str = "linear", cdf_reference: float | None = None,
                         extra_panel: Callable | None = None, paper: Sequence[PaperValue] = ()) -> list:
@@ -297,6 +307,7 @@ def distribution_figure(sweep, job_value: str, xlabel: str, panels: dict[str, tu
     if xscale not in ("linear", "log", "symlog"):
         raise ValueError(f"xscale must be linear, log or symlog, got {xscale!r}")
     cells = sweep.cells
+    refuse_settings(cells, ("policy", "workload", "seed"), sweep.folder)
     jobs = sweep.jobs()
     policies = style.policy_order(cells["policy"])
     workloads = style.workload_order(cells["workload"])

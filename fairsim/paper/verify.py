@@ -14,23 +14,16 @@ Python and package versions) and a digest of its per-job table plus one short di
 from __future__ import annotations
 
 import argparse
-import hashlib
 import json
 import sys
 import time
 from pathlib import Path
-
-import yaml
 
 from fairsim.errors import InputError, require
 from fairsim.paper.reproduce import ROOT, load_plan, sweep_name
 from fairsim.paper.values import PLAN
 
 KEPT = ("code_digest", "git", "inputs", "python", "packages")  # of a cell's provenance: no host, user or times
-
-
-def identity_digest(identity: dict) -> str:
-    return hashlib.sha256(yaml.safe_dump(identity, sort_keys=True).encode()).hexdigest()
 
 
 def cell_overrides(plan: dict, role: str, cell: str) -> list[str]:
@@ -67,7 +60,7 @@ def write(plan: dict, results_dir: Path, manifest: Path) -> int:
 
     from fairsim.experiment import provenance
     from fairsim.experiment.digest import job_digests, table_digest
-    from fairsim.experiment.run_folder import CONFIG, JOBS, identity_of_text, why_incomplete
+    from fairsim.experiment.run_folder import CONFIG, JOBS, identity_digest, identity_of_text, why_incomplete
 
     cells = []
     for item in sample(plan, results_dir):
@@ -92,7 +85,7 @@ def recompute(overrides: list[str]) -> dict:
     """Run one cell as a sweep would and digest its per-job table."""
     from fairsim.experiment.compose import compose_config
     from fairsim.experiment.digest import job_digests, table_digest
-    from fairsim.experiment.run_folder import identity_of_text
+    from fairsim.experiment.run_folder import identity_digest, identity_of_text
     from fairsim.experiment.single import run_config
     from fairsim.experiment.sweep import config_text
 
@@ -128,14 +121,15 @@ def verify(manifest: Path, workers: int) -> int:
     first = None
     for want, got in zip(cells, results):
         name = f"{want['sweep']}/{want['cell']}"
-        if got["identity"] != want["identity"]:
-            line = "DIFFERS: conf/ composes another config for it than the manifest's"
-        elif got["jobs_digest"] != want["jobs_digest"]:
+        if got["jobs_digest"] != want["jobs_digest"]:
             line = f"DIFFERS: per-job table, {first_difference(want, got)}"
             if got["time_limit_hits"]:
                 line += f" (its solver hit its wall-clock limit {got['time_limit_hits']} times: a loaded machine can change it)"
         else:
             line = "identical"
+        if got["identity"] != want["identity"]:  # said after the table's verdict, which holds either way
+            line = ("DIFFERS: conf/ composes another config for it than the manifest's (its per-job table is "
+                    + ("identical)" if line == "identical" else line[len("DIFFERS: "):] + ")"))
         if got["code_digest"] != (want["provenance"] or {}).get("code_digest"):
             line += "; its simulating code differs from the manifest's"
         print(f"[verify] {name}: {line} ({got['seconds']:.0f} s)", flush=True)
