@@ -24,6 +24,7 @@ import sys
 import pandas as pd
 import pytest
 import yaml
+from omegaconf import OmegaConf
 
 from fairsim.experiment import interrupt
 from fairsim.experiment.collect import complete_cells
@@ -229,8 +230,8 @@ def test_ctrl_c_stops_a_sweep_and_collects_its_complete_cells(results, whole_gro
     assert "Traceback" not in err
     lines = err.strip().splitlines()
     pattern = (rf"\[sweep {name}\] interrupted: (\d+) complete cells kept and collected into "
-               rf"{re.escape(str(sweep_dir / 'results.parquet'))} and MLflow \((\d+) newly logged\); (\d+) cells did not "
-               r"finish; rerun the same command to run only those")
+               rf"{re.escape(str(sweep_dir / 'results.parquet'))} and MLflow \((\d+) newly logged\); (\d+) of the grid's "
+               r"(\d+) cells did not finish; rerun the same command to run only those")
     assert len(lines) == 1 and (said := re.fullmatch(pattern, lines[0])), err
     assert left == []  # the workers were stopped before the parent ended
     wait_for(lambda: not any(alive(p) for p in started), 10, "loky's resource trackers to exit")
@@ -239,8 +240,29 @@ def test_ctrl_c_stops_a_sweep_and_collects_its_complete_cells(results, whole_gro
     assert not any((sweep_dir / c / "summary.json").exists() for c in LONG)  # cut off: not complete
     assert sorted(pd.read_parquet(sweep_dir / "results.parquet")["cell"]) == done
     assert logged_cells(results, name) == done
-    kept, logged, unfinished = (int(g) for g in said.groups())
-    assert kept == logged == len(done) and unfinished >= len(CELLS) - kept and unfinished >= len(LONG)
+    kept, logged, unfinished, grid = (int(g) for g in said.groups())
+    assert kept == logged == len(done) and grid == len(CELLS) and unfinished == len(CELLS) - kept
+
+
+def test_an_interrupted_rerun_counts_the_grid_s_earlier_complete_cells_as_finished(tmp_path):
+    """Cells complete from an earlier run that this run never reached are not 'did not finish':
+    the line counts the grid's cells that ended neither in this run nor before it."""
+    from fairsim.experiment.sweep import SweepCallback, grid_cells
+
+    hydra_yaml = yaml.safe_load((ROOT / "conf" / "hydra" / "fairsim.yaml").read_text())
+    config = OmegaConf.create({"hydra": {"overrides": {"task": ["policy=fifo", "num_jobs=10", "seed=0,1,2", "sweep_name=x"]},
+                                         "sweeper": {"params": None}, "job": hydra_yaml["job"]}})
+    grid = grid_cells(config)
+    assert grid == [f"num_jobs=10,policy=fifo,seed={k}" for k in (0, 1, 2)]  # as Hydra names them (sweep_name excluded)
+    sweep_dir = tmp_path / "sweeps" / "x"
+    for seed in (0, 1):  # complete from an earlier run
+        cfg = compose_config(["policy=fifo", "num_jobs=10", f"seed={seed}", "track=false"])
+        write_results(run_config(cfg), sweep_dir / grid[seed], cfg)
+    callback = SweepCallback(str(tmp_path))
+    callback.sweep_dir, callback.grid, callback.total = sweep_dir, grid, len(grid)
+    assert callback.unfinished({}) == [grid[2]]  # interrupted before any cell reported
+    assert callback.unfinished({grid[2]: (1.0, "ran")}) == []
+    assert callback.unfinished({grid[2]: (0.0, "failed")}) == [grid[2]]
 
 
 # ---- reproduce ----------------------------------------------------------------------------------

@@ -371,11 +371,16 @@ def with_path(exc: OSError, where: Path) -> OSError:
 
 # ---- the sweep --------------------------------------------------------------------------------
 
-def count_cells(config: DictConfig) -> int:
-    """Cells in this multirun: the product of the sweep overrides' lengths (command line and
-    ``hydra.sweeper.params``)."""
+def grid_cells(config: DictConfig) -> list[str]:
+    """The folder names of this multirun's cells, as Hydra's basic sweeper makes the grid (the
+    product of the sweep overrides of the command line and ``hydra.sweeper.params``) and names each
+    cell (``override_dirname`` with its settings, then ``run_folder.cell_name``)."""
+    import itertools
+
     from hydra.core.global_hydra import GlobalHydra
     from hydra.core.override_parser.overrides_parser import OverridesParser
+
+    from fairsim.experiment.run_folder import cell_name
 
     overrides = list(config.hydra.overrides.task)
     params = config.hydra.sweeper.get("params") or {}
@@ -384,11 +389,21 @@ def count_cells(config: DictConfig) -> int:
     # a config group swept as glob(*) lists its options through the running Hydra's config loader
     hydra = GlobalHydra.instance()
     parser = OverridesParser.create(config_loader=hydra.config_loader() if hydra.is_initialized() else None)
-    total = 1
+    naming = OmegaConf.select(config, "hydra.job.config.override_dirname") or {}
+    exclude = set(naming.get("exclude_keys") or [])
+    item_sep, kv_sep = naming.get("item_sep", ","), naming.get("kv_sep", "=")
+    choices = []
     for o in parser.parse_overrides(overrides):
-        if o.is_sweep_override():
-            total *= len(list(o.sweep_string_iterator()))
-    return total
+        values = list(o.sweep_string_iterator()) if o.is_sweep_override() else [o.get_value_element_as_str()]
+        named = o.key_or_group not in exclude  # an excluded key still multiplies the grid
+        choices.append([f"{o.get_key_element()}={v}" if named else None for v in values])
+    return [cell_name(item_sep.join(sorted(line for line in combo if line is not None)).replace("=", kv_sep))
+            for combo in itertools.product(*choices)]
+
+
+def count_cells(config: DictConfig) -> int:
+    """Cells in this multirun (``grid_cells``)."""
+    return len(grid_cells(config))
 
 
 def sweep_abort_line(exc: BaseException | None, sweep_dir: Path) -> str | None:
@@ -478,6 +493,7 @@ class SweepCallback(Callback):
         self.parent_pid = 0
         self.parent_host = ""
         self.total = 0
+        self.grid: list[str] = []
         self.store_error: str | None = None
         self.sweep_dir = Path()
 
@@ -492,7 +508,8 @@ class SweepCallback(Callback):
         sweep_dir = self.sweep_dir = Path(config.hydra.sweep.dir)
         on_ctrl_c(self.interrupted_early, lambda why: f"[sweep {sweep_dir.name}] interrupted before any cell ran")
         release_ctrl_c()  # held while Hydra composed the config (fairsim/experiment/interrupt.py)
-        self.total = count_cells(config)
+        self.grid = grid_cells(config)
+        self.total = len(self.grid)
         try:
             sweep_dir.mkdir(parents=True, exist_ok=True)
             remove_orphaned_progress(sweep_dir)
@@ -568,6 +585,14 @@ class SweepCallback(Callback):
             progress_file(self.sweep_dir, self.run_id).unlink(missing_ok=True)
         return f"[sweep {self.sweep_dir.name}] interrupted before any cell ran; nothing was computed"
 
+    def unfinished(self, own: dict[str, tuple[float, str]]) -> list[str]:
+        """The grid's cells that neither ended in this run (ran, skipped, waited for, reused) nor
+        are complete in their folders (from an earlier run, never reached by this one)."""
+        from fairsim.experiment.run_folder import why_incomplete
+
+        ended = {cell for cell, (_, status) in own.items() if status != FAILED_STATUS}
+        return [c for c in self.grid if c not in ended and why_incomplete(self.sweep_dir / c) is not None]
+
     def interrupted(self) -> str:
         """The end on Ctrl-C, once the launcher has stopped the workers: collect and log the
         complete cells as ``on_multirun_end`` does, and say so in one line (a second line only
@@ -581,6 +606,7 @@ class SweepCallback(Callback):
             kept += "" if done.store_error else f" and MLflow ({done.logged} newly logged)"
         else:
             kept = "no complete cell to collect"
-        line = (f"[sweep {self.sweep_dir.name}] interrupted: {kept}; {max(self.total - len(own), 0)} cells did not finish"
+        line = (f"[sweep {self.sweep_dir.name}] interrupted: {kept}; {len(self.unfinished(own))} of the grid's "
+                f"{self.total} cells did not finish"
                 + (f" and {failed} FAILED" if failed else "") + "; rerun the same command to run only those")
         return "\n".join(filter(None, [line, done.store_error]))
