@@ -37,11 +37,13 @@ lock:  ## refresh requirements.lock from pyproject.toml: uv pip compile pyprojec
 run: $(STAMP)  ## one simulation on the defaults (conf/config.yaml); extra overrides: make run ARGS="policy=fifo load=0.5"
 	$(PY) run.py $(ARGS)
 
-test: $(STAMP)  ## the test suite (what CI runs)
-	$(PY) -m pytest
+# pytest-xdist: one worker per core, each test file on one worker (a file's module-scoped fixtures,
+# such as test_bad_input's batch of command lines, then run once)
+test: $(STAMP)  ## the test suite (what CI runs), on every core
+	$(PY) -m pytest -n auto --dist loadfile
 
 test-fast: $(STAMP)  ## the suite without the tests marked slow (sweeps, reproduce, fault injection in subprocesses): under a minute
-	$(PY) -m pytest -m "not slow"
+	$(PY) -m pytest -n auto --dist loadfile -m "not slow"
 
 smoke: $(STAMP)  ## CI smoke sweep: 3 policies x 2 loads, Hydra -> joblib -> results.parquet + MLflow -> a figure
 	$(PY) run.py -m +experiment=smoke
