@@ -29,6 +29,12 @@ def is_optimal(h) -> bool:
     return h.getModelStatus() == load_highspy().HighsModelStatus.kOptimal
 
 
+def stopped_at_limit(h) -> bool:
+    """Whether HiGHS' last ``run`` stopped at an iteration or time limit (not at an answer)."""
+    status = load_highspy().HighsModelStatus
+    return h.getModelStatus() in (status.kIterationLimit, status.kTimeLimit)
+
+
 def set_round_time_limit(h, time_limit_s: float) -> None:
     """Give this round ``time_limit_s`` seconds from now. HiGHS checks ``time_limit`` against the
     time the object has spent in ``run`` over its whole life, so a model kept across rounds would
