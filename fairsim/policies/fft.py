@@ -30,7 +30,18 @@ from fairsim.cluster import ClusterSpec
 from fairsim.errors import require
 from fairsim.fairness.share import TAU_MODES, fair_finish, fair_rate
 from fairsim.policies.base import Policy, PolicyView
-from fairsim.solve.budget import DIVE_LPS, DIVE_NODES, LP_ITERATIONS, MIP_NODES, PACKING_NODES, WALL_CLOCK, Budget, Limits
+from fairsim.solve.budget import (
+    DIVE_LPS,
+    DIVE_NODES,
+    LP_ITERATIONS,
+    MIP_NODES,
+    PACKING_NODES,
+    WALL_CLOCK,
+    DEFAULT_LIMITS,
+    Budget,
+    Limits,
+    check_limits,
+)
 from fairsim.solve.lp_dive import solve_lp_dive
 from fairsim.solve.lp_repair import solve_lp_repair
 from fairsim.solve.milp import solve_milp
@@ -58,8 +69,9 @@ LIMIT_KINDS = (LP_ITERATIONS, MIP_NODES, PACKING_NODES, DIVE_LPS, DIVE_NODES, WA
 class FFTPolicy(Policy):
     event_driven = False  # rho changes every round
 
-    def __init__(self, solver: str = "lp_dive", time_limit_s: float | None = None, lp_iterations: int | None = None,
-                 mip_nodes: int | None = None, packing_nodes: int | None = None, dive_lps: int | None = None,
+    def __init__(self, solver: str = "lp_dive", time_limit_s: float | None = None,
+                 lp_iterations: int | None = DEFAULT_LIMITS.lp_iterations, mip_nodes: int | None = DEFAULT_LIMITS.mip_nodes,
+                 packing_nodes: int | None = DEFAULT_LIMITS.packing_nodes, dive_lps: int | None = DEFAULT_LIMITS.dive_lps,
                  mip_gap: float = 1e-4, warm_start: bool = True,
                  dive_gap: float = 1e-3, dive_nodes: int = 0, exact_columns: int = 512, quick_dive: bool = True,
                  repair_core: int = 256, repair_keep_types: int = 2, work_term: str = "total", work_units: str = "best_rounds",
@@ -83,10 +95,7 @@ class FFTPolicy(Policy):
         require(time_limit_s is None or (isinstance(time_limit_s, (int, float)) and not isinstance(time_limit_s, bool)
                                          and time_limit_s > 0), src, "time_limit_s",
                 f"must be null (no wall-clock limit) or a number of seconds > 0, got {time_limit_s!r}")
-        for key, value in (("lp_iterations", lp_iterations), ("mip_nodes", mip_nodes), ("packing_nodes", packing_nodes),
-                           ("dive_lps", dive_lps)):
-            require(value is None or (isinstance(value, int) and not isinstance(value, bool) and value >= 1), src, key,
-                    f"must be null (no limit) or an integer >= 1, got {value!r}")
+        check_limits(src, lp_iterations=lp_iterations, mip_nodes=mip_nodes, packing_nodes=packing_nodes, dive_lps=dive_lps)
         for key, value in (("warm_start", warm_start), ("quick_dive", quick_dive)):
             require(isinstance(value, bool), src, key, f"must be true or false, got {value!r}")
         for key, value, least in (("repair_core", repair_core, 1), ("repair_keep_types", repair_keep_types, 1),

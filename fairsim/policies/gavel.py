@@ -35,11 +35,11 @@ from scipy.optimize import linprog
 
 from fairsim.policies.base import PolicyView
 from fairsim.policies.mechanism import FractionPolicy, as_mechanism
-from fairsim.solve.budget import Budget
+from fairsim.solve.budget import DEFAULT_LIMITS, Budget
 
 
 class GavelSjf(FractionPolicy):
-    def __init__(self, mechanism=None, lp_iterations: int | None = None):
+    def __init__(self, mechanism=None, lp_iterations: int | None = DEFAULT_LIMITS.lp_iterations):
         super().__init__(as_mechanism(mechanism), lp_iterations)
 
     def fractions(self, view: PolicyView) -> np.ndarray:

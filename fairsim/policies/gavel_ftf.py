@@ -27,7 +27,7 @@ import numpy as np
 from fairsim.cluster import ClusterSpec
 from fairsim.policies.base import PolicyView
 from fairsim.policies.mechanism import FractionPolicy, as_mechanism
-from fairsim.solve.budget import LP_ITERATIONS, Budget
+from fairsim.solve.budget import DEFAULT_LIMITS, LP_ITERATIONS, Budget
 from fairsim.solve.maxmin import RequirementMaxMin
 
 BISECTIONS = "bisections"  # LPs of one solve's search for the smallest rho (``max_bisections``)
@@ -36,7 +36,8 @@ BISECTIONS = "bisections"  # LPs of one solve's search for the smallest rho (``m
 class GavelFinishTimeFairness(FractionPolicy):
     limit_kinds = (LP_ITERATIONS, BISECTIONS)
 
-    def __init__(self, mechanism=None, rel_tol: float = 1e-4, max_bisections: int = 40, lp_iterations: int | None = None):
+    def __init__(self, mechanism=None, rel_tol: float = 1e-4, max_bisections: int = 40,
+                 lp_iterations: int | None = DEFAULT_LIMITS.lp_iterations):
         super().__init__(as_mechanism(mechanism), lp_iterations)
         self.rel_tol = float(rel_tol)
         self.max_bisections = int(max_bisections)

@@ -27,7 +27,7 @@ import numpy as np
 from fairsim.cluster import ClusterSpec
 from fairsim.policies.base import PolicyView
 from fairsim.policies.mechanism import FractionPolicy, as_mechanism
-from fairsim.solve.budget import Budget
+from fairsim.solve.budget import DEFAULT_LIMITS, Budget
 from fairsim.solve.maxmin import WarmMaxMin, solve_max_min
 
 
@@ -38,7 +38,7 @@ class GavelMaxMinFairness(FractionPolicy):
     arrives (fast; same optimum, possibly another vertex when the optimum is not unique), or
     solve each LP cold with linprog."""
 
-    def __init__(self, mechanism=None, warm_start: bool = True, lp_iterations: int | None = None):
+    def __init__(self, mechanism=None, warm_start: bool = True, lp_iterations: int | None = DEFAULT_LIMITS.lp_iterations):
         super().__init__(as_mechanism(mechanism), lp_iterations)
         self.warm_start = warm_start
 

@@ -39,7 +39,7 @@ import numpy as np
 from fairsim.cluster import ClusterSpec, canonical_gpu_name
 from fairsim.errors import require
 from fairsim.policies.base import Policy, PolicyView
-from fairsim.solve.budget import LP_ITERATIONS, Budget, Limits
+from fairsim.solve.budget import DEFAULT_LIMITS, LP_ITERATIONS, Budget, Limits, check_limits
 
 FractionsFn = Callable[[PolicyView], np.ndarray]
 UNALLOCATED = ("reserve", "skip")
@@ -315,10 +315,8 @@ class FractionPolicy(Policy):
 
     limit_kinds: tuple[str, ...] = (LP_ITERATIONS,)
 
-    def __init__(self, mechanism=None, lp_iterations: int | None = None):
-        require(lp_iterations is None or (isinstance(lp_iterations, int) and not isinstance(lp_iterations, bool)
-                                          and lp_iterations >= 1), "policy", "lp_iterations",
-                f"must be null (no limit) or an integer >= 1, got {lp_iterations!r}")
+    def __init__(self, mechanism=None, lp_iterations: int | None = DEFAULT_LIMITS.lp_iterations):
+        check_limits("policy", lp_iterations=lp_iterations)
         self.mechanism = mechanism or GavelMechanism()
         self.limits = Limits(lp_iterations=lp_iterations)
         self.budget = Budget(self.limits)

@@ -75,7 +75,7 @@ from fairsim.fairness.share import share_rate
 from fairsim.policies.base import NOT_RUN, Policy, PolicyView
 from fairsim.policies.queues import fastest_first, greedy_fill
 from fairsim.solve.auction import auction_problem, solve_auction
-from fairsim.solve.budget import DIVE_LPS, LP_ITERATIONS, MIP_NODES, Budget, Limits
+from fairsim.solve.budget import DEFAULT_LIMITS, DIVE_LPS, LP_ITERATIONS, MIP_NODES, Budget, Limits, check_limits
 from fairsim.solve.program import AssignmentProblem, prune_dominated, solve_greedy
 
 
@@ -109,8 +109,9 @@ LIMIT_KINDS = (LP_ITERATIONS, MIP_NODES, DIVE_LPS)  # the auctions' work limits,
 class ThemisPolicy(Policy):
     def __init__(self, fairness_knob: float = 0.2, lease_s: float = 300.0, max_milp_jobs: int = 2000,
                  rank: str = "wanting", leftover: str = "auction", waiting_rho: str = "unbounded",
-                 solver: str = "lp_dive", exact_gpus: int = 64, dive_gap: float = 1e-4, lp_iterations: int | None = None,
-                 mip_nodes: int | None = None, dive_lps: int | None = None):
+                 solver: str = "lp_dive", exact_gpus: int = 64, dive_gap: float = 1e-4,
+                 lp_iterations: int | None = DEFAULT_LIMITS.lp_iterations, mip_nodes: int | None = DEFAULT_LIMITS.mip_nodes,
+                 dive_lps: int | None = DEFAULT_LIMITS.dive_lps):
         require(0 <= fairness_knob < 1, "policy", "fairness_knob", f"must be in [0, 1), got {fairness_knob!r}")
         require(lease_s > 0, "policy", "lease_s", f"must be > 0 seconds, got {lease_s!r}")
         require(max_milp_jobs >= 0, "policy", "max_milp_jobs", f"must be >= 0, got {max_milp_jobs!r}")
@@ -121,9 +122,7 @@ class ThemisPolicy(Policy):
         require(solver in SOLVERS, "policy", "solver", f"{solver!r} is not one of {', '.join(SOLVERS)}")
         require(exact_gpus >= 0, "policy", "exact_gpus", f"must be >= 0, got {exact_gpus!r}")
         require(0 <= dive_gap < 1, "policy", "dive_gap", f"must be in [0, 1), got {dive_gap!r}")
-        for key, value in (("lp_iterations", lp_iterations), ("mip_nodes", mip_nodes), ("dive_lps", dive_lps)):
-            require(value is None or (isinstance(value, int) and not isinstance(value, bool) and value >= 1), "policy", key,
-                    f"must be null (no limit) or an integer >= 1, got {value!r}")
+        check_limits("policy", lp_iterations=lp_iterations, mip_nodes=mip_nodes, dive_lps=dive_lps)
         self.limits = Limits(lp_iterations=lp_iterations, mip_nodes=mip_nodes, dive_lps=dive_lps)
         self.dive = solver == "lp_dive"
         self.exact_gpus = int(exact_gpus)

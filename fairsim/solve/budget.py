@@ -17,6 +17,7 @@ import math
 import time
 from dataclasses import dataclass
 
+from fairsim.errors import Integer
 from fairsim.solve.highs import is_optimal, load_highspy, set_round_time_limit
 
 # The kinds of limit. A hit is counted per solve a limit stopped: an LP, a MILP, one call's dives
@@ -37,6 +38,20 @@ class Limits:
     packing_nodes: int | None = None
     dive_lps: int | None = None
     wall_s: float | None = None
+
+
+# The defaults: 10x the most any one solve used over the paper's cells, rounded up (docs/ours.md,
+# "Work limits"), so they do not bind there; the policies' constructors and conf/policy/ use them.
+DEFAULT_LIMITS = Limits(lp_iterations=50_000, mip_nodes=10_000, packing_nodes=1_000, dive_lps=10_000)
+
+_WORK_LIMIT = Integer(lo=1, what="null (no limit) or an integer >= 1")
+
+
+def check_limits(source: str, **limits) -> None:
+    """Refuse a work limit option that is neither null nor an integer >= 1 (one line naming it)."""
+    for key, value in limits.items():
+        if value is not None:
+            _WORK_LIMIT.check(value, source, key)
 
 
 def hits_key(kind: str) -> str:
@@ -61,9 +76,9 @@ class Budget:
         self.limits = limits or Limits()
         self.hits: dict[str, int] = {}
         self.peaks: dict[str, int] = {}
-        self._deadline = math.inf
         self._dive_lps = 0
         self._cut: set[str] = set()  # the kinds counted once per decision (or dive) that this one hit
+        self.start()  # a budget made for one solve needs no start of its own
 
     @property
     def deterministic(self) -> bool:
