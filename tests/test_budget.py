@@ -80,6 +80,7 @@ def small_run(*overrides: str, jobs: int = 40):
     return out
 
 
+@pytest.mark.slow  # two 100-job runs in check mode, about 5 s
 def test_ours_with_every_limit_binding_is_feasible_counted_and_repeatable():
     # the dive on the testbed (exact_columns=0: unlimited, up to 69 iterations an LP and 7 dive
     # LPs a round), every limit tiny, the engine checking each round

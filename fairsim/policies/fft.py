@@ -31,13 +31,13 @@ from fairsim.errors import require
 from fairsim.fairness.share import TAU_MODES, fair_finish, fair_rate
 from fairsim.policies.base import Policy, PolicyView
 from fairsim.solve.budget import (
+    DEFAULT_LIMITS,
     DIVE_LPS,
     DIVE_NODES,
     LP_ITERATIONS,
     MIP_NODES,
     PACKING_NODES,
     WALL_CLOCK,
-    DEFAULT_LIMITS,
     Budget,
     Limits,
     check_limits,

@@ -32,7 +32,8 @@ WALL_CLOCK = "wall_clock"  # seconds of one decision (opt-in)
 
 @dataclass(frozen=True)
 class Limits:
-    """The work limits (None: no limit). ``wall_s``: seconds per decision, opt-in."""
+    """The work limits (None: no limit), each field named as its kind above. ``wall_s``: seconds
+    per decision, opt-in."""
     lp_iterations: int | None = None
     mip_nodes: int | None = None
     packing_nodes: int | None = None
