@@ -248,11 +248,15 @@ def test_ours_milp_time_limit_falls_back_and_is_counted():
     s = small_run("policy.solver=milp", "policy.time_limit_s=1e-6")
     assert s["solver_calls"] > 0
     assert s["solver_fallbacks"] == s["solver_calls"]  # HiGHS finds nothing in 1 us: greedy every round
+    assert s["solver_time_limit_hits"] == s["solver_calls"]  # every decision cut short, each counted once
+    assert s["deterministic"] is False  # the run says its numbers depend on the machine
 
 
 def test_ours_lp_time_limit_escalates_and_is_counted():
     s = small_run("policy.time_limit_s=1e-6")
     assert s["solver_escalations"] + s["solver_fallbacks"] > 0
+    assert 0 < s["solver_time_limit_hits"] <= s["solver_calls"]
+    assert s["deterministic"] is False
 
 
 def test_ours_solver_that_raises_falls_back(monkeypatch):

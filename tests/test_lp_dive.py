@@ -6,6 +6,7 @@ import pytest
 from test_solvers import brute_force, busy_cluster_problem, random_problem
 
 from fairsim.bench.solver import ChurnedRounds, start_policy
+from fairsim.solve.budget import Budget
 from fairsim.solve.lp_dive import solve_lp_dive
 from fairsim.solve.milp import solve_milp
 from fairsim.solve.packing import max_packing
@@ -53,7 +54,7 @@ def test_single_gpu_jobs_need_no_branching():
 
 def test_gangs_on_a_busy_cluster_are_near_the_exact_optimum():
     p = busy_cluster_problem()
-    exact = solve_milp(p, time_limit_s=20)
+    exact = solve_milp(p)
     sol = solve_lp_dive(p, **ALWAYS_DIVE)
     assert sol.info["fractional_jobs"] > 0  # the dive had work to do
     assert p.is_valid(sol.assignment) and p.gpus_used(sol.assignment) >= p.min_gpus
@@ -150,7 +151,7 @@ def gang_heavy(seed, n=120):
 @pytest.mark.parametrize("seed", range(6))
 def test_the_quick_dive_answer_is_certified_or_no_worse_than_the_full_dive(seed):
     p = gang_heavy(seed)
-    exact = solve_milp(p, time_limit_s=20, mip_gap=0.0)
+    exact = solve_milp(p, mip_gap=0.0)
     full = solve_lp_dive(p, quick=False, **ALWAYS_DIVE)
     quick = solve_lp_dive(p, quick=True, **ALWAYS_DIVE)
     for sol in (full, quick):
@@ -186,18 +187,16 @@ def test_the_dive_answer_admits_no_improving_gang_exchange(seed):
 def test_the_next_pass_starts_from_the_root_vertex_itself(seed):
     # after a dive, the root LP's basis is set back: the same vertex, no simplex pivots (a re-solve
     # from the leaf's basis pivots back, and in a degenerate LP may stop at another optimal vertex)
-    import time
-
     from fairsim.solve import lp_dive
     from fairsim.solve.program import columns
 
     q = prune_dominated(gang_heavy(seed))
     cols = columns(q)
-    h = lp_dive._root(q, cols, 10.0, None)
+    h = lp_dive._root(q, cols, Budget(), None)
     basis, x_root = h.getBasis(), np.array(h.getSolution().col_value)
-    _, _, solves = lp_dive._dive_to_leaf(h, q, cols, time.perf_counter() + 10, lock_whole=True)
+    _, _, solves = lp_dive._dive_to_leaf(h, q, cols, Budget(), lock_whole=True)
     assert solves > 0
-    lp_dive._back_to_root(h, basis)
+    lp_dive._back_to_root(h, basis, Budget())
     assert h.getInfo().simplex_iteration_count == 0
     assert np.array_equal(np.array(h.getSolution().col_value), x_root)
 
@@ -235,15 +234,13 @@ class _BoundsRecorder:
 def test_a_step_that_overfills_a_type_is_not_solved(seed, quick):
     # the step's columns at 1 need more GPUs of a type than it has: infeasible without HiGHS, so
     # the dive goes straight to fixing them at 0, and still ends at a valid leaf
-    import time
-
     from fairsim.solve import lp_dive
     from fairsim.solve.program import columns
 
     q = prune_dominated(gang_heavy(seed))
     cols = columns(q)
-    h = _BoundsRecorder(lp_dive._root(q, cols, 10.0, None), cols, q.capacity)
-    a, value, solves = lp_dive._dive_to_leaf(h, q, cols, time.perf_counter() + 10, lock_whole=quick)
+    h = _BoundsRecorder(lp_dive._root(q, cols, Budget(), None), cols, q.capacity)
+    a, value, solves = lp_dive._dive_to_leaf(h, q, cols, Budget(), lock_whole=quick)
     assert h.overfilled_runs == 0
     assert solves == h.runs
     assert a is not None and q.is_valid(a) and q.gpus_used(a) >= q.min_gpus

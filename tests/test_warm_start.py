@@ -6,6 +6,7 @@ import pytest
 
 from fairsim.bench.solver import ChurnedRounds, start_policy
 from fairsim.solve import lp_repair, program, warm
+from fairsim.solve.budget import Budget, Limits
 from fairsim.solve.lp_repair import solve_lp_repair
 from fairsim.solve.program import AssignmentProblem
 from fairsim.solve.warm import WarmStart
@@ -117,7 +118,7 @@ def test_a_failed_warm_solve_falls_back_to_the_cold_lp(solver):
     cold.decide(view)
     seq.advance(warm.decide(view))
     state = warm._solver_options["warm"]
-    state._h.setOptionValue("simplex_iteration_limit", 0)  # HiGHS stops before an optimum
+    state._h.setOptionValue("time_limit", 0.0)  # HiGHS stops before an optimum (the budget sets no time limit)
     view = seq.view()
     # the round is then the cold path's: the same LP, the same repair or dive, the same decision
     assert np.array_equal(warm.decide(view), cold.decide(view))
@@ -160,7 +161,7 @@ def test_warm_reduced_costs_are_c_minus_a_transpose_y():
     q = program.prune_dominated(p)
     cols = program.columns(q)
     warm = WarmStart()
-    lp = warm.relaxation(q, cols, 10.0)
+    lp = warm.relaxation(q, cols, Budget())
     y = np.asarray(warm._h.getSolution().row_dual)
     a, _, _ = program.matrix(q, cols)
     np.testing.assert_allclose(lp.reduced, cols.cost - a.T @ y, atol=1e-9)
@@ -175,8 +176,10 @@ def test_a_long_lived_model_keeps_a_time_limit_per_round():
     p = program.prune_dominated(policy.build_problem(seq.view()))
     cols = program.columns(p)
     warm, rng, limit = WarmStart(), np.random.default_rng(0), 0.1  # each solve takes a few ms
+    budget = Budget(Limits(wall_s=limit))  # the wall clock is an opt-in; this is its per-round bookkeeping
     for _ in range(60):
         moved = program.Columns(cols.rows, cols.types, cols.cost * rng.uniform(0.9, 1.1, len(cols.cost)), cols.width)
-        assert warm.solve(p, moved, limit)
+        budget.start()
+        assert warm.solve(p, moved, budget)
     assert warm.model().getRunTime() > limit  # the model has outlived one round's limit
     assert warm.counts["fell_back"] == 0

@@ -143,6 +143,7 @@ def run_config(cfg: DictConfig, progress: bool | None = False, fluid_cache: Path
     with recording_inputs() as inputs:
         out = _run_config(cfg, progress, fluid_cache)
     out.provenance = provenance.record(provenance.sections(cfg), inputs, started_at, provenance.now())
+    out.provenance["deterministic"] = out.summary["deterministic"]  # false: a wall-clock limit could cut decisions
     return out
 
 
@@ -169,7 +170,8 @@ def _run_config(cfg: DictConfig, progress: bool | None, fluid_cache: Path | None
     tenants = tenant_table(in_window(table, workload.window))
     summary = summarize(table, result.rounds, cluster, stats, window=workload.window, tenants=tenants)
     summary = {"policy": str(cfg.policy.get("name", "")), "cluster": cluster.name, "workload": str(cfg.workload.get("name", "")),
-               "seed": int(cfg.seed), "work_unit": jobs.work_unit, **summary, **workload.report}
+               "seed": int(cfg.seed), "work_unit": jobs.work_unit, "deterministic": bool(policy.deterministic), **summary,
+               **workload.report}
     if window is not None and result.stats["unarrived_jobs_at_end"] == 0:
         # Gavel keeps generating jobs until the window's jobs finish: a trace that ran out first
         # left the end of the window under a lighter load than Gavel's

@@ -9,7 +9,7 @@ A run carries
 - tags from the folder's provenance.json, under MLflow's own names where MLflow has one:
   source name (the script, ``run.py``) and type (LOCAL), git commit and dirty flag (the
   repository's: a tracked file changed or an untracked one), user; fairsim's own:
-  ``fairsim.code_digest``, ``fairsim.dirty`` (the repository dirty, or simulating code from a
+  ``fairsim.code_digest``, ``fairsim.deterministic``, ``fairsim.dirty`` (the repository dirty, or simulating code from a
   folder outside it that no clean git checkout holds: more than any commit records),
   ``fairsim.cell``, ``fairsim.sweep``, ``fairsim.result_dir``;
 - start and end times of the simulation itself (provenance ``started_at``/``finished_at``), so
@@ -55,6 +55,7 @@ SWEEP_TAG = "fairsim.sweep"
 RESULT_DIR_TAG = "fairsim.result_dir"
 CODE_DIGEST_TAG = "fairsim.code_digest"
 DIRTY_TAG = "fairsim.dirty"
+DETERMINISTIC_TAG = "fairsim.deterministic"  # "false": a wall-clock solver limit could have cut decisions
 # MLflow's experiment-kind tag and its value for classic ML: what its UI writes when a user picks
 # "Machine learning" (mlflow/server/js: setExperimentTag key "mlflow.experimentKind"); MLflow's
 # Python package has no constant for it
@@ -204,6 +205,8 @@ def run_tags(folder: Path, sweep_name: str, record: dict | None) -> dict[str, st
     for key, name in ((mt.MLFLOW_USER, "user"), (CODE_DIGEST_TAG, "code_digest")):
         if isinstance(record.get(name), str) and record[name]:
             tags[key] = record[name]
+    if isinstance(record.get("deterministic"), bool):
+        tags[DETERMINISTIC_TAG] = str(record["deterministic"]).lower()
     return tags
 
 

@@ -81,6 +81,9 @@ class Policy:
     finishes, so the engine may reuse the previous assignment (and skip rounds in bulk)."""
 
     event_driven: bool = False
+    # whether the same config and seed give the same decisions on any machine at any load; a
+    # policy with a wall-clock limit that can cut a decision short is not (the run says so)
+    deterministic: bool = True
 
     def reset(self, cluster: ClusterSpec, num_jobs: int, seed: int) -> None:
         """Called once before a simulation; drop all per-run state here."""

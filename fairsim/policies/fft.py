@@ -30,6 +30,18 @@ from fairsim.cluster import ClusterSpec
 from fairsim.errors import require
 from fairsim.fairness.share import TAU_MODES, fair_finish, fair_rate
 from fairsim.policies.base import Policy, PolicyView
+from fairsim.solve.budget import (
+    DEFAULT_LIMITS,
+    DIVE_LPS,
+    DIVE_NODES,
+    LP_ITERATIONS,
+    MIP_NODES,
+    PACKING_NODES,
+    WALL_CLOCK,
+    Budget,
+    Limits,
+    check_limits,
+)
 from fairsim.solve.lp_dive import solve_lp_dive
 from fairsim.solve.lp_repair import solve_lp_repair
 from fairsim.solve.milp import solve_milp
@@ -51,39 +63,47 @@ SWITCH_UNITS = ("gpu_rounds", "rounds", "seconds")
 SWITCH_WHEN_IDLE = ("engine", "zero")
 MU_MODES = ("adaptive", "constant")
 TAU_FROM = ("arrival", "now")
+LIMIT_KINDS = (LP_ITERATIONS, MIP_NODES, PACKING_NODES, DIVE_LPS, DIVE_NODES, WALL_CLOCK)  # counted in the summary
 
 
 class FFTPolicy(Policy):
     event_driven = False  # rho changes every round
 
-    def __init__(self, solver: str = "lp_dive", time_limit_s: float = 10.0, mip_gap: float = 1e-4, warm_start: bool = True,
+    def __init__(self, solver: str = "lp_dive", time_limit_s: float | None = None,
+                 lp_iterations: int | None = DEFAULT_LIMITS.lp_iterations, mip_nodes: int | None = DEFAULT_LIMITS.mip_nodes,
+                 packing_nodes: int | None = DEFAULT_LIMITS.packing_nodes, dive_lps: int | None = DEFAULT_LIMITS.dive_lps,
+                 mip_gap: float = 1e-4, warm_start: bool = True,
                  dive_gap: float = 1e-3, dive_nodes: int = 0, exact_columns: int = 512, quick_dive: bool = True,
                  repair_core: int = 256, repair_keep_types: int = 2, work_term: str = "total", work_units: str = "best_rounds",
                  switch_units: str = "gpu_rounds", switch_when_idle: str = "engine", switch_penalty: bool = True,
                  fairness: bool = True, mu: str = "adaptive", mu_const: float = 1.0,
                  tau_multiworker: str = "gpu_share", tau_from: str = "arrival", work_conserving: bool = True, keep_tie_break: float = 1e-6,
                  rho_weight: float = 1.0, age_weight: float = 1.0):
-        src = "policy ours"
+        src = "policy"  # build_policy names the preset (ours, ours_nofair, ...)
         for key, value, allowed in (("solver", solver, tuple(SOLVERS)), ("work_term", work_term, WORK_TERMS),
                                     ("work_units", work_units, WORK_UNITS), ("switch_units", switch_units, SWITCH_UNITS),
                                     ("switch_when_idle", switch_when_idle, SWITCH_WHEN_IDLE), ("mu", mu, MU_MODES),
                                     ("tau_multiworker", tau_multiworker, TAU_MODES), ("tau_from", tau_from, TAU_FROM)):
             require(value in allowed, src, key, f"{value!r} is not one of {', '.join(allowed)}")
-        for key, value in (("time_limit_s", time_limit_s), ("mip_gap", mip_gap), ("dive_gap", dive_gap), ("mu_const", mu_const),
+        for key, value in (("mip_gap", mip_gap), ("dive_gap", dive_gap), ("mu_const", mu_const),
                            ("keep_tie_break", keep_tie_break), ("rho_weight", rho_weight)):
             require(isinstance(value, (int, float)) and not isinstance(value, bool) and value >= 0, src, key,
                     f"must be a number >= 0, got {value!r}")
         # the age term's sign is an open reading of eq. 6: < 0 makes age a priority (docs/ours.md, age_weight)
         require(isinstance(age_weight, (int, float)) and not isinstance(age_weight, bool) and np.isfinite(age_weight), src,
                 "age_weight", f"must be a finite number (< 0: age as priority), got {age_weight!r}")
-        require(time_limit_s > 0, src, "time_limit_s", f"must be > 0, got {time_limit_s!r}")
+        require(time_limit_s is None or (isinstance(time_limit_s, (int, float)) and not isinstance(time_limit_s, bool)
+                                         and time_limit_s > 0), src, "time_limit_s",
+                f"must be null (no wall-clock limit) or a number of seconds > 0, got {time_limit_s!r}")
+        check_limits(src, lp_iterations=lp_iterations, mip_nodes=mip_nodes, packing_nodes=packing_nodes, dive_lps=dive_lps)
         for key, value in (("warm_start", warm_start), ("quick_dive", quick_dive)):
             require(isinstance(value, bool), src, key, f"must be true or false, got {value!r}")
         for key, value, least in (("repair_core", repair_core, 1), ("repair_keep_types", repair_keep_types, 1),
                                   ("dive_nodes", dive_nodes, 0), ("exact_columns", exact_columns, 0)):
             require(isinstance(value, int) and not isinstance(value, bool) and value >= least, src, key,
                     f"must be an integer >= {least}, got {value!r}")
-        self.solver, self.time_limit_s, self.mip_gap = solver, float(time_limit_s), float(mip_gap)
+        self.solver, self.mip_gap = solver, float(mip_gap)
+        self.limits = Limits(lp_iterations, mip_nodes, packing_nodes, dive_lps, None if time_limit_s is None else float(time_limit_s))
         self.certify_gap = float(dive_gap) if solver == "lp_dive" else float(mip_gap)  # what a round's answer is checked against
         self._solver_options = {
             "lp_dive": {"gap": float(dive_gap), "max_nodes": dive_nodes, "exact_columns": exact_columns, "quick": quick_dive,
@@ -109,15 +129,20 @@ class FFTPolicy(Policy):
         self._last_ids = np.empty(0, dtype=np.int64)
         self._k_cache: tuple[bytes, int] | None = None
         self._stats = {"solver_calls": 0, "solver_time_s": 0.0, "solver_fallbacks": 0, "solver_escalations": 0,
-                       "solver_time_limit_hits": 0, "solver_max_fractional_jobs": 0, "k_shortfall_rounds": 0,
+                       "solver_max_fractional_jobs": 0, "k_shortfall_rounds": 0,
                        "solver_uncertified_rounds": 0, "solver_max_bound_gap": 0.0}
+        self.budget = Budget(self.limits)  # the run's work limits and every hit of them
         self.last_solution: Solution | None = None
         self.last_problem: AssignmentProblem | None = None
         if self.warm_start:  # a new run starts from scratch
             self._solver_options["warm"] = WarmStart()
 
+    @property
+    def deterministic(self) -> bool:
+        return self.limits.wall_s is None
+
     def stats(self) -> dict[str, float]:
-        return dict(self._stats)
+        return {**self._stats, **self.budget.stats(LIMIT_KINDS)}
 
     def rho_of(self, job_ids) -> np.ndarray:
         return self.rho[np.asarray(job_ids, dtype=np.int64)].copy()
@@ -130,6 +155,7 @@ class FFTPolicy(Policy):
         if view.num_jobs == 0:
             self._remember(view)
             return view.empty_assignment()
+        self.budget.start()  # K(t) and the program: one decision's wall clock, when one is set
         problem = self.build_problem(view)
         sol = self._solve(problem)
         self._count(sol, problem)
@@ -140,7 +166,7 @@ class FFTPolicy(Policy):
         fallback answers instead and is counted, so one bad round never ends the run."""
         tick = time.perf_counter()
         try:
-            return SOLVERS[self.solver](problem, self.time_limit_s, self.mip_gap, **self._solver_options)
+            return SOLVERS[self.solver](problem, self.budget, self.mip_gap, **self._solver_options)
         except Exception as exc:  # noqa: BLE001 - any solver crash falls back
             sol = solve_greedy(problem)
             sol.fallback = True
@@ -224,7 +250,7 @@ class FFTPolicy(Policy):
         """K(t), exact; it only changes with the set of active jobs, so it is cached on it."""
         key = view.job_id.tobytes() + view.capacity.tobytes()
         if self._k_cache is None or self._k_cache[0] != key:
-            self._k_cache = (key, max_packing(view.workers, view.feasible, view.capacity, self.time_limit_s))
+            self._k_cache = (key, max_packing(view.workers, view.feasible, view.capacity, self.budget))
         return self._k_cache[1]
 
     def _remember(self, view: PolicyView) -> None:
@@ -238,7 +264,6 @@ class FFTPolicy(Policy):
         st["solver_time_s"] += sol.time_s
         st["solver_fallbacks"] += int(sol.fallback)
         st["solver_escalations"] += int("escalated" in sol.info)
-        st["solver_time_limit_hits"] += int(bool(sol.info.get("time_limit_hit", False)))
         st["solver_max_fractional_jobs"] = max(st["solver_max_fractional_jobs"], int(sol.info.get("fractional_jobs", 0)))
         st["k_shortfall_rounds"] += int(problem.gpus_used(sol.assignment) < problem.min_gpus)
         certified = is_certified(sol, self.certify_gap) or bool(sol.info.get("dive_proven", False))  # a finished search proves it

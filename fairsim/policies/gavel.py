@@ -35,21 +35,25 @@ from scipy.optimize import linprog
 
 from fairsim.policies.base import PolicyView
 from fairsim.policies.mechanism import FractionPolicy, as_mechanism
+from fairsim.solve.budget import DEFAULT_LIMITS, Budget
 
 
 class GavelSjf(FractionPolicy):
-    def __init__(self, mechanism=None):
-        super().__init__(as_mechanism(mechanism))
+    def __init__(self, mechanism=None, lp_iterations: int | None = DEFAULT_LIMITS.lp_iterations):
+        super().__init__(as_mechanism(mechanism), lp_iterations)
 
     def fractions(self, view: PolicyView) -> np.ndarray:
         tput = np.where(view.feasible, view.throughput, 0.0)
         value = tput * (view.weight / np.maximum(view.remaining, 1e-300))[:, None]
-        return max_weighted_throughput(value, view.workers, view.capacity)
+        return max_weighted_throughput(value, view.workers, view.capacity, self.budget)
 
 
-def max_weighted_throughput(value: np.ndarray, workers: np.ndarray, capacity: np.ndarray) -> np.ndarray:
+def max_weighted_throughput(value: np.ndarray, workers: np.ndarray, capacity: np.ndarray,
+                            budget: Budget | None = None) -> np.ndarray:
     """X maximizing sum_jk value[j, k] X[j, k] under Gavel's base constraints, solved over
-    classes of identical jobs (same value row and gang size) so tied jobs share symmetrically."""
+    classes of identical jobs (same value row and gang size) so tied jobs share symmetrically,
+    within the budget's iteration limit (a limit that stops it raises, as any failure)."""
+    budget = budget or Budget()
     n, t = value.shape
     x = np.zeros((n, t))
     if n == 0 or not (value > 0).any():
@@ -70,7 +74,8 @@ def max_weighted_throughput(value: np.ndarray, workers: np.ndarray, capacity: np
     b_ub = np.r_[np.ones(c), capacity.astype(np.float64)]
     upper = np.where(v.ravel() > 0, 1.0, 0.0)
     res = linprog(-(v * count[:, None]).ravel(), A_ub=a_ub, b_ub=b_ub,
-                  bounds=np.column_stack([np.zeros(c * t), upper]), method="highs")
+                  bounds=np.column_stack([np.zeros(c * t), upper]), method="highs", options=budget.linprog_options())
+    budget.note_linprog(res)
     if res.status != 0:
         raise RuntimeError(f"gavel SJF LP failed: {res.message}")
     x[:] = np.clip(res.x.reshape(c, t), 0.0, 1.0)[member] + 0.0  # + 0.0: no negative zeros

@@ -27,12 +27,18 @@ import numpy as np
 from fairsim.cluster import ClusterSpec
 from fairsim.policies.base import PolicyView
 from fairsim.policies.mechanism import FractionPolicy, as_mechanism
+from fairsim.solve.budget import DEFAULT_LIMITS, LP_ITERATIONS, Budget
 from fairsim.solve.maxmin import RequirementMaxMin
+
+BISECTIONS = "bisections"  # LPs of one solve's search for the smallest rho (``max_bisections``)
 
 
 class GavelFinishTimeFairness(FractionPolicy):
-    def __init__(self, mechanism=None, rel_tol: float = 1e-4, max_bisections: int = 40):
-        super().__init__(as_mechanism(mechanism))
+    limit_kinds = (LP_ITERATIONS, BISECTIONS)
+
+    def __init__(self, mechanism=None, rel_tol: float = 1e-4, max_bisections: int = 40,
+                 lp_iterations: int | None = DEFAULT_LIMITS.lp_iterations):
+        super().__init__(as_mechanism(mechanism), lp_iterations)
         self.rel_tol = float(rel_tol)
         self.max_bisections = int(max_bisections)
 
@@ -56,7 +62,7 @@ class GavelFinishTimeFairness(FractionPolicy):
         age = view.now - view.arrival
         denom = self.isolated_time[ids] + remaining / np.maximum(iso, 1e-300)
         x, self.last_rho = min_max_rho_fractions(tput, remaining, age, denom, view.workers, view.capacity,
-                                                 self.rel_tol, self.max_bisections)
+                                                 self.rel_tol, self.max_bisections, self.budget)
         return x
 
 
@@ -73,8 +79,11 @@ def isolated_throughput(tput: np.ndarray, workers: np.ndarray, capacity: np.ndar
 _PROBE = 0.15
 
 
-def min_max_rho_fractions(tput, remaining, age, denom, workers, capacity, rel_tol=1e-4, max_bisections=40):
-    """(X, rho*) minimizing max_j (age_j + remaining_j / tput_j.X_j) / denom_j."""
+def min_max_rho_fractions(tput, remaining, age, denom, workers, capacity, rel_tol=1e-4, max_bisections=40,
+                          budget: Budget | None = None):
+    """(X, rho*) minimizing max_j (age_j + remaining_j / tput_j.X_j) / denom_j, within ``rel_tol``
+    unless ``max_bisections`` LPs run out first (a hit the budget counts; X is then the best found)."""
+    budget = budget or Budget()
     n, t = tput.shape
     x = np.zeros((n, t))
     rows = np.flatnonzero((tput > 0).any(axis=1) & (denom > 0))
@@ -86,10 +95,12 @@ def min_max_rho_fractions(tput, remaining, age, denom, workers, capacity, rel_to
     iso = isolated_throughput(tp, workers[rows], capacity)
     lo = float(np.max((ag + rem / tp.max(axis=1)) / d))  # even the fastest type alone cannot beat it
     hi = float(np.max((ag + rem / iso) / d))  # the isolated allocation is feasible
-    lp = RequirementMaxMin(tp, g, cap)  # one model for all the bisection steps of this solve
+    lp = RequirementMaxMin(tp, g, cap, budget)  # one model for all the bisection steps of this solve
     best = None
-    for _ in range(max_bisections):
-        if hi - lo <= rel_tol * hi:
+    steps, converged = 0, False
+    for steps in range(max_bisections + 1):
+        converged = hi - lo <= rel_tol * hi
+        if converged or steps == max_bisections:
             break
         mid = lo + _PROBE * (hi - lo)
         slack = mid * d - ag  # > 0: mid > lo >= age_j / denom_j
@@ -107,6 +118,7 @@ def min_max_rho_fractions(tput, remaining, age, denom, workers, capacity, rel_to
             # z is the best min_j throughput_j / need_j(mid): reaching need_j(rho) needs a ratio of
             # slack_j / (rho * d_j - age_j), so some job caps rho* from below (bisects far less)
             lo = max(lo, float(np.min((slack / (z * (1 + 1e-9)) + ag) / d)))
+    budget.note(BISECTIONS, steps, not converged)
     if best is None:  # the isolated shares are optimal (or within rel_tol of it)
         share = cap[None, :] / (len(rows) * g[:, None])
         best = share / np.maximum(share.sum(axis=1, keepdims=True), 1.0)

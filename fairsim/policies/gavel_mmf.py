@@ -27,6 +27,7 @@ import numpy as np
 from fairsim.cluster import ClusterSpec
 from fairsim.policies.base import PolicyView
 from fairsim.policies.mechanism import FractionPolicy, as_mechanism
+from fairsim.solve.budget import DEFAULT_LIMITS, Budget
 from fairsim.solve.maxmin import WarmMaxMin, solve_max_min
 
 
@@ -37,19 +38,19 @@ class GavelMaxMinFairness(FractionPolicy):
     arrives (fast; same optimum, possibly another vertex when the optimum is not unique), or
     solve each LP cold with linprog."""
 
-    def __init__(self, mechanism=None, warm_start: bool = True):
-        super().__init__(as_mechanism(mechanism))
+    def __init__(self, mechanism=None, warm_start: bool = True, lp_iterations: int | None = DEFAULT_LIMITS.lp_iterations):
+        super().__init__(as_mechanism(mechanism), lp_iterations)
         self.warm_start = warm_start
 
     def reset(self, cluster: ClusterSpec, num_jobs: int, seed: int) -> None:
         super().reset(cluster, num_jobs, seed)
-        self.lp = WarmMaxMin(cluster.counts) if self.warm_start else None
+        self.lp = WarmMaxMin(cluster.counts, self.budget) if self.warm_start else None
         self.job_class = np.full(num_jobs, _UNKNOWN, dtype=np.int64)
         self.class_of: dict[bytes, int] = {}
 
     def fractions(self, view: PolicyView) -> np.ndarray:
         if self.lp is None:
-            return max_min_fractions(self._coefficients(view, slice(None)), view.workers, view.capacity)
+            return max_min_fractions(self._coefficients(view, slice(None)), view.workers, view.capacity, self.budget)
         ids = view.job_id
         fresh = np.flatnonzero(self.job_class[ids] == _UNKNOWN)
         if len(fresh):
@@ -87,7 +88,7 @@ class GavelMaxMinFairness(FractionPolicy):
 _UNKNOWN, _NOWHERE = -1, -2  # job_class markers: not classified yet / can run on no type
 
 
-def max_min_fractions(coef: np.ndarray, workers: np.ndarray, capacity: np.ndarray) -> np.ndarray:
+def max_min_fractions(coef: np.ndarray, workers: np.ndarray, capacity: np.ndarray, budget: Budget | None = None) -> np.ndarray:
     """X maximizing min_j sum_k coef[j, k] X[j, k] under Gavel's base constraints, solved cold
     over classes of identical jobs. Rows of coef that are all zero (jobs that can run nowhere)
     get X = 0 and are ignored."""
@@ -101,6 +102,6 @@ def max_min_fractions(coef: np.ndarray, workers: np.ndarray, capacity: np.ndarra
     first, member = np.unique(rows, return_index=True, return_inverse=True)[1:]
     count = np.bincount(member.ravel(), minlength=len(first)).astype(np.float64)
     classes = keys[first]
-    y = solve_max_min(classes[:, :t], classes[:, t] * count, capacity.astype(np.float64))
+    y = solve_max_min(classes[:, :t], classes[:, t] * count, capacity.astype(np.float64), budget)
     x[runnable] = y[member.ravel()]
     return x

@@ -39,6 +39,7 @@ import numpy as np
 from fairsim.cluster import ClusterSpec, canonical_gpu_name
 from fairsim.errors import require
 from fairsim.policies.base import Policy, PolicyView
+from fairsim.solve.budget import DEFAULT_LIMITS, LP_ITERATIONS, Budget, Limits, check_limits
 
 FractionsFn = Callable[[PolicyView], np.ndarray]
 UNALLOCATED = ("reserve", "skip")
@@ -307,13 +308,22 @@ def equal_share(view: PolicyView) -> np.ndarray:
 
 class FractionPolicy(Policy):
     """A policy that computes a time-fraction matrix X [n, T] (rows sum to <= 1,
-    sum_j workers_j * X[j, k] <= capacity_k) and leaves the per-round choice to a mechanism."""
+    sum_j workers_j * X[j, k] <= capacity_k) and leaves the per-round choice to a mechanism.
+    ``lp_iterations``: the simplex iterations one of its LP solves may take (None: no limit); an
+    LP stopped there fails like any other (the mechanism's equal-share fallback), and each hit is
+    counted in ``stats()`` with the kinds of ``limit_kinds``."""
 
-    def __init__(self, mechanism=None):
+    limit_kinds: tuple[str, ...] = (LP_ITERATIONS,)
+
+    def __init__(self, mechanism=None, lp_iterations: int | None = DEFAULT_LIMITS.lp_iterations):
+        check_limits("policy", lp_iterations=lp_iterations)
         self.mechanism = mechanism or GavelMechanism()
+        self.limits = Limits(lp_iterations=lp_iterations)
+        self.budget = Budget(self.limits)
 
     def reset(self, cluster: ClusterSpec, num_jobs: int, seed: int) -> None:
         self.mechanism.reset(cluster, num_jobs)
+        self.budget = Budget(self.limits)  # a run's own count of hits
 
     def fractions(self, view: PolicyView) -> np.ndarray:
         raise NotImplementedError
@@ -322,4 +332,4 @@ class FractionPolicy(Policy):
         return self.mechanism.assign(view, self.fractions)
 
     def stats(self) -> dict[str, float]:
-        return self.mechanism.stats()
+        return {**self.mechanism.stats(), **self.budget.stats(self.limit_kinds)}

@@ -75,6 +75,7 @@ from fairsim.fairness.share import share_rate
 from fairsim.policies.base import NOT_RUN, Policy, PolicyView
 from fairsim.policies.queues import fastest_first, greedy_fill
 from fairsim.solve.auction import auction_problem, solve_auction
+from fairsim.solve.budget import DEFAULT_LIMITS, DIVE_LPS, LP_ITERATIONS, MIP_NODES, Budget, Limits, check_limits
 from fairsim.solve.program import AssignmentProblem, prune_dominated, solve_greedy
 
 
@@ -102,12 +103,15 @@ SOLVERS = ("lp_dive", "milp")
 RANKS = ("wanting", "all")
 LEFTOVERS = ("auction", "greedy")
 WAITING_RHOS = ("unbounded", "lease_wait")
+LIMIT_KINDS = (LP_ITERATIONS, MIP_NODES, DIVE_LPS)  # the auctions' work limits, counted in the summary
 
 
 class ThemisPolicy(Policy):
     def __init__(self, fairness_knob: float = 0.2, lease_s: float = 300.0, max_milp_jobs: int = 2000,
                  rank: str = "wanting", leftover: str = "auction", waiting_rho: str = "unbounded",
-                 solver: str = "lp_dive", exact_gpus: int = 64, dive_gap: float = 1e-4):
+                 solver: str = "lp_dive", exact_gpus: int = 64, dive_gap: float = 1e-4,
+                 lp_iterations: int | None = DEFAULT_LIMITS.lp_iterations, mip_nodes: int | None = DEFAULT_LIMITS.mip_nodes,
+                 dive_lps: int | None = DEFAULT_LIMITS.dive_lps):
         require(0 <= fairness_knob < 1, "policy", "fairness_knob", f"must be in [0, 1), got {fairness_knob!r}")
         require(lease_s > 0, "policy", "lease_s", f"must be > 0 seconds, got {lease_s!r}")
         require(max_milp_jobs >= 0, "policy", "max_milp_jobs", f"must be >= 0, got {max_milp_jobs!r}")
@@ -118,6 +122,8 @@ class ThemisPolicy(Policy):
         require(solver in SOLVERS, "policy", "solver", f"{solver!r} is not one of {', '.join(SOLVERS)}")
         require(exact_gpus >= 0, "policy", "exact_gpus", f"must be >= 0, got {exact_gpus!r}")
         require(0 <= dive_gap < 1, "policy", "dive_gap", f"must be in [0, 1), got {dive_gap!r}")
+        check_limits("policy", lp_iterations=lp_iterations, mip_nodes=mip_nodes, dive_lps=dive_lps)
+        self.limits = Limits(lp_iterations=lp_iterations, mip_nodes=mip_nodes, dive_lps=dive_lps)
         self.dive = solver == "lp_dive"
         self.exact_gpus = int(exact_gpus)
         self.dive_gap = float(dive_gap)
@@ -136,6 +142,7 @@ class ThemisPolicy(Policy):
         self.solver_fallbacks = 0  # auctions whose MILP failed and the greedy answered
         self.dive_auctions = 0  # auctions the LP dive answered
         self.dive_misses = 0  # auctions the dive tried but could not show within dive_gap: the MILP answered
+        self.budget = Budget(self.limits)  # the auctions' work limits and every hit of them
 
     def lease_len(self, view: PolicyView) -> float:
         return math.ceil(self.lease_s / view.round_len - 1e-9) * view.round_len
@@ -216,7 +223,7 @@ class ThemisPolicy(Policy):
             out[rows] = solve_greedy(p).assignment
             return out
         try:
-            sol = solve_auction(p, dive=self.dive and int(free.sum()) > self.exact_gpus, gap=self.dive_gap)
+            sol = solve_auction(p, dive=self.dive and int(free.sum()) > self.exact_gpus, gap=self.dive_gap, budget=self.budget)
         except Exception:  # noqa: BLE001 - a solver crash is a failure like any other: the greedy answers
             sol = solve_greedy(p)
             sol.fallback = True
@@ -231,4 +238,4 @@ class ThemisPolicy(Policy):
     def stats(self) -> dict[str, float]:
         return {"themis_auctions": float(self.auctions), "themis_greedy_auctions": float(self.greedy_auctions),
                 "solver_fallbacks": float(self.solver_fallbacks), "themis_dive_auctions": float(self.dive_auctions),
-                "themis_dive_misses": float(self.dive_misses)}
+                "themis_dive_misses": float(self.dive_misses), **self.budget.stats(LIMIT_KINDS)}

@@ -21,11 +21,11 @@ directly.
 from __future__ import annotations
 
 import math
-import time
 
 import numpy as np
 
-from fairsim.solve.highs import is_optimal, new_highs, pass_lp
+from fairsim.solve.budget import Budget
+from fairsim.solve.highs import new_highs, pass_lp
 from fairsim.solve.lp_dive import solve_lp_dive
 from fairsim.solve.milp import solve_milp
 from fairsim.solve.program import (
@@ -45,32 +45,32 @@ def auction_problem(value: np.ndarray, widths: np.ndarray, free: np.ndarray) -> 
                              np.asarray(free, dtype=np.int64), 0)
 
 
-def solve_auction(p: AssignmentProblem, dive: bool, gap: float = 1e-4, time_limit_s: float = math.inf) -> Solution:
-    """The auction's allocation, within ``gap`` (relative) of the optimum. ``dive``: try the LP
-    dive first (``info["auction"]`` says which route answered: ``milp``, ``dive``, or
-    ``milp_after_dive`` when the dive could not be certified)."""
+def solve_auction(p: AssignmentProblem, dive: bool, gap: float = 1e-4, budget: Budget | None = None) -> Solution:
+    """The auction's allocation, within ``gap`` (relative) of the optimum unless a limit of the
+    budget binds. ``dive``: try the LP dive first (``info["auction"]`` says which route answered:
+    ``milp``, ``dive``, or ``milp_after_dive`` when the dive could not be certified)."""
+    budget = budget or Budget()
     if not dive:
-        sol = solve_milp(p, time_limit_s, gap)
+        sol = solve_milp(p, budget, gap)
         sol.info["auction"] = "milp"
         return sol
-    tick = time.perf_counter()
-    most = max_winners(p)
-    sol = solve_lp_dive(p, time_limit_s=time_limit_s, mip_gap=gap, gap=gap, max_nodes=0, exact_columns=0, max_jobs=most)
+    most = max_winners(p, budget)
+    sol = solve_lp_dive(p, budget=budget, mip_gap=gap, gap=gap, max_nodes=0, exact_columns=0, max_jobs=most)
     if not sol.fallback and is_certified(sol, gap):
         sol.info["auction"] = "dive"
         return sol
-    exact = solve_milp(p, max(0.1, time_limit_s - (time.perf_counter() - tick)), gap, max_jobs=most)
+    exact = solve_milp(p, budget, gap, max_jobs=most)
     exact.info["auction"] = "milp_after_dive"
     return exact
 
 
-def max_winners(p: AssignmentProblem) -> int | None:
+def max_winners(p: AssignmentProblem, budget: Budget | None = None) -> int | None:
     """The most winners any allocation can have is at most this: the LP's most (fractional)
-    winners, rounded down. None if HiGHS fails."""
+    winners, rounded down. None if HiGHS fails (or a limit stops it)."""
     cols = columns(p)
     m = len(cols.rows)
     h = new_highs()
     pass_lp(h, cols, p.num_jobs, len(p.capacity), *row_bounds(p))
     h.changeColsCost(m, np.arange(m, dtype=np.int32), -np.ones(m))  # maximize the number of winners
-    h.run()
-    return math.floor(-float(h.getInfo().objective_function_value) + 1e-6) if is_optimal(h) else None
+    solved = (budget or Budget()).run(h)
+    return math.floor(-float(h.getInfo().objective_function_value) + 1e-6) if solved else None

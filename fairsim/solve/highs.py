@@ -1,5 +1,6 @@
 """HiGHS through ``highspy``, its own Python API: a quiet model, the program passed column-wise,
-optimality, and a per-round time budget. ``highspy`` is imported on first use."""
+optimality and the limits a run stopped at, and a time limit per decision (for the opt-in wall
+clock of ``budget``). ``highspy`` is imported on first use."""
 
 from __future__ import annotations
 
@@ -29,8 +30,14 @@ def is_optimal(h) -> bool:
     return h.getModelStatus() == load_highspy().HighsModelStatus.kOptimal
 
 
+def stopped_at_limit(h) -> bool:
+    """Whether HiGHS' last ``run`` stopped at an iteration or time limit (not at an answer)."""
+    status = load_highspy().HighsModelStatus
+    return h.getModelStatus() in (status.kIterationLimit, status.kTimeLimit)
+
+
 def set_round_time_limit(h, time_limit_s: float) -> None:
-    """Give this round ``time_limit_s`` seconds from now. HiGHS checks ``time_limit`` against the
+    """Give this decision ``time_limit_s`` seconds from now. HiGHS checks ``time_limit`` against the
     time the object has spent in ``run`` over its whole life, so a model kept across rounds would
     otherwise reach a fixed limit after enough rounds, and from then on stop at a moment that
     depends on the machine's speed (a run would no longer give the same numbers twice)."""

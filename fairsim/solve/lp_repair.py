@@ -3,7 +3,8 @@ fractional jobs -- a vertex has at most about one per coupling row -- and the jo
 smallest reduced costs), and re-solve the core exactly as a small MILP over the residual
 capacity. If that cannot reach K, the full MILP is tried. The LP optimum is a lower bound, so
 every answer carries its own certified gap. With a ``WarmStart`` (kept by the caller across
-rounds) the LP is re-solved in HiGHS from last round's basis."""
+rounds) the LP is re-solved in HiGHS from last round's basis. Every LP and MILP runs within the
+caller's ``Budget``."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from fairsim.solve.budget import Budget
 from fairsim.solve.milp import solve_milp
 from fairsim.solve.program import (
     FRACTIONAL_TOL,
@@ -31,7 +33,7 @@ if TYPE_CHECKING:
     from fairsim.solve.warm import WarmStart
 
 
-def solve_lp_repair(p: AssignmentProblem, time_limit_s: float = 10.0, mip_gap: float = 1e-4,
+def solve_lp_repair(p: AssignmentProblem, budget: Budget | None = None, mip_gap: float = 1e-4,
                     core: int = 256, keep_types: int = 2, warm: "WarmStart | None" = None) -> Solution:
     """LP relaxation (HiGHS dual simplex: a vertex, so only a few jobs are fractional); keep its
     integral rows except a *core* of the jobs nearest to changing (the fractional ones and the
@@ -45,28 +47,28 @@ def solve_lp_repair(p: AssignmentProblem, time_limit_s: float = 10.0, mip_gap: f
     if p.num_jobs == 0 or not p.feasible.any():
         return Solution(np.full(p.num_jobs, NOT_RUN, dtype=np.int64), 0.0, "lp_repair", True, False, 0.0)
     q = prune_dominated(p)
-    return lp_repair_pruned(p, q, columns(q), tick, time_limit_s, mip_gap, core, keep_types, warm)
+    return lp_repair_pruned(p, q, columns(q), tick, budget or Budget(), mip_gap, core, keep_types, warm)
 
 
-def lp_repair_pruned(p: AssignmentProblem, q: AssignmentProblem, cols: Columns, tick: float, time_limit_s: float,
+def lp_repair_pruned(p: AssignmentProblem, q: AssignmentProblem, cols: Columns, tick: float, budget: Budget,
                       mip_gap: float, core: int, keep_types: int, warm: "WarmStart | None") -> Solution:
     """``solve_lp_repair`` once ``q`` (``p`` pruned) and its columns are built."""
     lp_tick = time.perf_counter()
     if warm is None:
-        relaxation = lp_cold(q, cols, *matrix(q, cols), time_limit_s)
+        relaxation = lp_cold(q, cols, *matrix(q, cols), budget)
     else:  # builds its own matrix (column-wise, for HiGHS) and only the cold fallback needs this one
-        relaxation = warm.relaxation(q, cols, time_limit_s)
+        relaxation = warm.relaxation(q, cols, budget)
     lp_s = time.perf_counter() - lp_tick
-    sol = repair(p, q, cols, relaxation, tick, time_limit_s, mip_gap, core, keep_types, "lp_repair")
+    sol = repair(p, q, cols, relaxation, tick, budget, mip_gap, core, keep_types, "lp_repair")
     sol.info["lp_s"] = lp_s  # the relaxation's share of time_s (what the warm start saves)
     return sol
 
 
 def repair(p: AssignmentProblem, q: AssignmentProblem, cols: Columns, lp: Relaxation | str, tick: float,
-            time_limit_s: float, mip_gap: float, core: int, keep_types: int, method: str) -> Solution:
+            budget: Budget, mip_gap: float, core: int, keep_types: int, method: str) -> Solution:
     """Round the LP vertex and re-solve its core exactly (see ``solve_lp_repair``)."""
     if isinstance(lp, str):
-        return escalate(p, tick, time_limit_s, mip_gap, lp, np.nan, 0)
+        return escalate(p, tick, budget, mip_gap, lp, np.nan, 0)
     n = q.num_jobs
     x = lp.x
     frac_col = (x > FRACTIONAL_TOL) & (x < 1 - FRACTIONAL_TOL)
@@ -82,12 +84,11 @@ def repair(p: AssignmentProblem, q: AssignmentProblem, cols: Columns, lp: Relaxa
         allowed = q.feasible
     else:
         allowed = _core_columns(q, cols, x, lp.reduced, rows, keep_types)
-    remaining = max(0.1, time_limit_s - (time.perf_counter() - tick))
-    repaired = _solve_sub(q, assignment, rows, allowed, remaining, mip_gap)
+    repaired = _solve_sub(q, assignment, rows, allowed, budget, mip_gap)
     if repaired is None:  # too narrow: all types for the core jobs
-        repaired = _solve_sub(q, assignment, rows, q.feasible[rows], remaining, mip_gap)
+        repaired = _solve_sub(q, assignment, rows, q.feasible[rows], budget, mip_gap)
     if repaired is None:
-        return escalate(p, tick, time_limit_s, mip_gap, "repair could not reach K", lp.value, len(fractional))
+        return escalate(p, tick, budget, mip_gap, "repair could not reach K", lp.value, len(fractional))
     obj = p.objective(repaired)
     info["core_jobs"] = int(len(rows))
     return Solution(repaired, obj, method, within_gap(obj, lp.value, mip_gap), False,
@@ -123,7 +124,7 @@ def _core_columns(p: AssignmentProblem, cols: Columns, x: np.ndarray, reduced: n
 
 
 def _solve_sub(p: AssignmentProblem, fixed: np.ndarray, rows: np.ndarray, allowed: np.ndarray,
-               time_limit_s: float, mip_gap: float) -> np.ndarray | None:
+               budget: Budget, mip_gap: float) -> np.ndarray | None:
     """Exactly re-assign ``rows`` (on their ``allowed`` types) with the other jobs as in ``fixed``;
     None if K is out of reach that way."""
     base = fixed.copy()
@@ -133,16 +134,17 @@ def _solve_sub(p: AssignmentProblem, fixed: np.ndarray, rows: np.ndarray, allowe
     free = p.capacity - used
     sub = AssignmentProblem(p.cost[rows], allowed & p.feasible[rows] & (p.workers[rows, None] <= free[None, :]),
                             p.workers[rows], free, max(0, int(p.min_gpus - used.sum())))
-    sol = solve_milp(sub, time_limit_s, mip_gap)
+    sol = solve_milp(sub, budget, mip_gap)
     if sol.fallback or sub.gpus_used(sol.assignment) < sub.min_gpus:
         return None
     base[rows] = sol.assignment
     return base
 
 
-def escalate(p, tick, time_limit_s, mip_gap, reason, bound, n_frac) -> Solution:
-    remaining = max(0.1, time_limit_s - (time.perf_counter() - tick))
-    sol = solve_milp(p, remaining, mip_gap)
+def escalate(p, tick, budget: Budget, mip_gap, reason, bound, n_frac) -> Solution:
+    """The full MILP, within what is left of the budget (a wall clock that has run out leaves the
+    greedy fallback: no floor lets a decision run past its limit)."""
+    sol = solve_milp(p, budget, mip_gap)
     sol.time_s = time.perf_counter() - tick
     sol.info.update({"escalated": reason, "fractional_jobs": n_frac})
     if np.isfinite(bound):

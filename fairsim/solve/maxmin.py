@@ -20,7 +20,9 @@ times the number of jobs in it). Two solvers return the same optimum value:
   bisection re-solves it from the previous basis, 5-10x faster than cold solves.
 
 Both persistent models use ``highspy._Highs``, the binding class itself: ``highspy.Highs`` adds a
-modelling layer and callbacks, and prints HiGHS's banner on stdout when it is made.
+modelling layer and callbacks, and prints HiGHS's banner on stdout when it is made. Every solve
+runs within a ``Budget`` (a simplex iteration limit; none without one): an LP it stops is a
+failure like any other (the warm models go on cold, a cold solve raises).
 """
 
 from __future__ import annotations
@@ -28,9 +30,12 @@ from __future__ import annotations
 import highspy
 import numpy as np
 
+from fairsim.solve.budget import Budget
 
-def solve_max_min(a: np.ndarray, g: np.ndarray, capacity: np.ndarray) -> np.ndarray:
-    """y [C, T] of the LP above, by one cold linprog solve."""
+
+def solve_max_min(a: np.ndarray, g: np.ndarray, capacity: np.ndarray, budget: Budget | None = None) -> np.ndarray:
+    """y [C, T] of the LP above, by one cold linprog solve within the budget."""
+    budget = budget or Budget()
     from scipy import (
         sparse,  # here, not at the top: the warm path (the default) never needs scipy.optimize,
     )
@@ -54,7 +59,9 @@ def solve_max_min(a: np.ndarray, g: np.ndarray, capacity: np.ndarray) -> np.ndar
     upper = np.r_[np.where(a.ravel() > 0, np.inf, 0.0), np.inf]
     cost = np.zeros(nv)
     cost[-1] = -1.0
-    res = linprog(cost, A_ub=a_ub, b_ub=b_ub, bounds=np.column_stack([np.zeros(nv), upper]), method="highs")
+    res = linprog(cost, A_ub=a_ub, b_ub=b_ub, bounds=np.column_stack([np.zeros(nv), upper]), method="highs",
+                  options=budget.linprog_options())
+    budget.note_linprog(res)
     if res.status != 0:
         raise RuntimeError(f"max-min LP failed: {res.message}")
     return np.clip(res.x[:-1].reshape(c, t), 0.0, 1.0)
@@ -68,7 +75,8 @@ class WarmMaxMin:
     its row-sum row T + 2c + 1; rows 0..T-1 are the capacities. A class with no jobs keeps its
     rows and columns but is switched off (free throughput row, columns fixed at 0)."""
 
-    def __init__(self, capacity: np.ndarray):
+    def __init__(self, capacity: np.ndarray, budget: Budget | None = None):
+        self.budget = budget or Budget()
         self.t = len(capacity)
         self.capacity = np.asarray(capacity, dtype=np.float64)
         self.a = np.zeros((0, self.t))  # one row of coefficients per class
@@ -120,15 +128,14 @@ class WarmMaxMin:
             return np.zeros((self.num_classes, self.t))  # nothing to allocate (the LP would be unbounded)
         if self.h is not None:
             self._update(new_g)
-            self.h.run()
-            if self.h.getModelStatus() == highspy.HighsModelStatus.kOptimal:
+            if self.budget.run(self.h):
                 col = np.asarray(self.h.getSolution().col_value)
                 return np.clip(col[1:].reshape(-1, self.t), 0.0, 1.0) * (new_g > 0)[:, None]
-            self.h = None  # never seen; keep going on the cold path rather than stop the run
+            self.h = None  # a limit, or never seen: keep going on the cold path rather than stop the run
         y = np.zeros((self.num_classes, self.t))
         on = np.flatnonzero(new_g > 0)
         if len(on):
-            y[on] = solve_max_min(self.a[on], new_g[on], self.capacity)
+            y[on] = solve_max_min(self.a[on], new_g[on], self.capacity, self.budget)
         return y
 
     def _update(self, new_g: np.ndarray) -> None:
@@ -156,7 +163,8 @@ class RequirementMaxMin:
     only the coefficients of z change between solves, so one HiGHS model is kept and each
     solve restarts from the previous basis (cold ``linprog`` solves if HiGHS ever fails)."""
 
-    def __init__(self, tput: np.ndarray, g: np.ndarray, capacity: np.ndarray):
+    def __init__(self, tput: np.ndarray, g: np.ndarray, capacity: np.ndarray, budget: Budget | None = None):
+        self.budget = budget or Budget()
         self.tput, self.g = tput, np.asarray(g, dtype=np.float64)
         self.capacity = np.asarray(capacity, dtype=np.float64)
         self.h = self._build()
@@ -195,9 +203,8 @@ class RequirementMaxMin:
         if self.h is not None:
             for j, v in enumerate(need.tolist()):
                 self.h.changeCoeff(j, 0, v)
-            self.h.run()
-            if self.h.getModelStatus() == highspy.HighsModelStatus.kOptimal:
+            if self.budget.run(self.h):
                 col = np.asarray(self.h.getSolution().col_value)
                 return np.clip(col[1:].reshape(n, t), 0.0, 1.0)
-            self.h = None  # never seen; continue on the cold path
-        return solve_max_min(self.tput / need[:, None], self.g, self.capacity)
+            self.h = None  # a limit, or never seen: continue on the cold path
+        return solve_max_min(self.tput / need[:, None], self.g, self.capacity, self.budget)

@@ -1,6 +1,6 @@
-"""The exact assignment program with scipy.optimize.milp (HiGHS branch and bound): a time limit
-and a relative MIP gap; a feasible incumbent found before the limit is used, and a failure falls
-back to the greedy packing."""
+"""The exact assignment program with scipy.optimize.milp (HiGHS branch and bound): a node limit
+(and, opt-in, a time limit) from the budget and a relative MIP gap; a feasible incumbent found
+before a limit is used, and a failure falls back to the greedy packing."""
 
 from __future__ import annotations
 
@@ -9,6 +9,7 @@ import time
 import numpy as np
 from scipy.optimize import Bounds, LinearConstraint, milp
 
+from fairsim.solve.budget import Budget
 from fairsim.solve.program import (
     NOT_RUN,
     AssignmentProblem,
@@ -20,10 +21,12 @@ from fairsim.solve.program import (
 )
 
 
-def solve_milp(p: AssignmentProblem, time_limit_s: float = 10.0, mip_gap: float = 1e-4,
+def solve_milp(p: AssignmentProblem, budget: Budget | None = None, mip_gap: float = 1e-4,
                max_jobs: int | None = None) -> Solution:
-    """The exact program. ``max_jobs``: a cut "at most this many jobs run" that no allocation
-    violates (Themis' winner count), which can shorten HiGHS' proof a great deal."""
+    """The exact program, within the budget's limits (none without one). ``max_jobs``: a cut "at
+    most this many jobs run" that no allocation violates (Themis' winner count), which can
+    shorten HiGHS' proof a great deal."""
+    budget = budget or Budget()
     tick = time.perf_counter()
     if p.num_jobs == 0 or not p.feasible.any():
         return Solution(np.full(p.num_jobs, NOT_RUN, dtype=np.int64), 0.0, "milp", True, False, 0.0)
@@ -33,7 +36,8 @@ def solve_milp(p: AssignmentProblem, time_limit_s: float = 10.0, mip_gap: float 
     if max_jobs is not None:
         constraints.append(LinearConstraint(np.ones((1, len(cols.cost))), -np.inf, float(max_jobs)))
     res = milp(cols.cost, integrality=np.ones(len(cols.cost)), bounds=Bounds(0, 1), constraints=constraints,
-               options={"time_limit": float(time_limit_s), "mip_rel_gap": float(mip_gap), "disp": False})
+               options={**budget.milp_options(), "mip_rel_gap": float(mip_gap), "disp": False})
+    budget.note_milp(res)
     elapsed = time.perf_counter() - tick
     if res.x is None:
         return greedy_after_failure(p, "milp", f"status {res.status}: {res.message}", elapsed)
@@ -42,4 +46,4 @@ def solve_milp(p: AssignmentProblem, time_limit_s: float = 10.0, mip_gap: float 
         return greedy_after_failure(p, "milp", "solver answer broke a constraint", elapsed)
     bound = float(getattr(res, "mip_dual_bound", np.nan) or np.nan)
     return Solution(assignment, p.objective(assignment), "milp", res.status == 0, False, elapsed, bound,
-                    {"status": int(res.status), "time_limit_hit": res.status == 1})
+                    {"status": int(res.status)})

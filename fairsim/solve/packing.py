@@ -7,15 +7,18 @@ import numpy as np
 from scipy import sparse
 from scipy.optimize import Bounds, LinearConstraint, milp
 
+from fairsim.solve.budget import PACKING_NODES, Budget
 
-def max_packing(workers: np.ndarray, feasible: np.ndarray, capacity: np.ndarray, time_limit_s: float = 10.0) -> int:
+
+def max_packing(workers: np.ndarray, feasible: np.ndarray, capacity: np.ndarray, budget: Budget | None = None) -> int:
     """Exact max of sum d_j x_jk over one-type-per-job, capacity and feasibility.
 
     Jobs with the same gang size and the same feasible types are interchangeable, so the ILP is
     written over groups: n[g, k] = how many jobs of group g run on type k (a few dozen integer
     variables at most). A greedy packing (widest groups first, each onto the types with the most
     room) is tried first; when it reaches the trivial upper bound min(sum d, sum Y) the ILP is
-    skipped. If the ILP fails, the greedy value is returned (feasible, maybe below the max).
+    skipped. If the ILP fails, the greedy value is returned (feasible, maybe below the max); if
+    it stops at the budget's node limit, the better of its incumbent and the greedy value.
     """
     workers = np.asarray(workers, dtype=np.int64)
     capacity = np.asarray(capacity, dtype=np.int64)
@@ -33,7 +36,7 @@ def max_packing(workers: np.ndarray, feasible: np.ndarray, capacity: np.ndarray,
     if greedy >= upper:
         return upper
     try:
-        exact = _packing_ilp(width, mask, counts, capacity, time_limit_s)
+        exact = _packing_ilp(width, mask, counts, capacity, budget or Budget())
     except Exception:  # noqa: BLE001 - a solver crash: keep the greedy packing, as when the ILP fails
         exact = 0
     return max(greedy, exact)
@@ -68,7 +71,7 @@ def _greedy_packing(width, mask, counts, capacity) -> int:
     return total
 
 
-def _packing_ilp(width, mask, counts, capacity, time_limit_s) -> int:
+def _packing_ilp(width, mask, counts, capacity, budget: Budget) -> int:
     g_idx, k_idx = np.nonzero(mask)
     nv = len(g_idx)
     g, t = mask.shape
@@ -77,7 +80,8 @@ def _packing_ilp(width, mask, counts, capacity, time_limit_s) -> int:
                            (np.concatenate([g_idx, g + k_idx]), np.concatenate([idx, idx]))), shape=(g + t, nv))
     res = milp(-width[g_idx].astype(float), integrality=np.ones(nv), bounds=Bounds(0, counts[g_idx].astype(float)),
                constraints=LinearConstraint(a, -np.inf, np.concatenate([counts, capacity]).astype(float)),
-               options={"time_limit": float(time_limit_s), "disp": False})
+               options={**budget.milp_options(PACKING_NODES), "disp": False})
+    budget.note_milp(res, PACKING_NODES)
     if res.x is None:
         return 0
     return int(round(float(width[g_idx] @ np.round(res.x))))

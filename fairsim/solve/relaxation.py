@@ -9,6 +9,7 @@ import numpy as np
 from scipy import sparse
 from scipy.optimize import linprog
 
+from fairsim.solve.budget import Budget
 from fairsim.solve.program import AssignmentProblem, Columns, reduced_costs
 
 
@@ -21,14 +22,16 @@ class Relaxation:
     value: float
 
 
-def lp_cold(q: AssignmentProblem, cols: Columns, a, lo, hi, time_limit_s: float) -> Relaxation | str:
-    """The relaxation from scratch (scipy linprog, HiGHS dual simplex after presolve); a message on failure."""
+def lp_cold(q: AssignmentProblem, cols: Columns, a, lo, hi, budget: Budget) -> Relaxation | str:
+    """The relaxation from scratch (scipy linprog, HiGHS dual simplex after presolve) within the
+    budget's limits; a message on failure."""
     n, t = q.num_jobs, len(q.capacity)
     # linprog wants A_ub x <= b_ub: the K row is negated
     a_ub = sparse.vstack([a[: n + t], -a[n + t:]], format="csr")
     b_ub = np.concatenate([hi[: n + t], [-lo[n + t]]])
     lp = linprog(cols.cost, A_ub=a_ub, b_ub=b_ub, bounds=(0, 1), method="highs-ds",
-                 options={"time_limit": float(time_limit_s), "presolve": True})
+                 options={**budget.linprog_options(), "presolve": True})
+    budget.note_linprog(lp)
     if lp.status != 0 or lp.x is None:
         return f"LP status {lp.status}: {lp.message}"
     marginals = lp.ineqlin.marginals

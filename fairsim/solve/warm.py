@@ -4,13 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from fairsim.solve.highs import (
-    is_optimal,
-    load_highspy,
-    new_highs,
-    pass_lp,
-    set_round_time_limit,
-)
+from fairsim.solve.budget import Budget
+from fairsim.solve.highs import load_highspy, new_highs, pass_lp
 from fairsim.solve.program import AssignmentProblem, Columns, matrix, row_bounds
 from fairsim.solve.relaxation import Relaxation, lp_cold, relaxation_in
 
@@ -39,16 +34,17 @@ class WarmStart:
         self.counts = {"warm": 0, "in_place": 0, "cold": 0, "fell_back": 0}
         self._failure = ""
 
-    def relaxation(self, q: AssignmentProblem, cols: Columns, time_limit_s: float) -> Relaxation | str:
+    def relaxation(self, q: AssignmentProblem, cols: Columns, budget: Budget) -> Relaxation | str:
         """The round's relaxation: warm, or cold (``linprog``) if HiGHS reports anything but an optimum."""
-        if not self.solve(q, cols, time_limit_s):
-            cold = lp_cold(q, cols, *matrix(q, cols), time_limit_s)
+        if not self.solve(q, cols, budget):
+            cold = lp_cold(q, cols, *matrix(q, cols), budget)
             return cold if isinstance(cold, Relaxation) else f"warm LP: {self._failure}; cold LP: {cold}"
         return relaxation_in(self._h, cols, q.num_jobs, len(q.capacity))
 
-    def solve(self, q: AssignmentProblem, cols: Columns, time_limit_s: float) -> bool:
-        """Re-solve the round's relaxation in HiGHS from last round's basis; False (and a fresh
-        start next round) if HiGHS reports anything but an optimum. ``model()`` then holds it."""
+    def solve(self, q: AssignmentProblem, cols: Columns, budget: Budget) -> bool:
+        """Re-solve the round's relaxation in HiGHS from last round's basis, within the budget;
+        False (and a fresh start next round) if HiGHS reports anything but an optimum (a limit
+        that stopped it included). ``model()`` then holds it."""
         ids = q.job_id if q.job_id is not None else np.arange(q.num_jobs)
         n, t = q.num_jobs, len(q.capacity)
         lo, hi = row_bounds(q)
@@ -68,9 +64,7 @@ class WarmStart:
                 has_basis = h.setBasis(self._carried_basis(keys, ids)) == load_highspy().HighsStatus.kOk
             self.counts["warm" if has_basis else "cold"] += 1
             h.setOptionValue("presolve", "off" if has_basis else "choose")
-        set_round_time_limit(h, time_limit_s)
-        h.run()
-        if not is_optimal(h):
+        if not budget.run(h):
             failure, counts = h.modelStatusToString(h.getModelStatus()), self.counts
             self.__init__()  # a fresh start next round
             self.counts, self._failure = counts, failure
