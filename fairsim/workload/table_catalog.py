@@ -66,7 +66,9 @@ def table_catalog(throughputs: str | Path, models: str | Path, name: str = "tabl
     unknown = sorted(set(tput["model"].astype(str)) - set(model_names))
     if unknown:
         raise InputError(tsrc, "model", f"{unknown[0]!r} is not in {msrc} (add a row for it)")
-    gpu = [canonical_gpu_name(g, tsrc, "gpu") for g in tput["gpu"].astype(str)]
+    raw_gpu = tput["gpu"].astype(str).tolist()
+    canonical = {g: canonical_gpu_name(g, tsrc, "gpu") for g in dict.fromkeys(raw_gpu)}  # each name looked up once
+    gpu = [canonical[g] for g in raw_gpu]
     workers = _numbers(tput, "workers", tsrc, lambda x: (x >= 1) & (x == np.round(x)), "an integer >= 1").astype(np.int64)
     placement = tput["placement"].astype(str).str.lower().to_numpy()
     bad = ~np.isin(placement, PLACEMENTS)

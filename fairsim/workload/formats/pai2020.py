@@ -90,13 +90,13 @@ def read(path: Path, cfg: Mapping[str, Any], src: str) -> LogRead:
         "job_id": names.to_numpy(dtype=object)[keep],
         "submit_s": submit[keep],
         "duration_s": (t["end"] - t["start"]).to_numpy(np.float64)[keep],
-        "gpus": np.rint(t["gpus"].to_numpy(np.float64)[keep]).astype(np.int64),
+        "gpus": np.rint(t["gpus"].to_numpy(np.float64)[keep]),
         "gpu_type": t["gpu_type"].to_numpy(dtype=object)[keep],
         "tenant": text_or_none(jobs.cells["user"])[keep],
         "status": text_or_none(jobs.cells["status"])[keep],
     }
     meta = {"task_rows_read": len(tasks.cells), "task_rows_without_job": orphan_rows}
-    return finished_log(columns, dropped, len(names), src, meta)
+    return finished_log(columns, np.flatnonzero(keep), jobs.where, dropped, len(names), f"{src}: {jobs.path}", meta)
 
 
 def _table_path(folder: Any, cfg: Mapping[str, Any], key: str, default: str, src: str) -> Path:
@@ -169,7 +169,7 @@ def cluster_config(path: Path, gpu_map: Mapping[str, Any] | None, src: str, *, n
     blank = [int(row) for row in with_gpus if raw_types[row] is None]
     if blank:
         raise InputError(table.where(blank[0]), "gpu_type", "is empty on a machine with GPUs")
-    types = datasheet_types((raw_types[row] for row in with_gpus), table_map, src, "PAI 2020",
+    types = datasheet_types((raw_types[row] for row in with_gpus), table_map, f"{src}: {table.path}", "PAI 2020",
                             "MISC stands for its other, unnamed models")
     counts: Counter[str] = Counter()
     for row in with_gpus:
