@@ -79,10 +79,10 @@ def run(cfg: DictConfig, folder: Path, cell: str, in_sweep: bool) -> None:
             return
         emit(f"error: {exc}", folder, sys.stderr)
         sys.exit(2)
-    except PolicyContractError as exc:  # a bug in the policy, said in one line; its author asks for the traceback
+    except PolicyContractError as exc:  # a policy's bug (or options that stall it), said in one line; its author asks for the traceback
         if os.environ.get("FAIRSIM_DEBUG"):
             raise
-        line = f"error: {exc} (a bug in the policy; FAIRSIM_DEBUG=1 shows where)"
+        line = f"error: {exc} (the policy broke the engine's contract; FAIRSIM_DEBUG=1 shows where)"
         if in_sweep:
             record_failure(folder, cell, line)
             return

@@ -6,7 +6,8 @@ engine's, seed, load) to a value near or far from a valid one: zero, negative, f
 (1e308, 2**63), tiny, NaN, infinite, of the wrong kind (text, a list, a mapping, true, null),
 or a new key. It is then built and simulated (``run_config``) with warnings turned into errors:
 the outcome is a run, or an ``InputError`` whose message is one line with no numpy spelling of
-a value; never another exception or a warning.
+a value (or, for options that keep a policy from ever starting a waiting job, the engine's one
+line saying so); never another exception or a warning.
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ from omegaconf import OmegaConf
 from fairsim.errors import InputError
 from fairsim.experiment.compose import compose_config
 from fairsim.experiment.single import run_config
+from fairsim.sim.engine import PolicyContractError
 
 # (preset overrides, the sections whose keys are fuzzed). Round-based solver policies fuzz only
 # their own options: a valid but tiny sim.round_len_s would make them decide thousands of times.
@@ -78,11 +80,12 @@ def fuzzed_keys(base: str) -> tuple[str, ...]:
 
 
 def near(value, pick: int):
-    """A value near ``value`` (scaled, negated, off by a half) or far from it (NUMBERS, OTHERS)."""
-    if isinstance(value, (int, float)) and not isinstance(value, bool) and pick % 2 == 0:
-        return [value * 1e6, value * 1e-6, -value, value + 0.5, value - 1][pick // 2 % 5]
-    if isinstance(value, str) and pick % 2 == 0:
-        return [value.upper(), f"{value}x", f" {value}", value[:-1]][pick // 2 % 4]
+    """Two times in three a value near ``value`` (doubled, halved, one more, a million times, negated,
+    off by a half; for text: upper case, a letter more or less), else one far from it (NUMBERS, OTHERS)."""
+    if isinstance(value, (int, float)) and not isinstance(value, bool) and pick % 3:
+        return [value * 2, value / 2, value + 1, value * 1e6, value * 1e-6, -value, value + 0.5, value - 1][pick // 3 % 8]
+    if isinstance(value, str) and pick % 3:
+        return [value.upper(), f"{value}x", f" {value}", value[:-1]][pick // 3 % 4]
     pool = NUMBERS + OTHERS
     return pool[pick % len(pool)]
 
@@ -112,6 +115,8 @@ def configured(base: str, changes):
 
 
 def outcome(cfg) -> str:
+    """'ran', 'refused' (one InputError line) or 'stalled' (options that keep a policy from ever
+    starting a waiting job: one line from the engine, exit 1 through run.py); anything else raises."""
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         try:
@@ -121,6 +126,9 @@ def outcome(cfg) -> str:
             assert len(message.splitlines()) == 1, message
             assert "np.float64(" not in message and "np.int64(" not in message, message
             return "refused"
+        except PolicyContractError as exc:
+            assert "ran no job in" in str(exc) and len(str(exc).splitlines()) == 1, exc  # any other breach is a policy's bug
+            return "stalled"
     return "ran"
 
 
@@ -140,5 +148,6 @@ def test_the_config_fuzz_reached_both_outcomes():
     run some, and far enough to refuse some."""
     if not COUNTS:
         pytest.skip("the property did not run in this session")
-    print(f"fuzz config: {sum(COUNTS.values())} configs, {COUNTS['ran']} ran, {COUNTS['refused']} refused in one line")
+    print(f"fuzz config: {sum(COUNTS.values())} configs, {COUNTS['ran']} ran, {COUNTS['refused']} refused in one line, "
+          f"{COUNTS['stalled']} stalled in one line")
     assert COUNTS["ran"] > 0 and COUNTS["refused"] > 0, COUNTS

@@ -91,8 +91,14 @@ def test_a_decision_asked_for_in_the_past_names_the_time():
         simulate(jobs(), CLUSTER, Stuck([-1, -1, -1]), SimConfig(clock="events", round_len_s=300))
 
 
-def test_a_policy_that_never_runs_a_job_ends_at_max_rounds_in_one_line():
-    with pytest.raises(InputError) as caught:
+def test_a_policy_that_never_runs_a_job_ends_in_one_line():
+    """It ran to sim.max_rounds (1e7 rounds: half an hour of Gavel's mechanism with a huge
+    recompute interval and recompute_when_idle off, found by the config fuzzer)."""
+    with pytest.raises(PolicyContractError) as caught:
+        simulate(jobs(), CLUSTER, Answers([-1, -1, -1]), SimConfig(round_len_s=300))
+    assert str(caught.value) == ("policy Answers at t=300000.0 s ran no job in 1000 steps while 3 jobs waited and no job was left to "
+                                 "arrive: the run would never end (the policy, or options that keep it from starting a waiting job)")
+    with pytest.raises(InputError) as caught:  # a smaller sim.max_rounds ends it first
         simulate(jobs(), CLUSTER, Answers([-1, -1, -1]), SimConfig(round_len_s=300, max_rounds=50))
     assert str(caught.value) == ("sim: max_rounds: the run stopped after 50 steps at t=15000 s with 3 jobs still active; raise "
                                  "sim.max_rounds (a policy that leaves jobs waiting forever ends here too)")
@@ -131,7 +137,7 @@ def test_run_py_says_a_broken_policy_in_one_line(tmp_path, run_py, broken_env):
     lines = [line for line in proc.stderr.splitlines() if line.strip()]
     assert len(lines) == 1 and "Traceback" not in proc.stderr, proc.stderr
     assert lines[0].startswith("error: policy HalfPolicy at t=0.0 s gave job 0 the type -0.5 (float64 answer)")
-    assert lines[0].endswith("(a bug in the policy; FAIRSIM_DEBUG=1 shows where)")
+    assert lines[0].endswith("(the policy broke the engine's contract; FAIRSIM_DEBUG=1 shows where)")
     assert not (tmp_path / "run" / "summary.json").exists()
     debug = run_py(*ARGS, f"hydra.run.dir={tmp_path / 'debug'}", env={**broken_env, "FAIRSIM_DEBUG": "1"}, timeout=120)
     assert debug.returncode == 1 and "Traceback" in debug.stderr and "PolicyContractError" in debug.stderr

@@ -35,6 +35,12 @@ from fairsim.sim.schedule import ScheduleRecorder
 from fairsim.workload.jobs import JobSet
 
 
+# Steps in a row with jobs waiting, nothing running and nothing left to arrive, after which a run
+# is stuck for good: every GPU is free then, so any policy that ever starts a waiting job has.
+# (Gavel's reservations idle a few rounds at most, until its next recompute.)
+STALLED_STEPS = 1000
+
+
 class PolicyContractError(RuntimeError):
     """A policy returned an assignment that breaks the rules (a bug in the policy). Its message is
     one line naming the policy, the simulated time and, where one is at fault, the job (its
@@ -140,6 +146,7 @@ class Engine:
         next_arrival_s = arrivals[0] if n else np.inf  # Python floats: most rounds admit nobody
         events = cfg.clock == "events"
         wake_s = math.inf  # events: when the policy asked to decide again
+        idle_steps = 0  # consecutive steps in which no job ran and none was left to arrive
         wall0 = time.perf_counter()
         while awaited_left and (next_arrival < n or len(active)):
             if rounds >= cfg.max_rounds:  # the safety stop: an error, never a silent truncation
@@ -184,6 +191,11 @@ class Engine:
                 self.checker(self, active, assignment, np.zeros(len(active), dtype=bool) if finished is None else finished)
             t += duration
             rounds += 1
+            idle_steps = 0 if self._last_running or next_arrival < n else idle_steps + 1
+            if idle_steps == STALLED_STEPS:
+                raise PolicyContractError(f"policy {type(self.policy).__name__} at t={t:.1f} s ran no job in {STALLED_STEPS} steps "
+                                          f"while {len(active)} jobs waited and no job was left to arrive: the run would never "
+                                          "end (the policy, or options that keep it from starting a waiting job)")
             changed = finished is not None
             if changed:
                 done = int(np.count_nonzero(self.awaited[active[finished]]))
