@@ -293,3 +293,37 @@ def test_a_mutated_file_runs_or_is_refused_in_one_line(reader, tmp_path_factory)
 
     check()
     assert counts["ran"] > 0 and counts["refused"] > 0, counts
+
+
+# ---- a few through python run.py -------------------------------------------------------------------
+
+SPOT_CHECKS = {  # reader -> mutations whose file goes through the command line
+    "helios": [("non_utf8", 3, 2, 1)],  # a Latin-1 byte on line 4
+    "csv_columns": [("blank_line", 2, 0, 0), ("set_cell", 5, 2, VALUES.index("1e308"))],  # a 1e308 s job after a blank line
+    "philly_log": [("json_set_attempt", 9, 1, 4)],  # the last attempt ends in year 9999
+    "trace": [("dup_column", 0, 4, 0)],  # the header names work twice
+}
+
+
+@pytest.mark.slow
+def test_a_few_refusals_through_run_py_are_one_line_and_exit_2(tmp_path, run_py):
+    from concurrent.futures import ThreadPoolExecutor
+
+    files = {}
+    for reader in sorted(SPOT_CHECKS):  # in process first (Hydra composes in one thread): the same file is refused there
+        folder = tmp_path / reader
+        folder.mkdir()
+        result, files[reader] = fuzz_once(reader, folder, 0, SPOT_CHECKS[reader])
+        assert result == "refused", reader
+
+    def one(reader: str):
+        folder = files[reader].parent
+        overrides = [o.replace("{dir}", str(folder)) for o in TARGETS[reader].overrides]
+        return run_py(*overrides, *QUIET, f"hydra.run.dir={folder / 'run'}", env={"FAIRSIM_DEBUG": None}, timeout=120)
+
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        for reader, proc in zip(sorted(SPOT_CHECKS), pool.map(one, sorted(SPOT_CHECKS))):
+            lines = [line for line in proc.stderr.splitlines() if line.strip()]
+            assert proc.returncode == 2 and len(lines) == 1 and "Traceback" not in proc.stderr, (reader, proc.stderr)
+            assert lines[0].startswith("error: ") and files[reader].name in lines[0], (reader, lines[0])
+            assert not (files[reader].parent / "run" / "summary.json").exists()
