@@ -214,7 +214,7 @@ CASES = [
     case("tput_bad_placement", table("tp_bad_placement.csv"), "tp_bad_placement.csv", "placement", "packed, spread"),
     case("tput_duplicate_row", table("tp_dup.csv"), "tp_dup.csv", "rows", "repeats"),
     case("tput_workers_zero", table("tp_workers_zero.csv"), "tp_workers_zero.csv", "workers", "integer >= 1"),
-    case("tput_binary", table("tp_binary.csv"), "tp_binary.csv", "", "cannot be read as CSV"),
+    case("tput_binary", table("tp_binary.csv"), "tp_binary.csv:2", "file", "not a text file (byte 0x80"),
     case("tput_file_missing", table("nope.csv"), "nope.csv", "path", "no such file"),
     case("models_param_negative", table("tp_good.csv", "models_param_neg.csv"), "models_param_neg.csv", "param_count", "> 0"),
     case("models_no_param_column", table("tp_good.csv", "models_no_params.csv"), "models_no_params.csv", "columns",

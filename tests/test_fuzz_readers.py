@@ -49,6 +49,14 @@ LOG_COLUMNS = ("job_id,submit_s,duration_s,gpus,gpu_type,gpu_types,model,tenant,
                                                               (4, "", "", "ResNet50", "Pass"), (1, "A10", "", "VGG16", "Pass"),
                                                               (8, "V100", "V100", "", "Failed")] * 3)))
 
+# a throughput catalog of the table kind (fairsim/workload/table_catalog.py) and a trace on it
+THROUGHPUTS = "model,gpu,workers,placement,throughput\n" + "".join(
+    f"{m},{g},{w},{p},{t * w * (0.8 if p == 'spread' else 1):.4f}\n" for m in ("netA", "netB") for g, t in (("T4", 0.01), ("A10", 0.02), ("V100", 0.03))
+    for w in (1, 2, 4) for p in (("packed", "spread") if w > 1 else ("packed",)))
+MODELS = "model,param_count,mem_gb,large,notes\nnetA,1000000,1,false,small\nnetB,50000000,12,true,\"a, quoted note\"\n"
+TABLE_TRACE = "job_id,arrival_s,model,workers,work\n" + "".join(f"{i},{i * 300},{'netA' if i % 2 else 'netB'},{(1, 2, 4)[i % 3]},{2 + i % 5}\n"
+                                                                for i in range(12))
+
 
 @dataclass(frozen=True)
 class Target:
@@ -98,6 +106,9 @@ TARGETS = {t.reader: t for t in [
            ("workload=gavel_trace", "workload.path={dir}/small_test.trace", "cluster=gavel"), sep="\t"),
     Target("trace", (("trace.csv", OWN_SCHEMA),), ("workload=file", "workload.path={dir}/trace.csv")),
     Target("csv_parquet", (("log.csv", LOG_COLUMNS),), ("workload=jobs_log", "workload.path={dir}/log.parquet"), parquet=True),
+    Target("table_catalog", (("throughputs.csv", THROUGHPUTS), ("models.csv", MODELS), ("trace.csv", TABLE_TRACE)),
+           ("workload=file", "workload.path={dir}/trace.csv", "workload.catalog=table", "+workload.throughputs_path={dir}/throughputs.csv",
+            "+workload.models_path={dir}/models.csv")),
     Target("trace_parquet", (("trace.csv", OWN_SCHEMA),), ("workload=file", "workload.path={dir}/trace.parquet"), parquet=True),
 ]}
 
@@ -217,7 +228,7 @@ def config_for(reader: str, folder: Path):
     for o in TARGETS[reader].overrides:
         key, value = o.split("=", 1)
         if "{dir}" in value:
-            OmegaConf.update(cfg, key, value.replace("{dir}", str(folder)), merge=False)
+            OmegaConf.update(cfg, key.lstrip("+"), value.replace("{dir}", str(folder)), merge=False)
     return cfg
 
 
