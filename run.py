@@ -28,7 +28,7 @@ RERUN = "rerun the same command"  # what a single run's resource error line ends
 @contextmanager
 def resource_errors_in_one_line():
     """A full, read-only or unwritable disk met by Hydra itself (creating the run folder, writing
-    .hydra/ or multirun.yaml): one line naming the folder and what to do, exit 1."""
+    its .hydra/): one line naming the folder and what to do, exit 1."""
     try:
         yield
     except OSError as exc:
@@ -79,7 +79,7 @@ def run(cfg: DictConfig, folder: Path, cell: str, in_sweep: bool) -> None:
             return
         emit(f"error: {exc}", folder, sys.stderr)
         sys.exit(2)
-    except PolicyContractError as exc:  # a policy's bug (or options that stall it), said in one line; its author asks for the traceback
+    except PolicyContractError as exc:  # a policy's bug (or options that stall it): one line; FAIRSIM_DEBUG=1 for its author
         if os.environ.get("FAIRSIM_DEBUG"):
             raise
         line = f"error: {exc} (the policy broke the engine's contract; FAIRSIM_DEBUG=1 shows where)"

@@ -400,13 +400,16 @@ def test_a_gpu_count_past_int64_is_dropped_as_too_wide_in_a_reader(tmp_path):
     assert report["log_dropped_wider_than_any_allowed_type"] == 1
 
 
-def test_a_node_lists_unmapped_gpu_name_names_the_node_list(tmp_path):
-    """The error once named only the cluster preset, not the file holding the name."""
+def test_a_node_lists_unmapped_gpu_name_or_huge_count_names_the_node_list(tmp_path):
+    """The errors once named only the cluster preset, not the file holding the name or count."""
     from fairsim.workload.formats import openb
 
     nodes = _edited(ROOT / "tests" / "data" / "openb_sample" / "openb_node_list_sample.csv", tmp_path / "nodes.csv", 3, ",P100", ",X9")
     err = _refused(openb.cluster_config, nodes, {"G2": "A100-80GB", "G3": "H100-SXM"}, "cluster")
     assert (err.source, err.field) == (f"cluster: {nodes}", "gpu_map") and "GPU name(s) X9" in err.problem
+    huge = _edited(ROOT / "tests" / "data" / "openb_sample" / "openb_node_list_sample.csv", tmp_path / "huge.csv", 3, ",2,P100", ",9e18,P100")
+    err = _refused(openb.cluster_config, huge, {"G2": "A100-80GB", "G3": "H100-SXM"}, "cluster")
+    assert (err.source, err.field) == (f"cluster: {huge}:3", "gpu") and "<= 1e+06" in err.problem  # was the cluster's count, no file
 
 
 # ---- through the job log, into a run ---------------------------------------------------------------

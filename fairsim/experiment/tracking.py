@@ -93,9 +93,9 @@ def store_error_line(results_dir: Path, exc: BaseException, logged: str = "the r
     """One line naming the store, the cause, what was kept and what to do (the results files are
     unaffected). The cause is the driver's own message (sqlite's "database or disk is full"),
     found through MLflow's and SQLAlchemy's wrappers."""
-    cause = exc
+    cause = exc  # MLflow's exception wraps SQLAlchemy's (its text holds the SQL), which keeps sqlite's in .orig
     while getattr(cause, "orig", None) is not None or (cause.__cause__ is not None and "[SQL:" in str(cause)):
-        cause = getattr(cause, "orig", None) or cause.__cause__  # SQLAlchemy keeps the driver's exception in .orig
+        cause = getattr(cause, "orig", None) or cause.__cause__
     text = str(cause).split("[SQL:")[0]
     text = " ".join(text.split()) or type(exc).__name__
     return (f"error: MLflow store {tracking_uri(results_dir)} cannot be opened or written ({text[:200]}); {logged}; "

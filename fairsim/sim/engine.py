@@ -33,6 +33,7 @@ from fairsim.sim.overheads import job_costs, start_cost
 from fairsim.sim.placement import HostPlacer
 from fairsim.sim.schedule import ScheduleRecorder
 from fairsim.workload.jobs import JobSet
+from fairsim.workload.trace import shown
 
 
 # Steps in a row with jobs waiting, nothing running and nothing left to arrive, after which a run
@@ -193,9 +194,7 @@ class Engine:
             rounds += 1
             idle_steps = 0 if self._last_running or next_arrival < n else idle_steps + 1
             if idle_steps == STALLED_STEPS:
-                raise PolicyContractError(f"policy {type(self.policy).__name__} at t={t:.1f} s ran no job in {STALLED_STEPS} steps "
-                                          f"while {len(active)} jobs waited and no job was left to arrive: the run would never "
-                                          "end (the policy, or options that keep it from starting a waiting job)")
+                raise self._stalled(t, len(active))
             changed = finished is not None
             if changed:
                 done = int(np.count_nonzero(self.awaited[active[finished]]))
@@ -452,8 +451,7 @@ class Engine:
             whole = np.array([isinstance(v, (int, np.integer)) and not isinstance(v, (bool, np.bool_)) for v in a], dtype=bool)
         if not whole.all():
             row = int(np.flatnonzero(~whole)[0])
-            value = a[row].item() if isinstance(a[row], np.generic) else a[row]
-            raise self._broken(view, f"gave job {self._job_id(active, row)} the type {value!r} ({a.dtype} answer); an "
+            raise self._broken(view, f"gave job {self._job_id(active, row)} the type {shown(a[row])!r} ({a.dtype} answer); an "
                                f"assignment is integers: a GPU type index 0..{self.cluster.num_types - 1}, or -1 to wait")
         if ((a < -1) | (a >= self.cluster.num_types)).any():  # whole, but past what int64 holds, maybe
             raise self._outside(active, a, view)
@@ -461,8 +459,7 @@ class Engine:
     def _outside(self, active: np.ndarray, a: np.ndarray, view: PolicyView) -> PolicyContractError:
         row = int(np.flatnonzero((a < -1) | (a >= self.cluster.num_types))[0])
         names = ", ".join(f"{k} = {g}" for k, g in enumerate(self.cluster.gpu_types))
-        value = a[row].item() if isinstance(a[row], np.generic) else a[row]
-        return self._broken(view, f"put job {self._job_id(active, row)} on type index {value!r}, outside "
+        return self._broken(view, f"put job {self._job_id(active, row)} on type index {shown(a[row])!r}, outside "
                             f"-1..{self.cluster.num_types - 1} (-1 waits; {names})")
 
     def _why_infeasible(self, j: int, k: int) -> str:
@@ -478,6 +475,11 @@ class Engine:
 
     def _broken(self, view: PolicyView, what: str) -> PolicyContractError:
         return PolicyContractError(f"policy {type(self.policy).__name__} at t={view.now:.1f} s {what}")
+
+    def _stalled(self, t: float, waiting: int) -> PolicyContractError:
+        return PolicyContractError(f"policy {type(self.policy).__name__} at t={t:.1f} s ran no job in {STALLED_STEPS} steps while "
+                                   f"{waiting} jobs waited and no job was left to arrive: the run would never end (the policy, "
+                                   "or options that keep it from starting a waiting job)")
 
     def _rows(self, n: int) -> np.ndarray:
         if len(self._row_index) < n:

@@ -5,9 +5,11 @@ job log: submit time, duration, gang size, and optionally the GPU type the durat
 on, the types the job may use, its model, tenant and status. This module turns that log into a
 trace, in this order:
 
-1. rows are checked (a bad number is refused with one line naming the row and the column), kept
-   by ``statuses`` and the time window [``start_s``, ``start_s + span_s``) after the first
-   submission, sorted by submission, and cut to the first ``max_jobs``;
+1. rows are checked (a bad number is refused with one line naming the file, the row's line and
+   the column; durations run a millisecond to about 31.7 years, submissions lie within 1e12 s of
+   their origin, a job id appears once), kept by ``statuses`` and the time window [``start_s``,
+   ``start_s + span_s``) after the first submission, sorted by submission, and cut to the first
+   ``max_jobs``;
 2. GPU names (``gpu_type``, ``gpu_types``) go through ``gpu_map`` (the log's name -> a datasheet
    name) and then the datasheet's own names; a job's reference type is its ``gpu_type``, else
    ``reference_type``; its allowed types are its ``gpu_types``, or with ``pin_to_type: true`` its
@@ -161,13 +163,13 @@ def _checked(read: LogRead) -> pd.DataFrame:
     log["duration_s"] = numbers(raw["duration_s"], where, "duration_s", lo=SHORTEST_JOB_S, hi=LONGEST_JOB_S, empty_ok=False,
                                 what=DURATION_WORDS)
     gpus = numbers(raw["gpus"], where, "gpus", lo=1, whole=True, empty_ok=False, what="a whole GPU count >= 1")
-    log["gpus"] = np.minimum(gpus, LARGEST_INTEGER).astype(np.int64)  # any count past int64 is still wider than every type
+    log["gpus"] = np.minimum(gpus, LARGEST_INTEGER).astype(np.int64)  # capped before the cast: still wider than every type
     for col in ("gpu_type", "gpu_types", "model", "tenant", "status"):
         log[col] = [("" if is_missing(v) else str(v).strip()) for v in raw[col].to_numpy()] if col in raw else ""
     return log
 
 
-def _refuse_repeated(ids: pd.Series, where) -> None:
+def _refuse_repeated(ids: pd.Series, where: Where) -> None:
     """Each job id once: a log that repeats one lists a job twice or joins two logs, and which of
     the two rows is meant no reader can tell (missing ids are not compared)."""
     again = (ids.notna() & ids.duplicated()).to_numpy()

@@ -8,7 +8,7 @@ The normalized job log, one row per job (a pandas DataFrame):
 | job_id     | str             | the log's own id (the row number when the log has none)              |
 | submit_s   | float           | submission time in seconds (any origin; rebased to the first job)    |
 | duration_s | float > 0       | run time on ``gpu_type`` with ``gpus`` GPUs                          |
-| gpus       | int >= 1        | gang size                                                            |
+| gpus       | whole >= 1      | gang size (any numeric dtype: jobs_log casts it, capped, to int64)   |
 | gpu_type   | str or missing  | the GPU type the duration was measured on (a raw name; mapped later) |
 | gpu_types  | str or missing  | the types the job may run on, ``|``-separated; missing = any         |
 | model      | str or missing  | a catalog model                                                      |

@@ -6,7 +6,8 @@ Columns (names can be mapped from the file's own with ``columns: {submit_s: Subm
     duration_s   run time in seconds on gpu_type (or the reference type) with its gang
     gpus         gang size
     optional: job_id, gpu_type, gpu_types ("|"-separated), model, tenant, status
-Extra columns are ignored.
+Extra columns are ignored. A CSV may quote its cells (fairsim.workload.formats._csv_table), and
+its errors name the line a row starts on; a parquet file's name the row.
 """
 
 from __future__ import annotations

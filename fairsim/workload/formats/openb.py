@@ -36,7 +36,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from fairsim.cluster import gpu_specs
+from fairsim.cluster import MAX_GPUS, gpu_specs
 from fairsim.errors import InputError, require
 from fairsim.workload import options as opt
 from fairsim.workload.formats import LOG_COLUMNS, LogRead, placed
@@ -152,7 +152,7 @@ def read_gpu_nodes(nodes_path: Path, src: str) -> tuple[pd.DataFrame, int]:
     """The nodes with GPUs (sn, gpus, model) and the number of CPU-only nodes left out."""
     table = read_csv_table(Path(nodes_path), src, required=NODE_COLUMNS)
     nodes = table.cells
-    gpus = numbers(nodes["gpu"], table.where, "gpu", lo=0, whole=True, empty_ok=False)
+    gpus = numbers(nodes["gpu"], table.where, "gpu", lo=0, hi=MAX_GPUS, whole=True, empty_ok=False)
     models = nodes["model"].str.strip().to_numpy(dtype=object)
     has_gpu = gpus > 0
     blank = has_gpu & (models == "")

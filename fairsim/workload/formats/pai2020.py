@@ -41,7 +41,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from fairsim.cluster import gpu_specs
+from fairsim.cluster import MAX_GPUS, gpu_specs
 from fairsim.errors import InputError, require
 from fairsim.workload import options as opt
 from fairsim.workload.formats import LogRead
@@ -163,7 +163,7 @@ def cluster_config(path: Path, gpu_map: Mapping[str, Any] | None, src: str, *, n
     file = Path(path).expanduser()
     table = read_csv_table(file / SPEC_FILE if file.is_dir() else file, src, columns=SPEC_COLUMNS, header_first="machine",
                            usecols=("gpu_type", "cap_gpu"))
-    gpus = numbers(table.cells["cap_gpu"], table.where, "cap_gpu", lo=0, whole=True, empty_ok=False)
+    gpus = numbers(table.cells["cap_gpu"], table.where, "cap_gpu", lo=0, hi=MAX_GPUS, whole=True, empty_ok=False)
     raw_types = text_or_none(table.cells["gpu_type"])
     with_gpus = np.flatnonzero(gpus > 0)
     blank = [int(row) for row in with_gpus if raw_types[row] is None]
