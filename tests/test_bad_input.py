@@ -242,6 +242,8 @@ CASES = [
     case("tiresias_thresholds_number", ["policy=tiresias_las", "policy.thresholds_gpu_s=5"], "policy tiresias_las",
          "thresholds_gpu_s", "a list of increasing GPU-second values > 0, got 5"),
     case("workload_kind_mapping", ["workload.kind={a: 1}"], "workload philly", "kind", "is not one of philly"),  # unhashable
+    case("num_jobs_huge", ["workload=trace2", "workload.num_jobs=1000000000000000"], "workload trace2", "num_jobs",
+         "<= 1e+07"),  # allocated 7 PiB
 ]
 BY_ID = {c.id: c for c in CASES}
 

@@ -136,6 +136,7 @@ EXAMPLES = 120
 COUNTS: Counter = Counter()
 
 
+@pytest.mark.slow  # about 15 s
 @settings(max_examples=EXAMPLES, deadline=None, derandomize=True, database=None, suppress_health_check=[HealthCheck.too_slow])
 @given(example=settings_())
 def test_a_config_value_runs_or_is_refused_in_one_line(example):
@@ -143,6 +144,7 @@ def test_a_config_value_runs_or_is_refused_in_one_line(example):
     COUNTS[outcome(configured(base, changes))] += 1
 
 
+@pytest.mark.slow
 def test_the_config_fuzz_reached_both_outcomes():
     """Runs after the property (same module, in order): the values were near enough to valid to
     run some, and far enough to refuse some."""

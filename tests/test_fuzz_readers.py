@@ -1,6 +1,7 @@
 """Every log reader fuzzed with near-valid files: each one either runs or ends in one line.
 
-Each reader's sample (tests/data, the shipped traces) is mutated the ways real files go wrong:
+Each reader's sample (tests/data, the shipped traces; a job log also as parquet; a table
+catalog's two CSVs with a trace on them) is mutated the ways real files go wrong:
 blank and whitespace lines, CRLF line ends, a byte-order mark, quoted cells holding newlines,
 ragged rows, non-UTF-8 bytes, cells set to huge, tiny, negative, non-finite or non-numeric
 values and to far-off timestamps (year 9999, year 1), repeated rows (duplicate ids), a repeated
@@ -12,7 +13,8 @@ Each file is loaded, bound to a cluster and simulated (``run_config``: FIFO, a f
 with every warning turned into an error. The outcome must be a run, or an ``InputError`` whose
 message is one line naming the file and has no numpy spelling of a value (``np.float64(...)``):
 never another exception, never a warning. A few mutated files also go through ``python run.py``
-(exit 2, one stderr line).
+(exit 2, one stderr line). ``pytest -s`` prints how many files of each reader ran and how many
+were refused.
 """
 
 from __future__ import annotations
@@ -290,6 +292,7 @@ def report_outcomes():
         print(f"fuzz {reader}: {sum(counts.values())} files, {counts['ran']} ran, {counts['refused']} refused in one line")
 
 
+@pytest.mark.slow  # 2-8 s a reader
 @pytest.mark.parametrize("reader", sorted(TARGETS))
 def test_a_mutated_file_runs_or_is_refused_in_one_line(reader, tmp_path_factory):
     folder = tmp_path_factory.mktemp(f"fuzz_{reader}")

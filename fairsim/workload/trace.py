@@ -40,6 +40,7 @@ SHORTEST_JOB_S = 1e-3
 LONGEST_JOB_S = 1e9
 LATEST_TIME_S = 1e12
 LARGEST_INTEGER = 2**53
+MAX_GENERATED_JOBS = 10_000_000  # a generator's num_jobs: 500x the paper's largest trace; more only exhausts memory
 
 
 def validate_trace(df: pd.DataFrame, source: str = "trace", where=None) -> pd.DataFrame:
