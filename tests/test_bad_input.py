@@ -90,6 +90,8 @@ FILES: dict[str, str | bytes] = {
     "workers_huge.csv": HEAD + "0,0,ResNet50,1e308,3\n",
     "ragged.csv": HEAD + "0,0,ResNet50,1,3\n\n1,0,ResNet50,1,3,9\n",
     "header_twice.csv": "job_id,arrival_s,model,workers,work,work\n0,0,ResNet50,1,3,4\n",
+    "models_number_twice.csv": "model,param_count\n1.5,1000\n1.5,1000\n",
+    "models_param_huge.csv": "model,param_count\nnetA,1e308\n",
 }
 
 
@@ -242,6 +244,10 @@ CASES = [
     case("tiresias_thresholds_number", ["policy=tiresias_las", "policy.thresholds_gpu_s=5"], "policy tiresias_las",
          "thresholds_gpu_s", "a list of increasing GPU-second values > 0, got 5"),
     case("workload_kind_mapping", ["workload.kind={a: 1}"], "workload philly", "kind", "is not one of philly"),  # unhashable
+    case("models_number_twice", table("tp_good.csv", "models_number_twice.csv"), "models_number_twice.csv", "model",
+         "'1.5' is listed twice (line 3)"),  # shown as np.float64(1.5)
+    case("models_param_huge", table("tp_good.csv", "models_param_huge.csv"), "models_param_huge.csv", "param_count",
+         "<= 1e+15 (line 2 has '1e308')"),  # 16 x 1e308 overflowed the state size
     case("num_jobs_huge", ["workload=trace2", "workload.num_jobs=1000000000000000"], "workload trace2", "num_jobs",
          "<= 1e+07"),  # allocated 7 PiB
 ]
@@ -362,6 +368,15 @@ def test_unknown_config_key_is_one_line(tmp_path, run_py):
     one, exit 2 (tests/test_user_config.py has the other Hydra errors)."""
     proc = run_cli(run_py, ["sim.max_round=5"], tmp_path)
     assert_refused(proc, tmp_path, ("command line: sim.max_round: no such key", "sim has: check, clock,", "+sim.max_round=5"))
+
+
+def test_an_option_past_int64_is_checked_without_numpy():
+    """Gavel's mechanism checked numbers with np.isfinite, which raises TypeError on 10**30."""
+    from fairsim.experiment.single import build_policy
+
+    assert build_policy(config_for(["policy=gavel", "policy.mechanism.initial_time_rounds=1000000000000000000000000000000"]).policy)
+    with pytest.raises(InputError, match="mechanism.initial_time_rounds: must be a number >= 0"):
+        build_policy(config_for(["policy=gavel", "policy.mechanism.initial_time_rounds=-1000000000000000000000000000000"]).policy)
 
 
 # ---- the run's horizon -------------------------------------------------------------------------------
