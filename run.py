@@ -11,6 +11,7 @@ import os
 import sys
 import time
 import traceback
+from contextlib import contextmanager
 from pathlib import Path
 
 import hydra
@@ -19,6 +20,25 @@ from hydra.types import RunMode
 from omegaconf import DictConfig
 
 from fairsim.errors import InputError
+
+
+RERUN = "rerun the same command"  # what a single run's resource error line ends with
+
+
+@contextmanager
+def resource_errors_in_one_line():
+    """A full, read-only or unwritable disk met by Hydra itself (creating the run folder, writing
+    its .hydra/): one line naming the folder and what to do, exit 1."""
+    try:
+        yield
+    except OSError as exc:
+        from fairsim.experiment.sweep import resource_error_line
+
+        line = None if os.environ.get("FAIRSIM_DEBUG") else resource_error_line(exc, then=RERUN)
+        if line is None:
+            raise
+        print(line, file=sys.stderr, flush=True)
+        sys.exit(1)
 
 
 @hydra.main(version_base="1.3", config_path="conf", config_name="config")
@@ -42,6 +62,7 @@ def run(cfg: DictConfig, folder: Path, cell: str, in_sweep: bool) -> None:
     from fairsim.experiment.output import emit
     from fairsim.experiment.single import format_summary, run_config, write_results
     from fairsim.experiment.sweep import record_done, record_failure, resource_errno, resource_error_line, with_path
+    from fairsim.sim.engine import PolicyContractError
 
     tick = time.perf_counter()
     try:
@@ -57,11 +78,21 @@ def run(cfg: DictConfig, folder: Path, cell: str, in_sweep: bool) -> None:
             return
         emit(f"error: {exc}", folder, sys.stderr)
         sys.exit(2)
+    except PolicyContractError as exc:  # a policy's bug (or options that stall it): one line; FAIRSIM_DEBUG=1 for its author
+        if os.environ.get("FAIRSIM_DEBUG"):
+            raise
+        line = f"error: {exc} (the policy broke the engine's contract; FAIRSIM_DEBUG=1 shows where)"
+        if in_sweep:
+            record_failure(folder, cell, line)
+            return
+        emit(line, folder, sys.stderr)
+        sys.exit(1)
     except OSError as exc:
         if resource_errno(exc) is not None and not os.environ.get("FAIRSIM_DEBUG"):
             if in_sweep:  # a full or read-only disk fails every cell: the launcher ends the sweep in one line
                 raise with_path(exc, folder) from exc
-            emit(resource_error_line(exc, folder), folder, sys.stderr)
+            # stderr only: run.log may be what cannot be written
+            print(resource_error_line(exc, folder, then=RERUN), file=sys.stderr, flush=True)
             sys.exit(1)
         if not in_sweep or os.environ.get("FAIRSIM_DEBUG"):
             raise
@@ -78,9 +109,17 @@ def run(cfg: DictConfig, folder: Path, cell: str, in_sweep: bool) -> None:
         emit(format_summary(out.summary), folder)
         emit(f"  results         {folder}", folder)
         if cfg.get("track", True):
-            from fairsim.experiment.tracking import RUNS_EXPERIMENT, experiment_url, log_single_run, tracking_uri, ui_command
+            from fairsim.experiment.tracking import (RUNS_EXPERIMENT, experiment_url, log_single_run, store_error_line,
+                                                     tracking_uri, ui_command)
 
-            log_single_run(Path(cfg.results_dir), folder)
+            try:
+                log_single_run(Path(cfg.results_dir), folder)
+            except Exception as exc:  # a full disk, a damaged store: MLflow's own words, in one line
+                if os.environ.get("FAIRSIM_DEBUG"):
+                    raise
+                print(store_error_line(Path(cfg.results_dir), exc, logged=f"the run is complete in {folder}", then=RERUN),
+                      file=sys.stderr, flush=True)
+                sys.exit(1)
             emit(f"  MLflow          experiment \"runs\" in {tracking_uri(Path(cfg.results_dir))}; track=false skips it", folder)
             emit(f"  runs table      {experiment_url(Path(cfg.results_dir), RUNS_EXPERIMENT)} ({ui_command(Path(cfg.results_dir))})",
                  folder)
@@ -100,6 +139,7 @@ if __name__ == "__main__":
     from fairsim.experiment.interrupt import ends_in_one_line
 
     # Ctrl-C: one line saying what was kept, exit 130 (fairsim/experiment/interrupt.py); Hydra's
-    # config errors (a mistyped key): one line naming the closest valid keys, exit 2
-    with ends_in_one_line(), config_errors_in_one_line(sys.argv[1:], CONF):
+    # config errors (a mistyped key): one line naming the closest valid keys, exit 2; a folder
+    # Hydra cannot create or write (a read-only or full results_dir): one line, exit 1
+    with ends_in_one_line(), config_errors_in_one_line(sys.argv[1:], CONF), resource_errors_in_one_line():
         main()

@@ -16,7 +16,6 @@ order of ``counts`` is the cluster's type order (Gavel's greedy placement uses i
 from __future__ import annotations
 
 import csv
-import math
 from dataclasses import dataclass
 from functools import lru_cache
 from importlib import resources
@@ -25,7 +24,7 @@ from typing import Any, Mapping
 
 import numpy as np
 
-from fairsim.errors import InputError, require
+from fairsim.errors import InputError, is_number, require
 from fairsim.files import note_input
 
 
@@ -64,6 +63,11 @@ def canonical_gpu_name(name: str, source: str = "cluster", field: str = "counts"
         allowed = ", ".join(s.name for s in gpu_specs().values())
         raise InputError(source, field, f"unknown GPU type {name!r} (allowed: {allowed})")
     return spec.name
+
+
+# GPUs of one type (and on one host) a cluster may have: beyond the largest clusters built, and
+# the engine keeps arrays per host and GPU, so a corrupt count fails here, not in memory.
+MAX_GPUS = 1_000_000
 
 
 @dataclass(frozen=True, eq=False)
@@ -126,21 +130,21 @@ class ClusterSpec:
             name = canonical_gpu_name(raw_name, source, f"counts.{raw_name}")
             require(name not in names, source, f"counts.{raw_name}", f"GPU type {name} is listed twice")
             count = _as_int(raw_count, source, f"counts.{raw_name}")
-            require(count >= 0, source, f"counts.{raw_name}", f"must be a GPU count >= 0, got {count}")
+            require(0 <= count <= MAX_GPUS, source, f"counts.{raw_name}", f"must be a GPU count >= 0 and <= {MAX_GPUS}, got {count}")
             names.append(name)
             counts.append(count)
         require(sum(counts) > 0, source, "counts", "the cluster must have at least one GPU")
         gpus_per_host = _as_int(cfg.get("gpus_per_host", 4), source, "gpus_per_host")
-        require(gpus_per_host >= 1, source, "gpus_per_host", f"must be >= 1, got {gpus_per_host}")
+        require(1 <= gpus_per_host <= MAX_GPUS, source, "gpus_per_host", f"must be >= 1 and <= {MAX_GPUS}, got {gpus_per_host}")
         overrides = {canonical_gpu_name(k, source, f"memory_gb.{k}"): v for k, v in (cfg.get("memory_gb") or {}).items()}
         memory = []
         for name in names:
-            mem = float(overrides.get(name, gpu_specs()[name.lower()].memory_gb))
-            require(mem > 0, source, f"memory_gb.{name}", f"must be > 0, got {mem}")
+            mem = overrides.get(name, gpu_specs()[name.lower()].memory_gb)
+            require(is_number(mem) and mem > 0, source, f"memory_gb.{name}", f"must be a number of GB > 0, got {mem!r}")
             memory.append(mem)
         for key in ("inter_host_gbps", "intra_host_gbps"):
             if key in cfg:
-                require(_is_number(cfg[key]) and float(cfg[key]) > 0, source, key, f"must be a bandwidth > 0 in Gbit/s, got {cfg[key]!r}")
+                require(is_number(cfg[key]) and float(cfg[key]) > 0, source, key, f"must be a bandwidth > 0 in Gbit/s, got {cfg[key]!r}")
         return cls(
             name=str(cfg.get("name", "custom")),
             gpu_types=tuple(names),
@@ -152,12 +156,10 @@ class ClusterSpec:
         )
 
 
-def _is_number(value: Any) -> bool:
-    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
-
-
 def _as_int(value: Any, source: str, field: str) -> int:
-    if isinstance(value, bool) or not isinstance(value, (int, float, np.integer)) or float(value) != int(value):
+    """An int, or a float with a whole value (5.0); not a bool, not NaN or infinite."""
+    whole = isinstance(value, (int, np.integer)) or (isinstance(value, float) and value.is_integer())
+    if isinstance(value, bool) or not whole:
         raise InputError(source, field, f"must be an integer, got {value!r}")
     return int(value)
 

@@ -9,14 +9,24 @@ from dataclasses import dataclass
 from typing import Any
 
 
+# Every character str.splitlines() breaks a line at, written out: a message quotes text from a
+# user's file (a cell, a header name), and it must stay one line whatever that text holds.
+_LINE_BREAKS = str.maketrans({c: repr(c)[1:-1] for c in "\n\r\v\f\x1c\x1d\x1e\x85\u2028\u2029"})
+
+
+def one_line(text: object) -> str:
+    return str(text).translate(_LINE_BREAKS)
+
+
 class InputError(ValueError):
-    """Bad user input (config, trace, catalog). The message names the source, field and allowed values."""
+    """Bad user input (config, trace, catalog). The message names the source, field and allowed
+    values, on one line (line breaks in quoted text are written as \\n)."""
 
     def __init__(self, source: str, field: str, problem: str):
-        self.source = source
-        self.field = field
-        self.problem = problem
-        super().__init__(f"{source}: {field}: {problem}")
+        self.source = one_line(source)
+        self.field = one_line(field)
+        self.problem = one_line(problem)
+        super().__init__(f"{self.source}: {self.field}: {self.problem}")
 
     def __reduce__(self):  # picklable, so a worker process (refcheck, joblib) hands it back whole
         return (type(self), (self.source, self.field, self.problem))
@@ -106,7 +116,22 @@ class OneOf:
         return value
 
 
-Rule = Bool | Number | OneOf  # Integer is a Number
+@dataclass(frozen=True)
+class Ascending:
+    """A list of strictly increasing finite numbers, each > lo (thresholds, class edges); returned
+    as a tuple of floats. ``what`` names them: "increasing GPU-second values > 0"."""
+
+    what: str
+    lo: float | None = None
+
+    def check(self, value: Any, source: str, key: str) -> tuple[float, ...]:
+        ok = isinstance(value, (list, tuple)) and all(is_number(v) and (self.lo is None or v > self.lo) for v in value)
+        ok = ok and all(a < b for a, b in zip(value, value[1:]))
+        require(ok, source, key, f"must be a list of {self.what}, got {value!r}")
+        return tuple(float(v) for v in value)
+
+
+Rule = Bool | Number | OneOf | Ascending  # Integer is a Number
 
 
 def check_keys(cfg: Mapping[str, Any], allowed: Iterable[str], source: str, *, noun: str = "option", prefix: str = "") -> None:

@@ -83,6 +83,15 @@ FILES: dict[str, str | bytes] = {
     "tp_dup.csv": GOOD_TPUT + "netA,T4,1,packed,0.05\n",
     "tp_workers_zero.csv": GOOD_TPUT + "netA,T4,0,packed,0.05\n",
     "tp_binary.csv": bytes(range(256)) * 8,
+    # found by the fuzzer (tests/test_fuzz_readers.py)
+    "work_huge.csv": HEAD + "0,0,ResNet50,1,1e308\n",
+    "work_tiny.csv": HEAD + "0,0,ResNet50,1,1e-300\n",
+    "arrival_huge.csv": HEAD + "0,0,ResNet50,1,3\n1,1e15,ResNet50,1,3\n",
+    "workers_huge.csv": HEAD + "0,0,ResNet50,1e308,3\n",
+    "ragged.csv": HEAD + "0,0,ResNet50,1,3\n\n1,0,ResNet50,1,3,9\n",
+    "header_twice.csv": "job_id,arrival_s,model,workers,work,work\n0,0,ResNet50,1,3,4\n",
+    "models_number_twice.csv": "model,param_count\n1.5,1000\n1.5,1000\n",
+    "models_param_huge.csv": "model,param_count\nnetA,1e308\n",
 }
 
 
@@ -128,8 +137,8 @@ CASES = [
     case("round_tiny", ["sim.round_len_s=1e-9"], "sim", "round_len_s", "in [1, 86400]"),  # would spin to max_rounds
     case("round_above_a_day", ["sim.round_len_s=100000"], "sim", "round_len_s", "in [1, 86400]"),
     case("restart_as_long_as_a_round", ["sim.overheads.restart_s=300"], "sim", "overheads.restart_s", "shorter than a round"),
-    case("max_rounds_before_last_arrival", ["+sim.max_rounds=3"], "sim", "max_rounds", "end before the last job arrives"),
-    case("max_rounds_bool", ["+sim.max_rounds=true"], "sim", "max_rounds", "an integer > 0"),  # true is no round count
+    case("max_rounds_before_last_arrival", ["+sim.max_rounds=3"], "sim", "max_rounds", "end before workload philly can finish"),
+    case("max_rounds_bool", ["+sim.max_rounds=true"], "sim", "max_rounds", "an integer in [1, 1e+12]"),  # true is no round count
     case("round_end_unknown", ["sim.round_end=bogus"], "sim", "round_end", "fixed, latest_finish"),
     case("until_unknown", ["sim.until=forever"], "sim", "until", "all, window"),
     case("restart_negative", ["sim.overheads.restart_s=-1"], "sim", "overheads.restart_s", ">= 0"),
@@ -173,7 +182,7 @@ CASES = [
     case("trace_no_model", trace("no_model.csv"), "no_model.csv", "columns", "required: job_id"),
     case("trace_workers_text", trace("workers_text.csv"), "workers_text.csv", "workers", "finite number"),
     case("trace_arrival_text", trace("arrival_text.csv"), "arrival_text.csv", "arrival_s", "finite number"),
-    case("trace_work_negative", trace("work_neg.csv"), "work_neg.csv", "work", "> 0 (row 0 has -3.0)"),
+    case("trace_work_negative", trace("work_neg.csv"), "work_neg.csv", "work", "> 0 (line 2 has -3.0)"),
     case("trace_work_zero", trace("work_zero.csv"), "work_zero.csv", "work", "> 0"),
     case("trace_work_blank", trace("work_blank.csv"), "work_blank.csv", "work", "finite number"),
     case("trace_work_nan", trace("work_nan.csv"), "work_nan.csv", "work", "finite number"),
@@ -188,9 +197,9 @@ CASES = [
     case("trace_unknown_model", trace("unknown_model.csv"), "unknown_model.csv", "model", "allowed: VGG16"),
     case("trace_empty_model", trace("empty_model.csv"), "empty_model.csv", "model", "non-empty string"),
     case("trace_weight_negative", trace("weight_neg.csv"), "weight_neg.csv", "weight", "> 0"),
-    case("trace_empty_file", trace("empty.csv"), "empty.csv", "file", "cannot be read as csv"),
+    case("trace_empty_file", trace("empty.csv"), "empty.csv", "path", "is empty"),
     case("trace_header_only", trace("header_only.csv"), "header_only.csv", "rows", "no jobs"),
-    case("trace_binary_csv", trace("binary.csv"), "binary.csv", "file", "cannot be read as csv"),
+    case("trace_binary_csv", trace("binary.csv"), "binary.csv:2", "file", "not a text file (byte 0x80"),
     case("trace_binary_parquet", trace("binary.parquet"), "binary.parquet", "file", "cannot be read as parquet"),
     case("trace_empty_parquet", trace("empty.parquet"), "empty.parquet", "file", "cannot be read as parquet"),
     case("trace_unknown_suffix", trace("trace.txt"), "trace.txt", "path", "allowed: .csv, .parquet"),
@@ -212,7 +221,7 @@ CASES = [
     case("tput_bad_placement", table("tp_bad_placement.csv"), "tp_bad_placement.csv", "placement", "packed, spread"),
     case("tput_duplicate_row", table("tp_dup.csv"), "tp_dup.csv", "rows", "repeats"),
     case("tput_workers_zero", table("tp_workers_zero.csv"), "tp_workers_zero.csv", "workers", "integer >= 1"),
-    case("tput_binary", table("tp_binary.csv"), "tp_binary.csv", "", "cannot be read as CSV"),
+    case("tput_binary", table("tp_binary.csv"), "tp_binary.csv:2", "file", "not a text file (byte 0x80"),
     case("tput_file_missing", table("nope.csv"), "nope.csv", "path", "no such file"),
     case("models_param_negative", table("tp_good.csv", "models_param_neg.csv"), "models_param_neg.csv", "param_count", "> 0"),
     case("models_no_param_column", table("tp_good.csv", "models_no_params.csv"), "models_no_params.csv", "columns",
@@ -222,6 +231,30 @@ CASES = [
          "model", "allowed: netA"),
     case("table_paths_missing", ["workload=file", "workload.path={d}/table_trace.csv", "workload.catalog=table"],
          "workload file", "throughputs_path", "is required"),
+    # ---- found by the fuzzers (tests/test_fuzz_readers.py, tests/test_fuzz_config.py) ----------------
+    case("trace_work_huge", trace("work_huge.csv"), "work_huge.csv", "work", "job 0 (1e+308 epochs) runs beyond any number of "
+         "seconds at its fastest; a job runs 0.001 to 1e+09 s"),  # overflowed the engine's fast-forward
+    case("trace_work_tiny", trace("work_tiny.csv"), "work_tiny.csv", "work", "0.001 to 1e+09 s"),  # ran with a NaN rho
+    case("trace_arrival_huge", trace("arrival_huge.csv"), "arrival_huge.csv", "arrival_s", "<= 1e+12 seconds (line 3 has"),
+    case("trace_workers_huge", trace("workers_huge.csv"), "workers_huge.csv", "workers",
+         "an integer of at most 9007199254740992 in size (line 2 has '1e308')"),  # cast to INT64_MIN
+    case("trace_ragged_after_a_blank_line", trace("ragged.csv"), "ragged.csv:4", "fields", "has 6 comma-separated fields"),
+    case("trace_header_twice", trace("header_twice.csv"), "header_twice.csv:1", "header", "'work' more than once"),
+    case("max_rounds_huge", ["+sim.max_rounds=10000000000000"], "sim", "max_rounds", "an integer in [1, 1e+12]"),
+    case("count_huge", ["cluster.counts.T4=10000000"], "cluster paper", "counts.T4", "<= 1000000"),  # overflowed int64 past 2**63
+    case("count_nan", ["cluster.counts.T4=nan"], "cluster paper", "counts.T4", "must be an integer, got nan"),
+    case("gpu_memory_inf", ["+cluster.memory_gb.T4=inf"], "cluster paper", "memory_gb.T4", "a number of GB > 0"),
+    case("pal_class_edges_text", ["policy=pal", "policy.class_edges=abc"], "policy pal", "class_edges",
+         "a list of increasing throughput ratios, got 'abc'"),  # list('abc') reached numpy
+    case("tiresias_thresholds_number", ["policy=tiresias_las", "policy.thresholds_gpu_s=5"], "policy tiresias_las",
+         "thresholds_gpu_s", "a list of increasing GPU-second values > 0, got 5"),
+    case("workload_kind_mapping", ["workload.kind={a: 1}"], "workload philly", "kind", "is not one of philly"),  # unhashable
+    case("models_number_twice", table("tp_good.csv", "models_number_twice.csv"), "models_number_twice.csv", "model",
+         "'1.5' is listed twice (line 3)"),  # shown as np.float64(1.5)
+    case("models_param_huge", table("tp_good.csv", "models_param_huge.csv"), "models_param_huge.csv", "param_count",
+         "<= 1e+15 (line 2 has '1e308')"),  # 16 x 1e308 overflowed the state size
+    case("num_jobs_huge", ["workload=trace2", "workload.num_jobs=1000000000000000"], "workload trace2", "num_jobs",
+         "<= 1e+07"),  # allocated 7 PiB
 ]
 BY_ID = {c.id: c for c in CASES}
 
@@ -340,6 +373,112 @@ def test_unknown_config_key_is_one_line(tmp_path, run_py):
     one, exit 2 (tests/test_user_config.py has the other Hydra errors)."""
     proc = run_cli(run_py, ["sim.max_round=5"], tmp_path)
     assert_refused(proc, tmp_path, ("command line: sim.max_round: no such key", "sim has: check, clock,", "+sim.max_round=5"))
+
+
+def test_an_option_past_int64_is_checked_without_numpy():
+    """Gavel's mechanism checked numbers with np.isfinite, which raises TypeError on 10**30."""
+    from fairsim.experiment.single import build_policy
+
+    assert build_policy(config_for(["policy=gavel", "policy.mechanism.initial_time_rounds=1000000000000000000000000000000"]).policy)
+    with pytest.raises(InputError, match="mechanism.initial_time_rounds: must be a number >= 0"):
+        build_policy(config_for(["policy=gavel", "policy.mechanism.initial_time_rounds=-1000000000000000000000000000000"]).policy)
+
+
+# ---- the run's horizon -------------------------------------------------------------------------------
+
+def test_an_idle_gap_longer_than_max_rounds_runs(tmp_path):
+    """The horizon check counts the rounds jobs keep the cluster busy (an idle cluster jumps to the
+    next arrival without a round); it once counted every round up to the last arrival and refused
+    this trace, which runs in a few rounds."""
+    path = tmp_path / "gap.csv"
+    path.write_text(HEAD + "0,0,ResNet50,1,3\n1,1e11,ResNet50,1,3\n")
+    out = run_config(compose_config(["workload=file", f"workload.path={path}", "policy=fifo", "+sim.max_rounds=50"]))
+    assert out.summary["finished_jobs"] == 2 and out.summary["rounds"] < 50
+
+
+def test_a_run_that_cannot_finish_within_max_rounds_is_refused_up_front(tmp_path):
+    path = tmp_path / "long.csv"
+    path.write_text(HEAD + "0,0,ResNet50,1,3\n1,0,ResNet50,1,30000\n")
+    with pytest.raises(InputError) as caught:
+        run_config(compose_config(["workload=file", f"workload.path={path}", "policy=fifo", "+sim.max_rounds=1000"]))
+    assert str(caught.value).startswith(f"sim: max_rounds: 1000 rounds of 300 s end before workload file ({path}) can finish: "
+                                        "its jobs keep the cluster busy for at least")
+
+
+def test_a_message_quoting_a_line_break_stays_one_line(tmp_path):
+    """A quoted header cell holding a line break was printed as two lines."""
+    path = tmp_path / "log.csv"
+    path.write_text('"sub\nmit_s",duration_s,gpus\n0,60,1\n')
+    with pytest.raises(InputError) as caught:
+        run_config(compose_config(["workload=jobs_log", f"workload.path={path}", "policy=fifo"]))
+    message = str(caught.value)
+    assert len(message.splitlines()) == 1 and "(sub\\nmit_s, duration_s, gpus)" in message
+    for brk in "\r\v\f\x1c\x85\u2028":
+        assert len(str(InputError(f"a{brk}b", "f", f"c{brk}d")).splitlines()) == 1
+
+
+# ---- the run's own failures: a read-only results_dir, a store that fills up --------------------------
+
+SITE_READ_ONLY = """
+import errno, os, pathlib
+_prefix = os.environ["FAIRSIM_TEST_READ_ONLY"]
+_mkdir = pathlib.Path.mkdir
+def _read_only(self, *args, **kwargs):  # what a read-only file system says to mkdir
+    if str(self).startswith(_prefix):
+        raise OSError(errno.EROFS, "Read-only file system", str(self))
+    return _mkdir(self, *args, **kwargs)
+pathlib.Path.mkdir = _read_only
+"""
+SITE_STORE_FULL = """
+import sqlite3
+from sqlalchemy.engine import default
+_executemany = default.DefaultDialect.do_executemany
+def _full(self, cursor, statement, parameters, context=None):  # sqlite's own error when the disk fills mid-logging
+    if statement.startswith("INSERT INTO params"):
+        raise sqlite3.OperationalError("database or disk is full")
+    return _executemany(self, cursor, statement, parameters, context)
+default.DefaultDialect.do_executemany = _full
+"""
+
+
+def site(tmp_path, text: str) -> dict[str, str]:
+    """A sitecustomize.py that every Python process started with this PYTHONPATH runs first."""
+    from conftest import ROOT
+
+    folder = tmp_path / "site"
+    folder.mkdir()
+    (folder / "sitecustomize.py").write_text(text)
+    return {"PYTHONPATH": f"{folder}:{ROOT}", "FAIRSIM_DEBUG": None}
+
+
+def one_line_on_stderr(proc: subprocess.CompletedProcess) -> str:
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    lines = [line for line in proc.stderr.splitlines() if line.strip()]
+    assert len(lines) == 1 and "Traceback" not in proc.stderr, proc.stderr
+    return lines[0]
+
+
+@pytest.mark.slow
+def test_a_read_only_results_dir_is_one_line(tmp_path, run_py):
+    """Hydra creates the run folder before fairsim runs (its traceback was 34 lines)."""
+    results = tmp_path / "ro"
+    env = {**site(tmp_path, SITE_READ_ONLY), "FAIRSIM_TEST_READ_ONLY": str(results)}
+    line = one_line_on_stderr(run_py(f"results_dir={results}", "num_jobs=5", "policy=fifo", env=env, timeout=120))
+    assert line.startswith(f"error: read-only file system: {results}/runs/") and line.endswith(
+        ": choose a writable results_dir=, then rerun the same command")
+
+
+@pytest.mark.slow
+def test_a_store_that_fills_up_while_logging_is_one_line(tmp_path, run_py):
+    """MLflow logged the SQLAlchemy error with its traceback and Hydra printed another (201 lines)."""
+    results = tmp_path / "results"
+    proc = run_py(f"results_dir={results}", "num_jobs=5", "policy=fifo", f"hydra.run.dir={tmp_path / 'run'}",
+                  env=site(tmp_path, SITE_STORE_FULL), timeout=120)
+    line = one_line_on_stderr(proc)
+    assert line == (f"error: MLflow store sqlite:///{results.resolve()}/mlflow.db cannot be opened or written (database or disk "
+                    f"is full); the run is complete in {tmp_path / 'run'}; free space, or repair or move the store away, and "
+                    "rerun the same command")
+    assert (tmp_path / "run" / "summary.json").exists()
 
 
 # ---- arrival times out of order: accepted, sorted, same run ------------------------------------------

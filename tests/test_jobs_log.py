@@ -4,6 +4,7 @@ run, GPU-type constraints honoured by every policy, tenants and their metrics.""
 from __future__ import annotations
 
 import functools
+import warnings
 
 import numpy as np
 import pandas as pd
@@ -99,22 +100,127 @@ def test_columns_map_from_the_files_own_names_and_timestamps_parse(tmp_path):
 
 
 @pytest.mark.parametrize("row, column, said", [
-    ({"submit_s": "soon", "duration_s": 60, "gpus": 1}, "submit_s", r"must be a number of seconds \(line 3 has 'soon'\)"),
-    ({"submit_s": 5, "duration_s": -1, "gpus": 1}, "duration_s", r"must be a number of seconds > 0 \(line 3 has '-1'\)"),
-    ({"submit_s": 5, "duration_s": 60, "gpus": 1.5}, "gpus", r"must be a whole GPU count >= 1 \(line 3 has '1.5'\)"),
+    ({"submit_s": "soon", "duration_s": 60, "gpus": 1}, "submit_s", "must be a number of seconds within 1e+12 of the log's origin, got 'soon'"),
+    ({"submit_s": 5, "duration_s": -1, "gpus": 1}, "duration_s", "must be a number of seconds in [0.001, 1e+09] (a millisecond to "
+                                                                  "about 31.7 years), got '-1'"),
+    ({"submit_s": 5, "duration_s": 60, "gpus": 1.5}, "gpus", "must be a whole GPU count >= 1, got '1.5'"),
 ])
-def test_a_bad_row_is_refused_naming_its_line_and_column(tmp_path, row, column, said):
+def test_a_bad_row_is_refused_naming_its_file_line_and_column(tmp_path, row, column, said):
     path = write_log(tmp_path, [{"submit_s": 0, "duration_s": 60, "gpus": 1}, row])
     with pytest.raises(InputError) as err:
         workload(path)
-    assert err.value.field == column and len(str(err.value).splitlines()) == 1
-    assert pytest.importorskip("re").search(said, err.value.problem)
+    assert err.value.source == f"workload log: {path}:3" and err.value.field == column and err.value.problem == said
+    assert len(str(err.value).splitlines()) == 1
 
 
 def test_bad_timestamps_name_the_line_and_the_format(tmp_path):
     path = write_log(tmp_path, [{"t": "2026-01-05 10:00:00", "duration_s": 60, "gpus": 1}, {"t": "yesterday", "duration_s": 60, "gpus": 1}])
-    with pytest.raises(InputError, match=r"t: line 3: 'yesterday' is not a timestamp in format '%Y-%m-%d %H:%M:%S'"):
+    with pytest.raises(InputError, match=r"log.csv:3: t: 'yesterday' is not a timestamp in format '%Y-%m-%d %H:%M:%S'"):
         workload(path, columns={"submit_time": "t"}, timestamp_format="%Y-%m-%d %H:%M:%S")
+
+
+# ---- what the fuzzer found (tests/test_fuzz_readers.py), one regression test each -------------
+
+def write_text(tmp_path, text, name="log.csv"):
+    path = tmp_path / name
+    path.write_bytes(text if isinstance(text, bytes) else text.encode())
+    return path
+
+
+def refusal(path, **options) -> InputError:
+    with pytest.raises(InputError) as err:
+        workload(path, **options)
+    assert len(str(err.value).splitlines()) == 1
+    return err.value
+
+
+def test_lines_count_blank_lines_and_cells_quoted_across_lines(tmp_path):
+    """The reader once computed a row's line as its index + 2."""
+    blank = write_text(tmp_path, "submit_s,duration_s,gpus\n0,60,1\n\n\n5,60,1.5\n")
+    assert refusal(blank).source == f"workload log: {blank}:5"
+    quoted = write_text(tmp_path, 'job_id,submit_s,duration_s,gpus\n"a\nb",0,60,1\nc,5,60,1.5\n', "quoted.csv")
+    assert refusal(quoted).source == f"workload log: {quoted}:4"
+    crlf = write_text(tmp_path, "submit_s,duration_s,gpus\r\n0,60,1\r\n\r\n5,60,x\r\n", "crlf.csv")
+    assert refusal(crlf).source == f"workload log: {crlf}:4"
+
+
+def test_a_ragged_or_non_utf8_row_is_refused_naming_its_line(tmp_path):
+    ragged = write_text(tmp_path, "submit_s,duration_s,gpus\n0,60,1\n5,60,1,9\n")
+    err = refusal(ragged)
+    assert (err.source, err.field) == (f"workload log: {ragged}:3", "fields") and "has 4 comma-separated fields, expected 3" in err.problem
+    latin = write_text(tmp_path, b"submit_s,duration_s,gpus,tenant\n0,60,1,a\n5,60,1,caf\xe9\n", "latin.csv")
+    err = refusal(latin)
+    assert (err.source, err.field) == (f"workload log: {latin}:3", "file") and "byte 0xe9 at column 11 is not UTF-8" in err.problem
+    unclosed = write_text(tmp_path, 'submit_s,duration_s,gpus\n0,60,1\n"5,60,1\n', "unclosed.csv")
+    assert refusal(unclosed).source == f"workload log: {unclosed}:3"
+
+
+def test_a_refusal_about_the_whole_log_names_its_file(tmp_path):
+    """Errors about the log as a whole or a mapped column once named only the workload."""
+    path = write_log(tmp_path, [{"When": 0, "duration_s": 60, "gpus": 1}])
+    err = refusal(path, columns={"submit_s": "Submit"})
+    assert err.source == f"workload log: {path}" and err.field == "columns.submit_s"
+    assert refusal(path, max_jobs=1, start_s=100).source == f"workload log: {path}"  # nothing left to run
+    model = write_log(tmp_path, [{"submit_s": 0, "duration_s": 60, "gpus": 1}, {"submit_s": 1, "duration_s": 60, "gpus": 1,
+                                                                              "model": "GPT-9"}], "model.csv")
+    err = refusal(model)
+    assert err.source == f"workload log: {model}:3" and "unknown model 'GPT-9'" in err.problem
+
+
+@pytest.mark.parametrize("duration", ["1e308", "1e15", "2e9", "1e-300", "0.0001"])
+def test_a_duration_outside_a_jobs_length_is_refused_naming_the_limit(tmp_path, duration):
+    """1e308 s overflowed the engine's fast-forward, 1e15 s ran to sim.max_rounds, 1e-300 s ran as
+    zero work with a NaN rho."""
+    path = write_text(tmp_path, f"submit_s,duration_s,gpus\n0,60,1\n1,{duration},1\n")
+    err = refusal(path)
+    assert (err.source, err.field) == (f"workload log: {path}:3", "duration_s")
+    assert err.problem == f"must be a number of seconds in [0.001, 1e+09] (a millisecond to about 31.7 years), got '{duration}'"
+
+
+def test_a_submission_time_past_any_clock_is_refused(tmp_path):
+    path = write_text(tmp_path, "submit_s,duration_s,gpus\n-1e308,60,1\n1e308,60,1\n")
+    err = refusal(path)
+    assert err.source == f"workload log: {path}:2" and err.problem.startswith("must be a number of seconds within 1e+12")
+
+
+def test_a_gpu_count_past_int64_is_dropped_as_too_wide(tmp_path):
+    """It was cast to INT64_MIN (with a RuntimeWarning) and dropped as a gang the catalog lacks."""
+    path = write_text(tmp_path, "submit_s,duration_s,gpus\n0,60,1\n0,60,1e308\n")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        w = workload(path)
+    assert w.report == {"log_rows": 2, "log_jobs": 1, "log_dropped_wider_than_any_allowed_type": 1}
+
+
+def test_a_repeated_job_id_is_refused_naming_both_rows(tmp_path):
+    """It was silently renumbered: two jobs where the log meant one, or two logs joined."""
+    path = write_text(tmp_path, "job_id,submit_s,duration_s,gpus\na,0,60,1\nb,5,60,1\na,9,60,1\n")
+    err = refusal(path)
+    assert (err.source, err.field) == (f"workload log: {path}:4", "job_id")
+    assert err.problem == f"'a' repeats the id of an earlier job (workload log: {path}:2); job ids must be unique"
+    missing = write_text(tmp_path, "job_id,submit_s,duration_s,gpus\n,0,60,1\n,5,60,1\n", "missing.csv")
+    assert len(workload(missing).trace) == 2  # rows without an id are not compared
+
+
+def test_a_repeated_header_column_is_refused(tmp_path):
+    """pandas renamed the second one gpus.1, and the first was read silently."""
+    path = write_text(tmp_path, "submit_s,duration_s,gpus,gpus\n0,60,1,2\n")
+    err = refusal(path)
+    assert (err.source, err.field) == (f"workload log: {path}:1", "header")
+    assert err.problem == "names the column(s) 'gpus' more than once (each column once)"
+
+
+def test_a_parquet_logs_values_are_shown_as_written(tmp_path):
+    """A typed cell was shown as np.float64(1.5)."""
+    path = tmp_path / "log.parquet"
+    pd.DataFrame({"submit_s": [0.0, 5.0], "duration_s": [60.0, 60.0], "gpus": [1.0, 1.5]}).to_parquet(path)
+    err = refusal(path)
+    assert (err.source, err.problem) == (f"workload log: {path}: row 1", "must be a whole GPU count >= 1, got '1.5'")
+
+
+def test_a_byte_order_mark_is_no_part_of_the_first_column(tmp_path):
+    path = write_text(tmp_path, b"\xef\xbb\xbfsubmit_s,duration_s,gpus\n0,60,1\n")
+    assert len(workload(path).trace) == 1
 
 
 UNRUNNABLE = [
@@ -135,7 +241,7 @@ def test_jobs_that_cannot_run_are_dropped_and_counted_by_reason(tmp_path):
 
 
 def test_or_refused_in_one_line(tmp_path):
-    with pytest.raises(InputError, match=r"rows: line 2 \(job wide\): wider than any allowed type \(set workload.unrunnable=drop"):
+    with pytest.raises(InputError, match=r"log.csv:2: unrunnable: job wide cannot run: wider than any allowed type \(set workload.unrunnable=drop"):
         workload(write_log(tmp_path, UNRUNNABLE), unrunnable="refuse")
     with pytest.raises(InputError, match=r"unrunnable: must be one of drop, refuse, got 'skip'"):
         workload(write_log(tmp_path, UNRUNNABLE), unrunnable="skip")

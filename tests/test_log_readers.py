@@ -7,6 +7,7 @@ from __future__ import annotations
 import csv
 import json
 import shutil
+import warnings
 from datetime import datetime
 from pathlib import Path
 
@@ -183,7 +184,7 @@ def test_pai_cluster_maps_v100m32_itself_and_refuses_misc_until_mapped():
     mapped = pai2020.cluster_config(PAI / "pai_machine_spec.csv", {"MISC": "K80"}, "cluster")
     assert mapped["counts"]["V100-32GB"] == 8 and mapped["counts"]["K80"] == 8
     for gpu_map in ({}, {"MISC": None}):
-        with pytest.raises(InputError, match=r"cluster: gpu_map: no datasheet type for PAI 2020's GPU name\(s\) MISC \(MISC stands for its other, unnamed models\): set gpu_map: \{MISC: <type>\} with types among K80"):
+        with pytest.raises(InputError, match=r"cluster: \S+pai_machine_spec.csv: gpu_map: no datasheet type for PAI 2020's GPU name\(s\) MISC \(MISC stands for its other, unnamed models\): set gpu_map: \{MISC: <type>\} with types among K80"):
             pai2020.cluster_config(PAI, gpu_map, "cluster")
     with pytest.raises(InputError, match=r"gpu_map.MISC: unknown GPU type 'Tesla K40m'"):
         pai2020.cluster_config(PAI, {"V100M32": "V100-32GB", "MISC": "Tesla K40m"}, "cluster")
@@ -279,6 +280,138 @@ def test_every_option_of_a_reader_is_checked(module, path):
             module.read(path, {option: BAD_OPTION_VALUES[option]}, "workload")
 
 
+# ---- what the fuzzer found (tests/test_fuzz_readers.py), one regression test each -------------------
+
+def _bytes_edited(source: Path, target: Path, line: int, old: bytes, new: bytes) -> Path:
+    lines = source.read_bytes().split(b"\n")
+    assert old in lines[line - 1]
+    lines[line - 1] = lines[line - 1].replace(old, new, 1)
+    target.write_bytes(b"\n".join(lines))
+    return target
+
+
+def _refused(read, *args) -> InputError:
+    with pytest.raises(InputError) as caught:
+        read(*args)
+    assert len(str(caught.value).splitlines()) == 1
+    return caught.value
+
+
+def test_a_non_utf8_byte_is_refused_naming_its_line_in_every_reader(tmp_path):
+    """A file with one stray Latin-1 byte was refused as "not a text file", with no line."""
+    from fairsim.workload.gavel_trace import read_gavel_trace
+    from fairsim.workload.tiresias_trace import read_tiresias_trace, shipped_trace
+    from fairsim.workload.trace import read_trace
+
+    helios_bad = _bytes_edited(HELIOS, tmp_path / "cluster_log.csv", 4, b"uBeta", b"uB\xe9ta")
+    assert _refused(helios.read, helios_bad, {}, "workload").source == f"workload: {helios_bad}:4"
+    folder = _pai_copy(tmp_path)
+    _bytes_edited(PAI / "pai_task_table.csv", folder / "pai_task_table.csv", 6, b"worker", b"w\xffrker")
+    assert _refused(pai2020.read, folder, {}, "workload").source == f"workload: {folder / 'pai_task_table.csv'}:6"
+    philly_bad = _bytes_edited(PHILLY, tmp_path / "cluster_job_log", 3, b"01:11:39", b"01:11:39\xc3\x28")
+    assert _refused(philly_log.read, philly_bad, {}, "workload").source == f"workload: {philly_bad}:3"
+    tiresias_bad = _bytes_edited(shipped_trace("60_job"), tmp_path / "t.csv", 7, b"inception3", b"incepti\xf6n3")
+    assert _refused(read_tiresias_trace, tiresias_bad).source == f"{tiresias_bad}:7"
+    gavel = ROOT / "fairsim" / "data" / "gavel" / "traces" / "small_test.trace"
+    gavel_bad = _bytes_edited(gavel, tmp_path / "g.trace", 5, b"python3", b"pyth\xf6n3")
+    assert _refused(read_gavel_trace, gavel_bad).source == f"{gavel_bad}:5"
+    trace_bad = tmp_path / "trace.csv"
+    trace_bad.write_bytes(b"job_id,arrival_s,model,workers,work\n0,0,ResNet50,1,2\n\n1,0,ResN\xe9t50,1,2\n")
+    assert _refused(read_trace, trace_bad).source == f"{trace_bad}:4"
+
+
+def test_a_repeated_header_column_is_refused_in_every_reader_with_a_header(tmp_path):
+    """The first of the two was read silently (helios, tiresias), or pandas raised (openb)."""
+    from fairsim.workload.formats import openb
+    from fairsim.workload.tiresias_trace import read_tiresias_trace
+
+    twice = _edited(HELIOS, tmp_path / "cluster_log.csv", 1, ",queue", ",gpu_num")
+    err = _refused(helios.read, twice, {}, "workload")
+    assert (err.source, err.field) == (f"workload: {twice}:1", "header") and "'gpu_num' more than once" in err.problem
+    pods = ROOT / "tests" / "data" / "openb_sample" / "openb_pod_list_sample.csv"
+    twice = _edited(pods, tmp_path / "pods.csv", 1, ",qos,", ",num_gpu,")
+    assert "'num_gpu' more than once" in _refused(openb.read, twice, {}, "workload").problem
+    tiresias = tmp_path / "t.csv"
+    tiresias.write_text("job_id,num_gpu,submit_time,duration,duration\n0,1,0,10,20\n")
+    err = _refused(read_tiresias_trace, tiresias)
+    assert (err.source, err.field) == (f"{tiresias}:1", "header") and "'duration' more than once" in err.problem
+
+
+def test_a_year_9999_time_is_refused_as_too_long_a_job_not_an_overflow(tmp_path):
+    """pandas' nanosecond timestamps stop in 2262: Helios' and Philly's times raised OutOfBoundsDatetime."""
+    far = _edited(HELIOS, tmp_path / "cluster_log.csv", 2, "2020-06-10 04:55:09", "9999-06-10 04:55:09")
+    from fairsim.workload.jobs_log import log_to_trace
+    from fairsim.workload.perf_model import paper_catalog
+
+    cluster = ClusterSpec.from_config({"name": "p", "counts": {"V100": 8}})
+    err = _refused(log_to_trace, helios.read(far, {}, "workload"), paper_catalog(cluster), cluster, 0, {}, "workload")
+    assert (err.source, err.field) == (f"workload: {far}:2", "duration_s") and "in [0.001, 1e+09]" in err.problem
+    philly_far = tmp_path / "cluster_job_log"
+    philly_far.write_text(PHILLY.read_text().replace('"2017-10-07 03:13:30"', '"9999-10-07 03:13:30"'))
+    err = _refused(log_to_trace, philly_log.read(philly_far, {}, "workload"), paper_catalog(cluster), cluster, 0, {}, "workload")
+    assert err.source == f"workload: {philly_far}: job 0 (application_0001)" and err.field == "duration_s"
+
+
+def test_a_job_submitted_in_year_9999_runs_after_the_idle_gap(tmp_path):
+    from fairsim.experiment.compose import compose_config
+    from fairsim.experiment.single import run_config
+
+    late = _edited(HELIOS, tmp_path / "cluster_log.csv", 2, "2020-06-09 18:41:27", "9999-06-09 18:41:27")
+    late = _edited(late, late, 2, "2020-06-09 18:45:36,2020-06-10 04:55:09", "9999-06-09 18:45:36,9999-06-10 04:55:09")
+    out = run_config(compose_config(["workload=helios", f"workload.path={late}", "workload.gpu_type=V100", "policy=fifo"]))
+    assert out.summary["finished_jobs"] == 3 and out.jobs["arrival_s"].max() > 2.5e11
+
+
+def test_a_repeated_job_id_is_refused_in_every_log(tmp_path):
+    """Helios' and Philly's ids were renumbered silently (openb refuses a repeated pod name, PAI
+    drops a repeated job name: both documented)."""
+    from fairsim.workload.jobs_log import log_to_trace
+    from fairsim.workload.perf_model import paper_catalog
+
+    cluster = ClusterSpec.from_config({"name": "p", "counts": {"V100": 8}})
+    again = _edited(HELIOS, tmp_path / "cluster_log.csv", 4, "5003,", "5001,")
+    err = _refused(log_to_trace, helios.read(again, {}, "workload"), paper_catalog(cluster), cluster, 0, {}, "workload")
+    # in submission order (line 4's job was submitted first), both lines named
+    assert (err.source, err.field) == (f"workload: {again}:2", "job_id") and f"(workload: {again}:4)" in err.problem
+    jobs = json.loads(PHILLY.read_text())
+    jobs[8]["jobid"] = jobs[0]["jobid"]
+    (tmp_path / "philly.json").write_text(json.dumps(jobs))
+    err = _refused(log_to_trace, philly_log.read(tmp_path / "philly.json", {}, "workload"), paper_catalog(cluster), cluster, 0, {},
+                   "workload")
+    assert err.field == "job_id" and "'application_0001' repeats" in err.problem
+
+
+def test_a_json_object_that_repeats_a_key_is_refused(tmp_path):
+    """json keeps the last of two equal keys silently."""
+    (tmp_path / "twice.json").write_text('[{"jobid": "a", "jobid": "b", "attempts": []}]')
+    err = _refused(philly_log.read, tmp_path / "twice.json", {}, "workload")
+    assert err.field == "json" and "names the key 'jobid' twice" in err.problem
+
+
+def test_a_gpu_count_past_int64_is_dropped_as_too_wide_in_a_reader(tmp_path):
+    from fairsim.workload.jobs_log import log_to_trace
+    from fairsim.workload.perf_model import paper_catalog
+
+    huge = _edited(HELIOS, tmp_path / "cluster_log.csv", 2, ",8,32,", ",1e308,32,")
+    cluster = ClusterSpec.from_config({"name": "p", "counts": {"V100": 8}})
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # the cast to int64 warned, and gave INT64_MIN
+        _, report = log_to_trace(helios.read(huge, {}, "workload"), paper_catalog(cluster), cluster, 0, {}, "workload")
+    assert report["log_dropped_wider_than_any_allowed_type"] == 1
+
+
+def test_a_node_lists_unmapped_gpu_name_or_huge_count_names_the_node_list(tmp_path):
+    """The errors once named only the cluster preset, not the file holding the name or count."""
+    from fairsim.workload.formats import openb
+
+    nodes = _edited(ROOT / "tests" / "data" / "openb_sample" / "openb_node_list_sample.csv", tmp_path / "nodes.csv", 3, ",P100", ",X9")
+    err = _refused(openb.cluster_config, nodes, {"G2": "A100-80GB", "G3": "H100-SXM"}, "cluster")
+    assert (err.source, err.field) == (f"cluster: {nodes}", "gpu_map") and "GPU name(s) X9" in err.problem
+    huge = _edited(ROOT / "tests" / "data" / "openb_sample" / "openb_node_list_sample.csv", tmp_path / "huge.csv", 3, ",2,P100", ",9e18,P100")
+    err = _refused(openb.cluster_config, huge, {"G2": "A100-80GB", "G3": "H100-SXM"}, "cluster")
+    assert (err.source, err.field) == (f"cluster: {huge}:3", "gpu") and "<= 1e+06" in err.problem  # was the cluster's count, no file
+
+
 # ---- through the job log, into a run ---------------------------------------------------------------
 
 @pytest.mark.parametrize("preset, path, module, extra", [
@@ -305,9 +438,11 @@ def test_each_format_runs_through_its_preset_and_reports_what_it_dropped(preset,
 def test_a_format_outside_the_run_is_outside_its_code_digest():
     from fairsim.experiment import provenance
     from fairsim.experiment.compose import preset
+    from fairsim.workload.formats import available
 
     plain = provenance.code_files({"policy": preset("policy", "fifo"), "workload": preset("workload", "trace3")})
-    assert not any(f.startswith("fairsim/workload/formats/") and not f.endswith(("__init__.py", "clusters.py")) for f in plain)
+    readers = {f"fairsim/workload/formats/{name}.py" for name in available("read")}
+    assert not readers & set(plain)  # the shared private helpers (_cells, _csv_table) read every run's trace rows
     pai = provenance.code_files({"policy": preset("policy", "fifo"), "workload": preset("workload", "pai2020"),
                                  "cluster": preset("cluster", "pai2020")})
     assert "fairsim/workload/formats/pai2020.py" in pai and set(plain) < set(pai)

@@ -156,7 +156,7 @@ def _run_config(cfg: DictConfig, progress: bool | None, fluid_cache: Path | None
     sim_cfg = SimConfig.from_config(OmegaConf.to_container(cfg.sim, resolve=True))
     workload, jobs = build_jobs(cfg, cluster)
     check_integer_steps(jobs, cluster, sim_cfg)
-    sim_cfg.check_horizon(float(jobs.arrival.max()))
+    sim_cfg.check_horizon(jobs, workload.source)
     policy = build_policy(cfg.policy)
     tick = time.perf_counter()
     window = workload.window if sim_cfg.until == "window" else None

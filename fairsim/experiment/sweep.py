@@ -351,14 +351,15 @@ def resource_errno(exc: BaseException) -> int | None:
     return None
 
 
-def resource_error_line(exc: BaseException, where: Path | str | None = None) -> str | None:
+def resource_error_line(exc: BaseException, where: Path | str | None = None,
+                        then: str = "rerun the same command (complete cells are kept)") -> str | None:
     """One line naming the path and what to do, or None if ``exc`` is no resource error."""
     code = resource_errno(exc)
     if code is None:
         return None
     what, todo = RESOURCE_ERRORS[code]
     path = getattr(exc, "filename", None) or where or "?"
-    return f"error: {what}: {path}: {todo}, then rerun the same command (complete cells are kept)"
+    return f"error: {what}: {path}: {todo}, then {then}"
 
 
 def with_path(exc: OSError, where: Path) -> OSError:

@@ -86,6 +86,8 @@ def _client(results_dir: Path):
 
     for name in ("mlflow", "alembic"):  # their INFO lines about creating tables are noise here
         logging.getLogger(name).setLevel(logging.WARNING)
+    # MLflow logs each store error with its traceback, then raises it: fairsim says it in one line (store_error_line)
+    logging.getLogger("mlflow.store.db.utils").setLevel(logging.CRITICAL)
 
     Path(results_dir).mkdir(parents=True, exist_ok=True)
     return MlflowClient(tracking_uri=tracking_uri(results_dir))
@@ -98,13 +100,18 @@ def store_lock(results_dir: Path):
     return FileLock(Path(results_dir) / "mlflow.db.lock", timeout=STORE_LOCK_WAIT_S)
 
 
-def store_error_line(results_dir: Path, exc: BaseException) -> str:
-    """One line naming the store, the cause, and what to do (the results files are unaffected)."""
-    cause = getattr(exc, "orig", None) or exc  # SQLAlchemy keeps the driver's own message here
+def store_error_line(results_dir: Path, exc: BaseException, logged: str = "the results files are complete",
+                     then: str = "rerun the same command to log what was missed") -> str:
+    """One line naming the store, the cause, what was kept and what to do (the results files are
+    unaffected). The cause is the driver's own message (sqlite's "database or disk is full"),
+    found through MLflow's and SQLAlchemy's wrappers."""
+    cause = exc  # MLflow's exception wraps SQLAlchemy's (its text holds the SQL), which keeps sqlite's in .orig
+    while getattr(cause, "orig", None) is not None or (cause.__cause__ is not None and "[SQL:" in str(cause)):
+        cause = getattr(cause, "orig", None) or cause.__cause__
     text = str(cause).split("[SQL:")[0]
     text = " ".join(text.split()) or type(exc).__name__
-    return (f"error: MLflow store {tracking_uri(results_dir)} cannot be opened or written ({text[:200]}); the results "
-            "files are complete; repair or move the store away and rerun the same command to log what was missed")
+    return (f"error: MLflow store {tracking_uri(results_dir)} cannot be opened or written ({text[:200]}); {logged}; "
+            f"free space, or repair or move the store away, and {then}")
 
 
 def ensure_store(results_dir: Path) -> None:

@@ -37,7 +37,7 @@ from typing import Any, Callable, Mapping, Sequence
 import numpy as np
 
 from fairsim.cluster import ClusterSpec, canonical_gpu_name
-from fairsim.errors import require
+from fairsim.errors import is_number, require
 from fairsim.policies.base import Policy, PolicyView
 from fairsim.solve.budget import DEFAULT_LIMITS, LP_ITERATIONS, Budget, Limits, check_limits
 
@@ -50,11 +50,11 @@ class GavelMechanism:
     def __init__(self, recompute_min_interval_s: float = 1920.0, unallocated: str = "reserve",
                  initial_time_rounds: float = 0.5, type_order: Sequence[str] | None = None,
                  recompute_when_idle: bool = True):
-        require(_is_number(recompute_min_interval_s) and recompute_min_interval_s >= 0, "policy",
+        require(is_number(recompute_min_interval_s) and recompute_min_interval_s >= 0, "policy",
                 "mechanism.recompute_min_interval_s", f"must be a number of seconds >= 0, got {recompute_min_interval_s!r}")
         require(unallocated in UNALLOCATED, "policy", "mechanism.unallocated",
                 f"{unallocated!r} is not one of {', '.join(UNALLOCATED)}")
-        require(_is_number(initial_time_rounds) and initial_time_rounds >= 0, "policy", "mechanism.initial_time_rounds",
+        require(is_number(initial_time_rounds) and initial_time_rounds >= 0, "policy", "mechanism.initial_time_rounds",
                 f"must be a number >= 0, got {initial_time_rounds!r}")
         require(isinstance(recompute_when_idle, bool), "policy", "mechanism.recompute_when_idle",
                 f"must be true or false, got {recompute_when_idle!r}")
@@ -292,10 +292,6 @@ def as_mechanism(value: Any) -> GavelMechanism:
     for key in opts:
         require(key in allowed, "policy", f"mechanism.{key}", f"unknown option (allowed: {', '.join(allowed)})")
     return GavelMechanism(**opts)
-
-
-def _is_number(x: Any) -> bool:
-    return isinstance(x, (int, float)) and not isinstance(x, bool) and np.isfinite(x)
 
 
 def equal_share(view: PolicyView) -> np.ndarray:

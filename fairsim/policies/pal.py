@@ -60,7 +60,7 @@ from __future__ import annotations
 import numpy as np
 
 from fairsim.cluster import ClusterSpec
-from fairsim.errors import require
+from fairsim.errors import Ascending, require
 from fairsim.policies.base import NOT_RUN, Policy, PolicyView
 
 
@@ -117,9 +117,7 @@ class PalPolicy(Policy):
         require(order in ORDERS, "policy", "order", f"{order!r} is not one of {', '.join(ORDERS)}")
         require(locality_penalty >= 1, "policy", "locality_penalty", f"must be >= 1, got {locality_penalty!r}")
         require(isinstance(head_of_line, bool), "policy", "head_of_line", f"must be true or false, got {head_of_line!r}")
-        edges = np.asarray(list(class_edges), dtype=np.float64)
-        require(edges.ndim == 1 and (np.diff(edges) > 0).all(), "policy", "class_edges",
-                f"must be increasing throughput ratios, got {list(class_edges)!r}")
+        edges = np.asarray(Ascending("increasing throughput ratios").check(class_edges, "policy", "class_edges"))
         self.order_key = ORDERS[order]
         self.locality_penalty = float(locality_penalty)
         self.edges = edges

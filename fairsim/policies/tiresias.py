@@ -49,7 +49,7 @@ import math
 import numpy as np
 
 from fairsim.cluster import ClusterSpec
-from fairsim.errors import require
+from fairsim.errors import Ascending, require
 from fairsim.policies.base import NOT_RUN, Policy, PolicyView
 from fairsim.policies.queues import fill_queue
 
@@ -116,9 +116,8 @@ class TiresiasLasPolicy(Policy):
     """Tiresias' Discretized 2D-LAS with a heterogeneity-agnostic type choice."""
 
     def __init__(self, thresholds_gpu_s=(3250.0, 7200.0), promote_knob: float = 0.0):
-        thresholds = np.asarray(list(thresholds_gpu_s), dtype=np.float64)
-        require(thresholds.ndim == 1 and (np.diff(thresholds) > 0).all() and (thresholds > 0).all(),
-                "policy", "thresholds_gpu_s", f"must be increasing GPU-second values > 0, got {list(thresholds_gpu_s)!r}")
+        thresholds = np.asarray(Ascending("increasing GPU-second values > 0", lo=0).check(thresholds_gpu_s, "policy",
+                                                                                         "thresholds_gpu_s"))
         require(promote_knob >= 0, "policy", "promote_knob", f"must be >= 0 (0 = off), got {promote_knob!r}")
         self.thresholds = thresholds
         self.promote_knob = float(promote_knob)

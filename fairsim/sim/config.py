@@ -6,6 +6,8 @@ import math
 from dataclasses import dataclass, field, fields
 from typing import Any, Mapping
 
+import numpy as np
+
 from fairsim.errors import (
     Bool,
     Integer,
@@ -15,6 +17,7 @@ from fairsim.errors import (
     check_values,
     require,
 )
+from fairsim.workload.jobs import JobSet
 
 ROUND_ENDS = ("fixed", "latest_finish")
 # When the engine decides: "rounds" at every round boundary (FFT's 5-minute rounds); "events" at
@@ -26,6 +29,7 @@ CLOCKS = ("rounds", "events")
 # day a round outlasts most jobs and every decision is stale.
 ROUND_LEN_S = (1.0, 86_400.0)
 UNTIL = ("all", "window")
+MAX_ROUNDS = 10**12
 
 
 @dataclass(frozen=True)
@@ -94,15 +98,28 @@ class SimConfig:
                     "must be false under sim.clock=events (whole steps are a property of Gavel's rounds)")
         return cls(overheads=Overheads(**ov), **cfg)
 
-    def check_horizon(self, last_arrival_s: float, source: str = "sim") -> None:
-        """Refuse a run that cannot finish within max_rounds: it needs a round per round length
-        until the last job arrives, whatever the policy does."""
-        if self.clock == "events":  # steps follow the jobs' own events, not the arrival span
+    def check_horizon(self, jobs: JobSet, workload: str = "the workload", source: str = "sim") -> None:
+        """Refuse a run that cannot finish within max_rounds, whatever the policy does: from its
+        arrival until it could end at its fastest a job is active, and every round while some
+        job is active is a step (an idle cluster jumps to the next arrival without one)."""
+        if self.clock == "events":  # steps follow the jobs' own events, not the time they span
             return
-        needed = math.ceil(last_arrival_s / self.round_len_s)
+        busy_s = busy_time(jobs.arrival, jobs.arrival + jobs.shortest_run_s())
+        needed = math.ceil(busy_s / self.round_len_s)
         require(needed < self.max_rounds, source, "max_rounds",
-                f"{self.max_rounds} rounds of {self.round_len_s:g} s end before the last job arrives at {last_arrival_s:.0f} s "
-                f"(needs more than {needed}); raise sim.max_rounds or sim.round_len_s")
+                f"{self.max_rounds} rounds of {self.round_len_s:g} s end before {workload} can finish: its jobs keep the "
+                f"cluster busy for at least {busy_s:.4g} s, {needed:.4g} rounds; raise sim.max_rounds or sim.round_len_s")
+
+
+def busy_time(start: np.ndarray, end: np.ndarray) -> float:
+    """Length of the union of the intervals [start, end) (start sorted)."""
+    if not len(start):
+        return 0.0
+    reach = np.maximum.accumulate(end)  # the latest end among the intervals so far
+    opens = np.r_[True, start[1:] > reach[:-1]]  # an interval that begins after all earlier ones ended
+    first = np.flatnonzero(opens)
+    last = np.r_[first[1:] - 1, len(start) - 1]
+    return float((reach[last] - start[first]).sum())
 
 
 # What each setting may be (fairsim.errors rules), checked in this order: the first bad one is reported.
@@ -116,5 +133,6 @@ LATE_SETTINGS = {  # after the restart-vs-round check, as before
     "round_end": OneOf(ROUND_ENDS, wording="is_not"),
     "until": OneOf(UNTIL, wording="is_not"),
     "profile_error": Number(lo=0, hi=1, hi_open=True, what="a relative error in [0, 1)"),
-    "max_rounds": Integer(lo=0, lo_open=True, what="an integer > 0"),
+    # a safety stop, not a budget: past 1e12 rounds it stops nothing (and counts would overflow)
+    "max_rounds": Integer(lo=1, hi=MAX_ROUNDS, what=f"an integer in [1, {MAX_ROUNDS:.0e}]"),
 }

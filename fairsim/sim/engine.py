@@ -25,6 +25,7 @@ import numpy as np
 import pandas as pd
 
 from fairsim.cluster import ClusterSpec
+from fairsim.errors import InputError
 from fairsim.policies.base import NOT_RUN, Policy, PolicyView
 from fairsim.sim.config import SimConfig
 from fairsim.sim.invariants import RoundChecker
@@ -32,10 +33,19 @@ from fairsim.sim.overheads import job_costs, start_cost
 from fairsim.sim.placement import HostPlacer
 from fairsim.sim.schedule import ScheduleRecorder
 from fairsim.workload.jobs import JobSet
+from fairsim.workload.trace import shown
+
+
+# Steps in a row with jobs waiting, nothing running and nothing left to arrive, after which a run
+# is stuck for good: every GPU is free then, so any policy that ever starts a waiting job has.
+# (Gavel's reservations idle a few rounds at most, until its next recompute.)
+STALLED_STEPS = 1000
 
 
 class PolicyContractError(RuntimeError):
-    """A policy returned an assignment that breaks the rules (a bug in the policy)."""
+    """A policy returned an assignment that breaks the rules (a bug in the policy). Its message is
+    one line naming the policy, the simulated time and, where one is at fault, the job (its
+    trace job_id), the GPU type and why."""
 
 
 @dataclass
@@ -137,10 +147,13 @@ class Engine:
         next_arrival_s = arrivals[0] if n else np.inf  # Python floats: most rounds admit nobody
         events = cfg.clock == "events"
         wake_s = math.inf  # events: when the policy asked to decide again
+        idle_steps = 0  # consecutive steps in which no job ran and none was left to arrive
         wall0 = time.perf_counter()
         while awaited_left and (next_arrival < n or len(active)):
-            if rounds >= cfg.max_rounds:
-                raise RuntimeError(f"simulation stopped after sim.max_rounds={cfg.max_rounds} steps at t={t:.0f} s with {len(active)} active jobs")
+            if rounds >= cfg.max_rounds:  # the safety stop: an error, never a silent truncation
+                raise InputError("sim", "max_rounds", f"the run stopped after {cfg.max_rounds} steps at t={t:.0f} s with "
+                                 f"{len(active)} jobs still active; raise sim.max_rounds (a policy that leaves jobs waiting "
+                                 "forever ends here too)")
             if not len(active) and next_arrival < n:
                 t = max(t, next_arrival_s)  # idle cluster: jump to the next arrival
             if next_arrival_s <= t:
@@ -163,11 +176,11 @@ class Engine:
             if changed or not self.policy.event_driven or (events and wake_s <= t):
                 view = self._view(t, active, changed)
                 tick = time.perf_counter()
-                assignment = np.asarray(self.policy.decide(view), dtype=np.int64)
+                answer = np.asarray(self.policy.decide(view))
                 policy_s = time.perf_counter() - tick
                 decided = True
                 policy_calls += 1
-                self._check_assignment(active, assignment, view)
+                assignment = self._check_assignment(active, answer, view)
                 if events:
                     wake_s = self._next_wake(view, assignment)
             else:
@@ -179,6 +192,9 @@ class Engine:
                 self.checker(self, active, assignment, np.zeros(len(active), dtype=bool) if finished is None else finished)
             t += duration
             rounds += 1
+            idle_steps = 0 if self._last_running or next_arrival < n else idle_steps + 1
+            if idle_steps == STALLED_STEPS:
+                raise self._stalled(t, len(active))
             changed = finished is not None
             if changed:
                 done = int(np.count_nonzero(self.awaited[active[finished]]))
@@ -286,8 +302,8 @@ class Engine:
         to_finish = penalty + np.maximum(remaining, 0.0) / tput
         duration = min(limit, float(to_finish.min())) if len(to_finish) else limit
         if not math.isfinite(duration):
-            raise RuntimeError(f"simulation stuck at t={t:.0f} s: {type(self.policy).__name__} runs no job, "
-                               "no job arrives, and the policy asks for no later decision")
+            raise PolicyContractError(f"policy {type(self.policy).__name__} at t={t:.1f} s runs no job, no job arrives, and "
+                                      "it asks for no later decision: the run would never end")
         finishing = to_finish <= duration
         pay = np.minimum(penalty, duration) if not self.costless else 0.0
         progress = np.where(finishing, remaining, tput * (duration - pay))
@@ -299,7 +315,7 @@ class Engine:
     def _next_wake(self, view: PolicyView, assignment: np.ndarray) -> float:
         wake = float(self.policy.next_decision_s(view, assignment))
         if not wake > view.now:  # also NaN
-            raise PolicyContractError(f"{type(self.policy).__name__} asked to decide again at {wake!r}, not after now ({view.now!r})")
+            raise self._broken(view, f"asked to decide again at {wake!r}, not after now ({view.now!r})")
         return wake
 
     def _count_moves(self, run, new_type, host_moved) -> None:
@@ -393,26 +409,77 @@ class Engine:
         return PolicyView.assemble({"now": t, "round_len": self.cfg.round_len_s, "cluster": self.cluster,
                                     "capacity": self.capacity, "changed": changed, **self._static, **dynamic})
 
-    def _check_assignment(self, active: np.ndarray, a: np.ndarray, view: PolicyView) -> None:
-        name, num_types = type(self.policy).__name__, self.cluster.num_types
+    def _check_assignment(self, active: np.ndarray, a: np.ndarray, view: PolicyView) -> np.ndarray:
+        """The policy's answer as int64 type indices, or a PolicyContractError saying what is wrong.
+        The checks cost a few numpy calls a decision; only a broken answer pays for the words."""
         if a.shape != active.shape:
-            raise PolicyContractError(f"{name} returned {a.shape[0] if a.ndim else 'a scalar'} entries for {len(active)} jobs")
+            raise self._broken(view, f"returned {a.shape[0] if a.ndim else 'a scalar'} entries for {len(active)} active jobs")
+        if a.dtype.kind not in "iu":  # a float answer is truncated by a cast: -0.5 would read as type 0
+            self._refuse_non_integers(active, a, view)
+        a = a.astype(np.int64, copy=False)
         if not len(a):
-            return
+            return a
+        num_types = self.cluster.num_types
         try:  # GPUs used per type, index 0 for "not run"; a type below -1 makes bincount raise
             used = np.bincount(a + 1, weights=view.workers, minlength=num_types + 1)
         except ValueError:
             used = None
         if used is None or len(used) > num_types + 1:
-            raise PolicyContractError(f"{name} returned a type index outside -1..{num_types - 1}")
+            raise self._outside(active, a, view)
         # every running job on a type it can run on; "not run" (-1) reads the all-True last column
         ok = self._costs["feasible_or_idle"][self._rows(len(a)), a]
         if np.count_nonzero(ok) < len(ok):
-            raise PolicyContractError(f"{name} put job {active[~ok][0]} on a type it cannot run on (memory or gang size)")
+            row = int(np.flatnonzero(~ok)[0])
+            k = int(a[row])
+            raise self._broken(view, f"put job {self._job_id(active, row)} on {self.cluster.gpu_types[k]}, a type it cannot run on: "
+                               f"{self._why_infeasible(int(active[row]), k)}")
         over = used > self._capacity_or_idle
         if np.count_nonzero(over):
             k = int(np.argmax(over)) - 1
-            raise PolicyContractError(f"{name} oversubscribed {self.cluster.gpu_types[k]}: {int(used[k + 1])} GPUs of {int(self.capacity[k])}")
+            on_k = np.flatnonzero(a == k)
+            jobs = ", ".join(f"{self._job_id(active, r)} ({int(view.workers[r])})" for r in on_k[:6]) + (", ..." if len(on_k) > 6 else "")
+            raise self._broken(view, f"oversubscribed {self.cluster.gpu_types[k]}: {int(used[k + 1])} GPUs of {int(self.capacity[k])} "
+                               f"(jobs and their gangs: {jobs})")
+        return a
+
+    def _refuse_non_integers(self, active: np.ndarray, a: np.ndarray, view: PolicyView) -> None:
+        """An answer that is not whole numbers (0.5, NaN, True, None) is refused, never cast."""
+        if a.dtype.kind == "f":
+            with np.errstate(invalid="ignore"):
+                whole = np.isfinite(a) & (a == np.round(a))
+        else:  # bools, objects (None, text, ints past int64): entry by entry, a path only a broken answer takes
+            whole = np.array([isinstance(v, (int, np.integer)) and not isinstance(v, (bool, np.bool_)) for v in a], dtype=bool)
+        if not whole.all():
+            row = int(np.flatnonzero(~whole)[0])
+            raise self._broken(view, f"gave job {self._job_id(active, row)} the type {shown(a[row])!r} ({a.dtype} answer); an "
+                               f"assignment is integers: a GPU type index 0..{self.cluster.num_types - 1}, or -1 to wait")
+        if ((a < -1) | (a >= self.cluster.num_types)).any():  # whole, but past what int64 holds, maybe
+            raise self._outside(active, a, view)
+
+    def _outside(self, active: np.ndarray, a: np.ndarray, view: PolicyView) -> PolicyContractError:
+        row = int(np.flatnonzero((a < -1) | (a >= self.cluster.num_types))[0])
+        names = ", ".join(f"{k} = {g}" for k, g in enumerate(self.cluster.gpu_types))
+        return self._broken(view, f"put job {self._job_id(active, row)} on type index {shown(a[row])!r}, outside "
+                            f"-1..{self.cluster.num_types - 1} (-1 waits; {names})")
+
+    def _why_infeasible(self, j: int, k: int) -> str:
+        jobs, cluster = self.jobs, self.cluster
+        if jobs.workers[j] > cluster.counts[k]:
+            return f"its gang of {int(jobs.workers[j])} is wider than the type's {int(cluster.counts[k])} GPUs"
+        if jobs.mem_per_worker_gb[j] > cluster.memory_gb[k]:
+            return f"it needs {jobs.mem_per_worker_gb[j]:.1f} GB per worker, the type has {cluster.memory_gb[k]:.0f} GB"
+        return "the type is outside the job's gpu_types, or its model has no throughput there"
+
+    def _job_id(self, active: np.ndarray, row: int) -> int:
+        return int(self.jobs.job_id[active[row]])
+
+    def _broken(self, view: PolicyView, what: str) -> PolicyContractError:
+        return PolicyContractError(f"policy {type(self.policy).__name__} at t={view.now:.1f} s {what}")
+
+    def _stalled(self, t: float, waiting: int) -> PolicyContractError:
+        return PolicyContractError(f"policy {type(self.policy).__name__} at t={t:.1f} s ran no job in {STALLED_STEPS} steps while "
+                                   f"{waiting} jobs waited and no job was left to arrive: the run would never end (the policy, "
+                                   "or options that keep it from starting a waiting job)")
 
     def _rows(self, n: int) -> np.ndarray:
         if len(self._row_index) < n:

@@ -42,6 +42,7 @@ from fairsim.errors import InputError, require
 from fairsim.workload import options as opt
 from fairsim.workload.catalog import Catalog
 from fairsim.workload.sampling import eligible, nearest_slot, pick_uniform, poisson_arrivals
+from fairsim.workload.trace import MAX_GENERATED_JOBS
 
 OPTIONS = ("num_jobs", "rate_per_hour", "reference_gpu", "multi_gpu", "window")
 WORKER_MIX = ((1, 0.70), (2, 0.10), (4, 0.15), (8, 0.05))
@@ -63,7 +64,7 @@ class GavelGenOptions:
         multi = cfg.get("multi_gpu", cls.multi_gpu)
         require(isinstance(multi, bool), src, "multi_gpu", f"must be true or false, got {multi!r}")
         o = cls(
-            num_jobs=opt.number(cfg, "num_jobs", src, cls.num_jobs, lo=1, integer=True),
+            num_jobs=opt.number(cfg, "num_jobs", src, cls.num_jobs, lo=1, hi=MAX_GENERATED_JOBS, integer=True),
             rate_per_hour=opt.number(cfg, "rate_per_hour", src, cls.rate_per_hour, lo=0, lo_open=True),
             reference_gpu=canonical_gpu_name(cfg.get("reference_gpu", cls.reference_gpu), src, "reference_gpu"),
             multi_gpu=multi,

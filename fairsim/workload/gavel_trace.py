@@ -29,7 +29,8 @@ import pandas as pd
 from fairsim.errors import InputError, require
 from fairsim.files import note_input
 from fairsim.workload.shipped import shipped_file, shipped_names
-from fairsim.workload.trace import validate_trace
+from fairsim.workload.text import decoded
+from fairsim.workload.trace import LARGEST_INTEGER, LATEST_TIME_S, validate_trace
 
 FIELDS = ("job_type", "command", "working_directory", "num_steps_arg", "needs_data_dir",
           "total_steps", "scale_factor", "priority_weight", "SLO", "arrival_time")
@@ -54,13 +55,10 @@ def read_gavel_trace(path: str | Path) -> pd.DataFrame:
     require(path.is_file(), src, "path", f"no such file (give a Gavel .trace file, one of the shipped traces: {', '.join(shipped_trace_names())}, "
             "or a shipped per-VC Philly trace msr/seed=0/<vc>, fairsim/workload/gavel_vc.py)")
     note_input(path)
-    try:
-        text = path.read_text()
-    except UnicodeDecodeError:
-        raise InputError(src, "file", "is not a text file (a Gavel .trace has one tab-separated job per line)") from None
+    text = decoded(path.read_bytes(), lambda line: f"{src}:{line}", "one tab-separated job per line, as Gavel's .trace files")
     rows = []
     layout = None
-    for lineno, line in enumerate(text.splitlines(), start=1):
+    for lineno, line in enumerate(text.split("\n"), start=1):
         if not line.strip():
             continue
         fields = _split(line, f"{src}:{lineno}", layout)
@@ -98,14 +96,16 @@ def _parse_fields(values: dict[str, str], where: str) -> tuple[str, float, int, 
     steps = _number(values, "total_steps", where)
     require(steps > 0 and steps == int(steps), where, "total_steps", f"must be an integer > 0, got {values['total_steps']!r}")
     scale = _number(values, "scale_factor", where)
-    require(scale >= 1 and scale == int(scale), where, "scale_factor", f"must be an integer >= 1, got {values['scale_factor']!r}")
+    require(1 <= scale <= LARGEST_INTEGER and scale == int(scale), where, "scale_factor",
+            f"must be an integer >= 1 and <= {LARGEST_INTEGER}, got {values['scale_factor']!r}")
     weight = 1.0
     if "priority_weight" in values:
         weight = _number(values, "priority_weight", where)
         require(weight > 0, where, "priority_weight", f"must be > 0, got {values['priority_weight']!r}")
         _number(values, "SLO", where)
     arrival = _number(values, "arrival_time", where)
-    require(arrival >= 0, where, "arrival_time", f"must be >= 0 seconds, got {values['arrival_time']!r}")
+    require(0 <= arrival <= LATEST_TIME_S, where, "arrival_time",
+            f"must be >= 0 and <= {LATEST_TIME_S:g} seconds, got {values['arrival_time']!r}")
     return values["job_type"], steps, int(scale), weight, arrival
 
 

@@ -86,11 +86,13 @@ def reference_throughputs() -> pd.Series:
     return pd.Series(table["v100_steps_per_s"].to_numpy(dtype=np.float64), index=table["model"].astype(str))
 
 
-def read_msr_log(path: str | Path) -> LogRead:
+def read_msr_log(path: str | Path, src: str | None = None) -> LogRead:
     """One msr trace as the normalized job log: duration_s = the job's Philly duration (its step
     count over Gavel's V100 steps/s for its type; counts are whole steps, so short jobs of slow
-    types read up to 0.3 % off), gpus = its Philly gang size, tenant = the VC."""
+    types read up to 0.3 % off), gpus = its Philly gang size, tenant = the VC. Errors name
+    ``src: <file>: job <k>``, k being Gavel's job id (the job's line, counting jobs from 0)."""
     path = Path(path)
+    source = f"{src}: {path}" if src else str(path)
     trace = read_gavel_trace(path)
     tput = reference_throughputs()
     unknown = sorted(set(trace["model"]) - set(tput.index))
@@ -107,4 +109,6 @@ def read_msr_log(path: str | Path) -> LogRead:
         "tenant": vc_of(path),
     })
     span = float(log["submit_s"].max() - log["submit_s"].min())
-    return LogRead(log=log, meta={"rows": len(log), "vc": vc_of(path), "span_s": span})
+    ids = log["job_id"].to_numpy()
+    return LogRead(log=log, source=source, where=lambda i: f"{source}: job {ids[i]}",
+                   meta={"rows": len(log), "vc": vc_of(path), "span_s": span})

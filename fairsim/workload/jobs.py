@@ -15,7 +15,7 @@ import pandas as pd
 from fairsim.cluster import ClusterSpec, canonical_gpu_name
 from fairsim.errors import InputError
 from fairsim.workload.catalog import Catalog
-from fairsim.workload.trace import allowed_types
+from fairsim.workload.trace import LONGEST_JOB_S, SHORTEST_JOB_S, allowed_types
 
 
 @dataclass(frozen=True, eq=False)
@@ -37,6 +37,10 @@ class JobSet:
 
     def __len__(self) -> int:
         return len(self.arrival)
+
+    def shortest_run_s(self) -> np.ndarray:
+        """float [J]: each job's run time at its fastest type and placement, overheads aside."""
+        return self.work / np.maximum(self.tput_packed, self.tput_spread).max(axis=1)
 
     @classmethod
     def build(cls, trace: pd.DataFrame, catalog: Catalog, cluster: ClusterSpec, source: str = "trace") -> "JobSet":
@@ -65,6 +69,8 @@ class JobSet:
         if not feasible.any(axis=1).all():
             j = int(np.flatnonzero(~feasible.any(axis=1))[0])
             raise InputError(source, "model", f"job {int(trace['job_id'].iloc[j])} ({trace['model'].iloc[j]}, {int(workers[j])} workers) needs {mem[j]:.1f} GB per worker, which fits no GPU type of this cluster (largest: {cluster.memory_gb.max():.0f} GB)")
+        fastest = np.where(feasible, np.fmax(packed, spread), 0.0).max(axis=1)
+        _check_run_times(trace, fastest, catalog.work_unit, source)
         arrays = dict(
             job_id=trace["job_id"].to_numpy(np.int64),
             arrival=trace["arrival_s"].to_numpy(np.float64),
@@ -83,6 +89,20 @@ class JobSet:
         for a in arrays.values():
             a.setflags(write=False)
         return cls(work_unit=catalog.work_unit, **arrays)
+
+
+def _check_run_times(trace: pd.DataFrame, fastest: np.ndarray, unit: str, source: str) -> None:
+    """Every job runs SHORTEST_JOB_S to LONGEST_JOB_S at its fastest: compared as work against
+    speed x bound, so that a work of 1e308 is refused, not overflowed."""
+    work = trace["work"].to_numpy(np.float64)
+    bad = (work < SHORTEST_JOB_S * fastest) | (work > LONGEST_JOB_S * fastest)
+    if bad.any():
+        j = int(np.flatnonzero(bad)[0])
+        with np.errstate(over="ignore"):
+            run = work[j] / fastest[j]
+        took = f"{run:.3g} s" if np.isfinite(run) else "beyond any number of seconds"
+        raise InputError(source, "work", f"job {int(trace['job_id'].iloc[j])} ({work[j]:.6g} {unit}) runs {took} at its "
+                         f"fastest; a job runs {SHORTEST_JOB_S:g} to {LONGEST_JOB_S:g} s (a millisecond to about 31.7 years)")
 
 
 def type_mask(trace: pd.DataFrame, cluster: ClusterSpec, source: str = "trace") -> np.ndarray:

@@ -5,9 +5,11 @@ job log: submit time, duration, gang size, and optionally the GPU type the durat
 on, the types the job may use, its model, tenant and status. This module turns that log into a
 trace, in this order:
 
-1. rows are checked (a bad number is refused with one line naming the row and the column), kept
-   by ``statuses`` and the time window [``start_s``, ``start_s + span_s``) after the first
-   submission, sorted by submission, and cut to the first ``max_jobs``;
+1. rows are checked (a bad number is refused with one line naming the file, the row's line and
+   the column; durations run a millisecond to about 31.7 years, submissions lie within 1e12 s of
+   their origin, a job id appears once), kept by ``statuses`` and the time window [``start_s``,
+   ``start_s + span_s``) after the first submission, sorted by submission, and cut to the first
+   ``max_jobs``;
 2. GPU names (``gpu_type``, ``gpu_types``) go through ``gpu_map`` (the log's name -> a datasheet
    name) and then the datasheet's own names; a job's reference type is its ``gpu_type``, else
    ``reference_type``; its allowed types are its ``gpu_types``, or with ``pin_to_type: true`` its
@@ -43,9 +45,18 @@ from fairsim.cluster import ClusterSpec, gpu_specs
 from fairsim.errors import Bool, InputError, require
 from fairsim.workload import options as opt
 from fairsim.workload.catalog import Catalog
-from fairsim.workload.formats import LogRead, format_module, module_name
+from fairsim.workload.formats import LogRead, Where, format_module, module_name, placed
+from fairsim.workload.formats._cells import filled, numbers
 from fairsim.workload.sampling import nearest_slot, pick_uniform, runnable
-from fairsim.workload.trace import TYPE_SEPARATOR, allowed_types, is_missing
+from fairsim.workload.trace import (
+    LARGEST_INTEGER,
+    LATEST_TIME_S,
+    LONGEST_JOB_S,
+    SHORTEST_JOB_S,
+    TYPE_SEPARATOR,
+    allowed_types,
+    is_missing,
+)
 
 DEFAULT_FORMAT = "csv"
 OPTIONS = ("path", "format", "reference_type", "pin_to_type", "gpu_map", "gang", "unrunnable", "statuses", "start_s", "span_s",
@@ -86,10 +97,10 @@ def log_to_trace(read: LogRead, catalog: Catalog, cluster: ClusterSpec, seed: in
                  src: str) -> tuple[pd.DataFrame, dict]:
     """(trace in fairsim's schema, report: rows read, jobs kept, dropped by reason)."""
     unrunnable = opt.choice(cfg, "unrunnable", src, "drop", UNRUNNABLE)  # checked even when every job can run
-    log, where = _checked(read, src)
+    log = _checked(read)
     dropped = dict(read.dropped)
-    log, where = _kept(log, where, cfg, src, dropped)
-    require(len(log) > 0, src, "rows", f"no job of the log is left to run (dropped: {dropped_words(dropped)})")
+    log, where = _kept(log, read.where, cfg, src, dropped)
+    require(len(log) > 0, read.source, "rows", f"no job of the log is left to run (dropped: {dropped_words(dropped)})")
     rng = np.random.Generator(np.random.PCG64(seed))
     u_model = rng.random(len(log))
 
@@ -104,18 +115,18 @@ def log_to_trace(read: LogRead, catalog: Catalog, cluster: ClusterSpec, seed: in
     ref = _reference_types(log, gpu_map, ref_default, reason)
     allowed, allowed_names = _allowed(log, ref, pin, gpu_map, cluster, reason)
     slot = _gang_slots(log["gpus"].to_numpy(np.int64), allowed, catalog, cluster, opt.choice(cfg, "gang", src, "exact", GANGS), reason)
-    model = _models(log, ref, allowed, slot, catalog, cluster, u_model, reason, src)
+    model = _models(log, ref, allowed, slot, catalog, cluster, u_model, reason, where)
     tput = _reference_throughput(model, ref, allowed, slot, catalog, cluster, reason)
 
     bad = reason != ""
     if bad.any() and unrunnable == "refuse":
         i = int(np.flatnonzero(bad)[0])
-        raise InputError(src, "rows", f"{where[i]} (job {log['job_id'].iloc[i]}): {reason[i].replace('_', ' ')} "
+        raise InputError(where(i), "unrunnable", f"job {log['job_id'].iloc[i]} cannot run: {reason[i].replace('_', ' ')} "
                          "(set workload.unrunnable=drop to drop such jobs)")
     for r in reason[bad]:
         dropped[r] = dropped.get(r, 0) + 1
     keep = ~bad
-    require(keep.any(), src, "rows", f"no job of the log can run on cluster {cluster.name} (dropped: {dropped_words(dropped)})")
+    require(keep.any(), read.source, "rows", f"no job of the log can run on cluster {cluster.name} (dropped: {dropped_words(dropped)})")
     submit = log["submit_s"].to_numpy(np.float64)[keep]
     trace = pd.DataFrame({
         "job_id": np.arange(int(keep.sum()), dtype=np.int64),
@@ -133,34 +144,42 @@ def log_to_trace(read: LogRead, catalog: Catalog, cluster: ClusterSpec, seed: in
 
 # ---- 1. rows -----------------------------------------------------------------------------------
 
-def _checked(read: LogRead, src: str) -> tuple[pd.DataFrame, list[str]]:
-    raw = read.log
-    where = list(read.where) if read.where is not None else [f"row {i}" for i in range(len(raw))]
+# A job log's numbers: times anywhere within LATEST_TIME_S of their origin, runs of a real job's
+# length (fairsim.workload.trace), whole GPU counts.
+SUBMIT_WORDS = f"a number of seconds within {LATEST_TIME_S:g} of the log's origin"
+DURATION_WORDS = f"a number of seconds in [{SHORTEST_JOB_S:g}, {LONGEST_JOB_S:g}] (a millisecond to about 31.7 years)"
+
+
+def _checked(read: LogRead) -> pd.DataFrame:
+    raw, where = read.log, read.where
     for col in ("submit_s", "duration_s", "gpus"):
-        require(col in raw, src, "columns", f"the job log has no {col} column")
+        require(col in raw, read.source, "columns", f"the job log has no {col} column")
     log = pd.DataFrame(index=range(len(raw)))
-    log["job_id"] = [str(i) for i in range(len(raw))] if "job_id" not in raw else [
-        str(v) if not is_missing(v) else str(i) for i, v in enumerate(raw["job_id"].to_numpy())]
-    log["submit_s"] = _numbers(raw["submit_s"], "submit_s", where, src, lambda x: np.isfinite(x), "a number of seconds")
-    log["duration_s"] = _numbers(raw["duration_s"], "duration_s", where, src, lambda x: np.isfinite(x) & (x > 0), "a number of seconds > 0")
-    gpus = _numbers(raw["gpus"], "gpus", where, src, lambda x: np.isfinite(x) & (x >= 1) & (x == np.round(x)), "a whole GPU count >= 1")
-    log["gpus"] = gpus.astype(np.int64)
+    ids = filled(raw["job_id"]) if "job_id" in raw else pd.Series([None] * len(raw), dtype=object)
+    _refuse_repeated(ids, where)
+    log["job_id"] = ids.where(ids.notna(), pd.Series([str(i) for i in range(len(raw))], dtype=object)).to_numpy(object)
+    log["submit_s"] = numbers(raw["submit_s"], where, "submit_s", lo=-LATEST_TIME_S, hi=LATEST_TIME_S, empty_ok=False,
+                              what=SUBMIT_WORDS)
+    log["duration_s"] = numbers(raw["duration_s"], where, "duration_s", lo=SHORTEST_JOB_S, hi=LONGEST_JOB_S, empty_ok=False,
+                                what=DURATION_WORDS)
+    gpus = numbers(raw["gpus"], where, "gpus", lo=1, whole=True, empty_ok=False, what="a whole GPU count >= 1")
+    log["gpus"] = np.minimum(gpus, LARGEST_INTEGER).astype(np.int64)  # capped before the cast: still wider than every type
     for col in ("gpu_type", "gpu_types", "model", "tenant", "status"):
         log[col] = [("" if is_missing(v) else str(v).strip()) for v in raw[col].to_numpy()] if col in raw else ""
-    return log, where
+    return log
 
 
-def _numbers(values: pd.Series, col: str, where: list[str], src: str, ok, rule: str) -> np.ndarray:
-    text = values.to_numpy()
-    x = pd.to_numeric(pd.Series(text), errors="coerce").to_numpy(np.float64)
-    bad = ~ok(x)
-    if bad.any():
-        i = int(np.flatnonzero(bad)[0])
-        raise InputError(src, col, f"must be {rule} ({where[i]} has {text[i]!r})")
-    return x
+def _refuse_repeated(ids: pd.Series, where: Where) -> None:
+    """Each job id once: a log that repeats one lists a job twice or joins two logs, and which of
+    the two rows is meant no reader can tell (missing ids are not compared)."""
+    again = (ids.notna() & ids.duplicated()).to_numpy()
+    if again.any():
+        i = int(np.flatnonzero(again)[0])
+        first = int(np.flatnonzero((ids == ids.iloc[i]).to_numpy())[0])
+        raise InputError(where(i), "job_id", f"{ids.iloc[i]!r} repeats the id of an earlier job ({where(first)}); job ids must be unique")
 
 
-def _kept(log: pd.DataFrame, where: list[str], cfg: Mapping[str, Any], src: str, dropped: dict) -> tuple[pd.DataFrame, list[str]]:
+def _kept(log: pd.DataFrame, where: Where, cfg: Mapping[str, Any], src: str, dropped: dict) -> tuple[pd.DataFrame, Where]:
     keep = np.ones(len(log), dtype=bool)
     statuses = cfg.get("statuses")
     if statuses is not None:
@@ -182,7 +201,7 @@ def _kept(log: pd.DataFrame, where: list[str], cfg: Mapping[str, Any], src: str,
     if max_jobs is not None and len(order) > max_jobs:
         dropped["beyond_max_jobs"] = dropped.get("beyond_max_jobs", 0) + len(order) - max_jobs
         order = order[:max_jobs]
-    return log.iloc[order].reset_index(drop=True), [where[i] for i in order]
+    return log.iloc[order].reset_index(drop=True), placed(where, order)
 
 
 def _drop(dropped: dict, reason: str, kept: np.ndarray) -> None:
@@ -276,7 +295,7 @@ def _gang_slots(gpus: np.ndarray, allowed: np.ndarray, catalog: Catalog, cluster
     return slot
 
 
-def _models(log, ref, allowed, slot, catalog: Catalog, cluster: ClusterSpec, u: np.ndarray, reason, src) -> np.ndarray:
+def _models(log, ref, allowed, slot, catalog: Catalog, cluster: ClusterSpec, u: np.ndarray, reason, where: Where) -> np.ndarray:
     runs = runnable(catalog, cluster)[:, :, slot]  # [M, T, J]
     can = (runs & allowed.T[None, :, :]).any(axis=1).T  # [J, M]
     has_ref = np.ones_like(can)
@@ -289,9 +308,13 @@ def _models(log, ref, allowed, slot, catalog: Catalog, cluster: ClusterSpec, u: 
             reason[rows[reason[rows] == ""]] = "reference_type_not_in_catalog"
     candidates = can & has_ref
     model = np.zeros(len(log), dtype=np.int64)
-    named = log["model"].to_numpy() != ""
+    names = log["model"].to_numpy()
+    named = names != ""
+    unknown = np.flatnonzero(named & ~np.isin(names, catalog.models))
+    if len(unknown):
+        catalog.model_indices(names[unknown[:1]], where(int(unknown[0])))  # refuses it, naming the row
     if named.any():
-        model[named] = catalog.model_indices(log["model"].to_numpy()[named], src)
+        model[named] = catalog.model_indices(names[named])
         fits = candidates[np.flatnonzero(named), model[named]]
         idx = np.flatnonzero(named)[~fits]
         reason[idx[reason[idx] == ""]] = "model_cannot_run_with_its_gang"

@@ -17,7 +17,7 @@ from typing import Any, Callable, Mapping
 import pandas as pd
 
 from fairsim.cluster import ClusterSpec
-from fairsim.errors import InputError, require
+from fairsim.errors import OneOf, require
 from fairsim.workload import options as opt
 from fairsim.workload.catalog import Catalog
 from fairsim.workload.gavel_gen import OPTIONS as GAVEL_GEN_OPTIONS, GavelGenOptions, generate_gavel
@@ -123,12 +123,8 @@ COMMON = ("name", "kind", "catalog")
 def load_workload(cfg: Mapping[str, Any], cluster: ClusterSpec, seed: int) -> Workload:
     name = str(cfg.get("name", "")).strip()
     src = f"workload {name}".strip()
-    kind = cfg.get("kind")
-    if kind not in KINDS:
-        raise InputError(src, "kind", f"{kind!r} is not one of {', '.join(KINDS)}")
-    cat_name = cfg.get("catalog", DEFAULT_CATALOG[kind])
-    if cat_name not in CATALOGS:
-        raise InputError(src, "catalog", f"{cat_name!r} is not one of {', '.join(CATALOGS)}")
+    kind = OneOf(tuple(KINDS), wording="is_not").check(cfg.get("kind"), src, "kind")
+    cat_name = OneOf(tuple(CATALOGS), wording="is_not").check(cfg.get("catalog", DEFAULT_CATALOG[kind]), src, "catalog")
     kind_options = KIND_OPTIONS[kind]
     kind_options = kind_options(cfg, src) if callable(kind_options) else kind_options
     opt.check_keys(cfg, COMMON + tuple(kind_options) + CATALOG_OPTIONS[cat_name], src)

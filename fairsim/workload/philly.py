@@ -48,6 +48,7 @@ from fairsim.workload import options as opt
 from fairsim.workload.catalog import Catalog
 from fairsim.workload.philly_window import duration_factor, stretch_to, window, window_start, window_tenants
 from fairsim.workload.sampling import eligible, nearest_slot, pick_uniform, poisson_arrivals, reference_throughput
+from fairsim.workload.trace import MAX_GENERATED_JOBS
 
 OPTIONS = ("num_jobs", "load", "load_scale", "duration_scale", "min_duration_s", "max_duration_s", "workers",
            "large_share", "spread_limit", "arrivals", "span_h", "jobs_per_gpu_hour")
@@ -72,7 +73,7 @@ class PhillyOptions:
     @classmethod
     def from_config(cls, cfg: Mapping[str, Any], src: str) -> "PhillyOptions":
         o = cls(
-            num_jobs=opt.number(cfg, "num_jobs", src, cls.num_jobs, lo=1, integer=True),
+            num_jobs=opt.number(cfg, "num_jobs", src, cls.num_jobs, lo=1, hi=MAX_GENERATED_JOBS, integer=True),
             load=opt.number(cfg, "load", src, cls.load, lo=0, lo_open=True),
             load_scale=opt.number(cfg, "load_scale", src, cls.load_scale, lo=0, lo_open=True),
             duration_scale=opt.number(cfg, "duration_scale", src, cls.duration_scale, lo=0, lo_open=True),

@@ -27,13 +27,14 @@ import pandas as pd
 
 from fairsim.cluster import canonical_gpu_name
 from fairsim.errors import InputError, require
-from fairsim.files import note_input
 from fairsim.workload.catalog import Catalog
-from fairsim.workload.trace import shown
+from fairsim.workload.formats._csv_table import CsvTable, read_csv_table
+from fairsim.workload.trace import LARGEST_INTEGER
 
 PLACEMENTS = ("packed", "spread")
 TPUT_COLUMNS = ("model", "gpu", "workers", "placement", "throughput")
 STATE_BYTES_PER_PARAM = 16.0
+MAX_PARAMS = 1e15  # a thousand times the largest models trained: more is a corrupt cell (and 16 x 1e308 overflows)
 
 
 def gavel_files() -> tuple[Path, Path]:
@@ -48,42 +49,51 @@ def gavel_catalog() -> Catalog:
 
 
 def table_catalog(throughputs: str | Path, models: str | Path, name: str = "table", work_unit: str = "units") -> Catalog:
-    tput = _read_csv(throughputs)
-    meta = _read_csv(models)
+    tput_table, meta_table = _read_csv(throughputs), _read_csv(models)
+    tput, meta = tput_table.cells, meta_table.cells
     tsrc, msrc = str(throughputs), str(models)
     _require_columns(tput, TPUT_COLUMNS, tsrc)
     _require_columns(meta, ("model", "param_count"), msrc)
 
-    model_names = meta["model"].astype(str).tolist()
-    dup = meta["model"].duplicated()
+    model_names = meta["model"].str.strip().tolist()
+    dup = meta["model"].str.strip().duplicated()
     if dup.any():
-        raise InputError(msrc, "model", f"{meta['model'][dup].iloc[0]!r} is listed twice")
-    params = _numbers(meta, "param_count", msrc, lambda x: x > 0, "> 0")
-    state = _numbers(meta, "state_bytes", msrc, lambda x: x > 0, "> 0") if "state_bytes" in meta else STATE_BYTES_PER_PARAM * params
-    mem = _numbers(meta, "mem_gb", msrc, lambda x: x >= 0, ">= 0") if "mem_gb" in meta else np.zeros(len(meta))
-    large = _booleans(meta["large"], msrc) if "large" in meta else np.zeros(len(meta), dtype=bool)
+        row = int(np.flatnonzero(dup.to_numpy())[0])
+        raise InputError(msrc, "model", f"{model_names[row]!r} is listed twice (line {meta_table.lines[row]})")
+    params = _numbers(meta_table, "param_count", msrc, lambda x: (x > 0) & (x <= MAX_PARAMS), f"> 0 and <= {MAX_PARAMS:g}")
+    state = (_numbers(meta_table, "state_bytes", msrc, lambda x: (x > 0) & (x <= MAX_PARAMS * STATE_BYTES_PER_PARAM),
+                      f"> 0 and <= {MAX_PARAMS * STATE_BYTES_PER_PARAM:g}")
+             if "state_bytes" in meta else STATE_BYTES_PER_PARAM * params)
+    mem = _numbers(meta_table, "mem_gb", msrc, lambda x: x >= 0, ">= 0") if "mem_gb" in meta else np.zeros(len(meta))
+    large = _booleans(meta_table, msrc) if "large" in meta else np.zeros(len(meta), dtype=bool)
 
-    unknown = sorted(set(tput["model"].astype(str)) - set(model_names))
+    tput_models = tput["model"].str.strip()
+    unknown = sorted(set(tput_models) - set(model_names))
     if unknown:
         raise InputError(tsrc, "model", f"{unknown[0]!r} is not in {msrc} (add a row for it)")
-    gpu = [canonical_gpu_name(g, tsrc, "gpu") for g in tput["gpu"].astype(str)]
-    workers = _numbers(tput, "workers", tsrc, lambda x: (x >= 1) & (x == np.round(x)), "an integer >= 1").astype(np.int64)
-    placement = tput["placement"].astype(str).str.lower().to_numpy()
+    raw_gpu = tput["gpu"].str.strip().tolist()
+    canonical = {g: canonical_gpu_name(g, tsrc, "gpu") for g in dict.fromkeys(raw_gpu)}  # each name looked up once
+    gpu = [canonical[g] for g in raw_gpu]
+    workers = _numbers(tput_table, "workers", tsrc, lambda x: (x >= 1) & (x <= LARGEST_INTEGER) & (x == np.round(x)),
+                       "an integer >= 1").astype(np.int64)
+    placement = tput["placement"].str.strip().str.lower().to_numpy()
     bad = ~np.isin(placement, PLACEMENTS)
     if bad.any():
-        raise InputError(tsrc, "placement", f"{placement[bad][0]!r} (row {int(np.argmax(bad))}) is not one of {', '.join(PLACEMENTS)}")
-    value = _numbers(tput, "throughput", tsrc, lambda x: x > 0, "> 0 (leave a configuration out when it does not run)")
+        row = int(np.argmax(bad))
+        raise InputError(tsrc, "placement", f"{placement[row]!r} (line {tput_table.lines[row]}) is not one of {', '.join(PLACEMENTS)}")
+    value = _numbers(tput_table, "throughput", tsrc, lambda x: x > 0, "> 0 (leave a configuration out when it does not run)")
 
     gpus = tuple(dict.fromkeys(gpu))  # first-appearance order
     counts = tuple(int(w) for w in np.unique(workers))
-    m_idx = pd.Index(model_names).get_indexer(tput["model"].astype(str))
+    m_idx = pd.Index(model_names).get_indexer(tput_models)
     g_idx = pd.Index(gpus).get_indexer(gpu)
     w_idx = np.searchsorted(counts, workers)
     key = np.stack([m_idx, g_idx, w_idx, (placement == "spread").astype(np.int64)], axis=1)
     _, first = np.unique(key, axis=0, return_index=True)
     if len(first) != len(key):
         row = int(np.setdiff1d(np.arange(len(key)), first)[0])
-        raise InputError(tsrc, "rows", f"row {row} repeats ({tput['model'].iloc[row]}, {gpu[row]}, {workers[row]} workers, {placement[row]})")
+        raise InputError(tsrc, "rows", f"line {tput_table.lines[row]} repeats ({tput_models.iloc[row]}, {gpu[row]}, {workers[row]} "
+                         f"workers, {placement[row]})")
 
     shape = (len(model_names), len(gpus), len(counts))
     packed = np.full(shape, np.nan)
@@ -103,14 +113,12 @@ def table_catalog(throughputs: str | Path, models: str | Path, name: str = "tabl
     )
 
 
-def _read_csv(path: str | Path) -> pd.DataFrame:
+def _read_csv(path: str | Path) -> CsvTable:
+    """The table's text cells and each row's line (quoted cells, blank lines, a ragged row, a
+    non-UTF-8 byte or a repeated header column refused naming its line)."""
     path = Path(path)
     require(path.is_file(), str(path), "path", "no such file")
-    note_input(path)
-    try:
-        return pd.read_csv(path)
-    except Exception as exc:  # pandas raises several types for unreadable files
-        raise InputError(str(path), "file", f"cannot be read as CSV ({type(exc).__name__})") from exc
+    return read_csv_table(path, None, quoted=True)
 
 
 def _require_columns(df: pd.DataFrame, cols, src: str) -> None:
@@ -118,21 +126,22 @@ def _require_columns(df: pd.DataFrame, cols, src: str) -> None:
     require(not missing, src, "columns", f"missing {', '.join(missing)} (required: {', '.join(cols)})")
 
 
-def _numbers(df: pd.DataFrame, col: str, src: str, ok, rule: str) -> np.ndarray:
-    values = pd.to_numeric(df[col], errors="coerce").to_numpy(dtype=np.float64)
+def _numbers(table: CsvTable, col: str, src: str, ok, rule: str) -> np.ndarray:
+    text = table.cells[col].str.strip()
+    values = pd.to_numeric(text, errors="coerce").to_numpy(dtype=np.float64)
     good = np.isfinite(values)
     good[good] = ok(values[good])
     if not good.all():
         row = int(np.flatnonzero(~good)[0])
-        raise InputError(src, col, f"must be {rule} (row {row} has {shown(df[col].iloc[row])!r})")
+        raise InputError(src, col, f"must be {rule} (line {table.lines[row]} has {text.iloc[row]!r})")
     return values
 
 
-def _booleans(series: pd.Series, src: str) -> np.ndarray:
-    text = series.astype(str).str.strip().str.lower()
-    table = {"true": True, "1": True, "yes": True, "false": False, "0": False, "no": False}
-    bad = ~text.isin(list(table))
+def _booleans(table: CsvTable, src: str) -> np.ndarray:
+    text = table.cells["large"].str.strip().str.lower()
+    words = {"true": True, "1": True, "yes": True, "false": False, "0": False, "no": False}
+    bad = ~text.isin(list(words))
     if bad.any():
         row = int(np.flatnonzero(bad.to_numpy())[0])
-        raise InputError(src, "large", f"must be true or false (row {row} has {series.iloc[row]!r})")
-    return text.map(table).to_numpy(dtype=bool)
+        raise InputError(src, "large", f"must be true or false (line {table.lines[row]} has {table.cells['large'].iloc[row]!r})")
+    return text.map(words).to_numpy(dtype=bool)

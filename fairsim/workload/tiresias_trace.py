@@ -33,7 +33,8 @@ from fairsim.errors import InputError, require
 from fairsim.files import note_input
 from fairsim.workload.catalog import Catalog
 from fairsim.workload.shipped import shipped_file, shipped_names
-from fairsim.workload.trace import validate_trace
+from fairsim.workload.text import decoded
+from fairsim.workload.trace import LARGEST_INTEGER, LATEST_TIME_S, validate_trace
 
 REQUIRED = ("job_id", "num_gpu", "submit_time", "duration")
 DEFAULT_MODEL = "job"
@@ -55,35 +56,37 @@ def read_tiresias_trace(path: str | Path) -> pd.DataFrame:
     require(path.is_file(), src, "path", f"no such file (give a Tiresias trace CSV, or one of the shipped traces: "
                                          f"{', '.join(shipped_trace_names())})")
     note_input(path)
-    try:
-        text = path.read_text()
-    except UnicodeDecodeError:
-        raise InputError(src, "file", "is not a text file (a Tiresias trace is a CSV with a header line)") from None
-    reader = csv.reader(io.StringIO(text))
+    text = decoded(path.read_bytes(), lambda line: f"{src}:{line}", "a CSV with a header line, as Tiresias' traces")
+    reader = csv.reader(io.StringIO(text, newline=""))
     header = next(reader, None)
     require(header is not None and any(h.strip() for h in header), src, "header", "the file is empty (expected a header line: "
             "job_id,num_gpu,submit_time,iterations,model_name,duration,interval)")
     header = [h.strip() for h in header]
+    twice = sorted({h for h in header if header.count(h) > 1})
+    require(not twice, f"{src}:{reader.line_num}", "header", f"names the column(s) {', '.join(map(repr, twice))} more than once "
+            "(each column once)")
     missing = [c for c in REQUIRED if c not in header]
     require(not missing, src, "columns", f"missing {', '.join(missing)} (required: {', '.join(REQUIRED)}; "
                                          "Tiresias' format: job_id,num_gpu,submit_time,iterations,model_name,duration,interval)")
     col = {name: header.index(name) for name in (*REQUIRED, "model_name") if name in header}
     ids, workers, arrival, work, model = [], [], [], [], []
     line_of: dict[int, int] = {}
+    start = reader.line_num + 1  # the line the next row starts on (a quoted cell may span lines)
     for fields in reader:
-        lineno = reader.line_num
+        line, start = start, reader.line_num + 1
+        where = f"{src}:{line}"
         if not any(f.strip() for f in fields):
             continue  # blank line
-        where = f"{src}:{lineno}"
         require(len(fields) == len(header), where, "fields", f"has {len(fields)} comma-separated fields, the header has {len(header)}")
         job_id = _integer(fields[col["job_id"]], where, "job_id", 0)
         if job_id in line_of:
             raise InputError(where, "job_id", f"{job_id} repeats the job of line {line_of[job_id]} (job ids must be unique)")
-        line_of[job_id] = lineno
+        line_of[job_id] = line
         ids.append(job_id)
         workers.append(_integer(fields[col["num_gpu"]], where, "num_gpu", 1))
         submit = _number(fields[col["submit_time"]], where, "submit_time")
-        require(submit >= 0, where, "submit_time", f"must be >= 0 seconds, got {fields[col['submit_time']].strip()!r}")
+        require(0 <= submit <= LATEST_TIME_S, where, "submit_time",
+                f"must be >= 0 and <= {LATEST_TIME_S:g} seconds, got {fields[col['submit_time']].strip()!r}")
         arrival.append(submit)
         duration = _number(fields[col["duration"]], where, "duration")
         require(duration > 0, where, "duration", f"must be > 0 seconds, got {fields[col['duration']].strip()!r}")
@@ -128,5 +131,5 @@ def _number(text: str, where: str, field: str) -> float:
 
 def _integer(text: str, where: str, field: str, lo: int) -> int:
     x = _number(text, where, field)
-    require(x == int(x) and x >= lo, where, field, f"must be an integer >= {lo}, got {text.strip()!r}")
+    require(x == int(x) and lo <= x <= LARGEST_INTEGER, where, field, f"must be an integer >= {lo} and <= {LARGEST_INTEGER}, got {text.strip()!r}")
     return int(x)

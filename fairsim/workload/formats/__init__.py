@@ -8,7 +8,7 @@ The normalized job log, one row per job (a pandas DataFrame):
 | job_id     | str             | the log's own id (the row number when the log has none)              |
 | submit_s   | float           | submission time in seconds (any origin; rebased to the first job)    |
 | duration_s | float > 0       | run time on ``gpu_type`` with ``gpus`` GPUs                          |
-| gpus       | int >= 1        | gang size                                                            |
+| gpus       | whole >= 1      | gang size (any numeric dtype: jobs_log casts it, capped, to int64)   |
 | gpu_type   | str or missing  | the GPU type the duration was measured on (a raw name; mapped later) |
 | gpu_types  | str or missing  | the types the job may run on, ``|``-separated; missing = any         |
 | model      | str or missing  | a catalog model                                                      |
@@ -18,7 +18,8 @@ The normalized job log, one row per job (a pandas DataFrame):
 Missing means NaN/None. A reader drops what the format cannot turn into a GPU job (CPU-only
 pods, fractional-GPU pods, unfinished jobs, ...) and counts each reason in ``dropped``; a row
 that is malformed (a non-number where a number belongs) is refused with an InputError naming the
-row and the column.
+file, the row's line (or place: "job 7") and the column. Each row keeps its place (``where``),
+so a later refusal (a duration out of range, an unknown model) names it too.
 
 A format is one module of this package, found by its name: ``format: openb`` reads with
 ``fairsim/workload/formats/openb.py``. A reader module has ``OPTIONS`` (its own config keys) and
@@ -34,22 +35,32 @@ from __future__ import annotations
 
 import importlib
 import pkgutil
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from types import ModuleType
 
+import numpy as np
 import pandas as pd
 
 from fairsim.errors import InputError
 
 LOG_COLUMNS = ("job_id", "submit_s", "duration_s", "gpus", "gpu_type", "gpu_types", "model", "tenant", "status")
+Where = Callable[[int], str]  # a row's position -> its place in errors
+
+
+def placed(where: Where, rows) -> Where:
+    """``where`` for a table made of ``rows`` of another, in that order (sorted, filtered)."""
+    rows = np.asarray(rows, dtype=np.int64)
+    return lambda i: where(int(rows[i]))
 
 
 @dataclass(frozen=True, eq=False)
 class LogRead:
     log: pd.DataFrame  # the normalized job log (LOG_COLUMNS; optional ones may be absent)
+    source: str  # the log as a whole in errors: "<workload>: <file or folder>"
+    where: Where  # row -> its place in errors: "<workload>: <file>:<line>"
     dropped: dict[str, int] = field(default_factory=dict)  # reason -> rows dropped by the reader
     meta: dict = field(default_factory=dict)  # figures worth reporting: "rows" (rows read, the run reports it), time span, ...
-    where: list[str] | None = None  # each row's place in the file for error messages ("line 7"); None: "row i"
 
 
 def module_name(name: str) -> str:

@@ -7,18 +7,15 @@ refused with an InputError naming where it is (``where(position)``) and the colu
 
 from __future__ import annotations
 
-from collections.abc import Callable
-
 import numpy as np
 import pandas as pd
 
 from fairsim.errors import InputError
+from fairsim.workload.formats import Where
 
 TIME_FORMAT = "%Y-%m-%d %H:%M:%S"  # Helios and Philly write local wall-clock times this way
 TIME_FORMAT_WORDS = "YYYY-MM-DD HH:MM:SS"
-_EPOCH = pd.Timestamp(0)
-
-Where = Callable[[int], str]  # position of a cell -> "workload: file:line" for an error
+_EPOCH = pd.Timestamp(0).as_unit("s")  # in seconds, so that times as late as year 9999 subtract without overflow
 
 
 def filled(cells: pd.Series) -> pd.Series:
@@ -28,11 +25,11 @@ def filled(cells: pd.Series) -> pd.Series:
 
 
 def numbers(cells: pd.Series, where: Where, column: str, *, lo: float | None = None, hi: float | None = None,
-            whole: bool = False, empty_ok: bool = True) -> np.ndarray:
+            whole: bool = False, empty_ok: bool = True, what: str = "") -> np.ndarray:
     """float64 values, in [lo, hi] and whole numbers when asked; NaN where a cell is empty
-    (refused unless ``empty_ok``)."""
+    (refused unless ``empty_ok``). ``what`` says the rule in words (default: from the bounds)."""
     bounds = ([] if lo is None else [f">= {lo:g}"]) + ([] if hi is None else [f"<= {hi:g}"])
-    what = " ".join(["a whole number" if whole else "a number", " and ".join(bounds)]).strip()
+    what = what or " ".join(["a whole number" if whole else "a number", " and ".join(bounds)]).strip()
     text = filled(cells)
     empty = text.isna().to_numpy()
     if not empty_ok and empty.any():

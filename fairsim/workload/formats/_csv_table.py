@@ -1,15 +1,20 @@
 """A comma-separated job-log table read as text cells, each row knowing its line in the file.
 
-The logs are plain CSV without quoting (Helios' cluster_log.csv, the PAI tables), often of a
-million rows: the field count of every line is checked on the raw bytes before pandas parses
-them, so a truncated or padded row is refused naming its line instead of being read as empty
-cells. Blank lines are skipped.
+The published logs are plain CSV without quoting (Helios' cluster_log.csv, the PAI tables), often
+of a million rows: the field count of every line is checked on the raw bytes before pandas
+parses them, so a truncated or padded row is refused naming its line instead of being read as
+empty cells. An operator's own log may quote its cells (``quoted=True``: a quoted cell may hold
+commas and line breaks), and is read row by row with the csv module, each row knowing the line
+it starts on. Either way blank lines are skipped, a byte that is not UTF-8 is refused naming its
+line (fairsim.workload.text), and so is a header that names a column twice (which of the two
+would be read is anyone's guess).
 """
 
 from __future__ import annotations
 
 import csv
 import io
+from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -18,54 +23,111 @@ import pandas as pd
 
 from fairsim.errors import InputError, require
 from fairsim.files import note_input
+from fairsim.workload.text import BOM, decoded
+
+WHAT = "comma-separated lines"
 
 
 @dataclass(frozen=True, eq=False)
 class CsvTable:
     cells: pd.DataFrame  # str cells ("" when empty), one row a data line
-    lines: np.ndarray  # int64: the file line (1-based) of each row
+    lines: np.ndarray  # int64: the file line (1-based) of each row (its first line, when a quoted cell spans several)
     path: Path
-    src: str
+    src: str | None
 
     def where(self, row: int) -> str:
         """The error source of a row: "<workload>: <file>:<line>"."""
-        return f"{self.src}: {self.path}:{int(self.lines[row])}"
+        return _place(self.src, self.path, int(self.lines[row]))
 
 
-def read_csv_table(path: Path, src: str, *, columns: tuple[str, ...] | None = None,
+def _place(src: str | None, path: Path, line: int) -> str:
+    return f"{src}: {path}:{line}" if src else f"{path}:{line}"
+
+
+def read_csv_table(path: Path, src: str | None, *, columns: tuple[str, ...] | None = None,
                    required: tuple[str, ...] = (), header_first: str | None = None,
-                   usecols: tuple[str, ...] | None = None, hint: str = "") -> CsvTable:
+                   usecols: tuple[str, ...] | None = None, hint: str = "", quoted: bool = False) -> CsvTable:
     """``columns`` given: a headerless table with these columns, in order (a first line that
     starts with ``header_first`` is taken as a header line and skipped). ``columns`` None: the
     first line is the header, and it must name every column of ``required``. ``usecols``: the
     columns to keep (all by default; every line's field count is checked either way). ``hint``
-    follows a missing column's error (e.g. which variant of the file has it)."""
-    require(path.is_file(), src, "path", f"no such file: {path}")
+    follows a missing column's error (e.g. which variant of the file has it). ``quoted``: cells
+    may be quoted (an operator's own CSV); otherwise a quote is an ordinary character. ``src``
+    (the workload) starts every error's source; None: the file alone."""
+    require(path.is_file(), src or str(path), "path", f"no such file: {path}")
     note_input(path)
     data = path.read_bytes()
+    text = decoded(data, lambda line: _place(src, path, line), WHAT)
+    read = _quoted_rows if quoted else _plain_rows
+    return read(data[len(BOM):] if data.startswith(BOM) else data, text, path, src, columns, required, header_first,
+                usecols, hint)
+
+
+def _plain_rows(data, text, path, src, columns, required, header_first, usecols, hint) -> CsvTable:
     starts, commas = _line_layout(data)
     lines = np.flatnonzero(commas >= 0) + 1  # non-blank lines, 1-based
-    require(len(lines) > 0, src, "path", f"{path} is empty")
-    first = _line_text(data, starts, lines[0], src, path)
+    require(len(lines) > 0, src or str(path), "path", f"{path} is empty")
+    first = _line_text(data, starts, lines[0])
     has_header = columns is None or (header_first is not None and first.split(",")[0].strip() == header_first)
     if columns is None:
-        columns = tuple(name.strip() for name in first.split(","))
-        missing = [c for c in required if c not in columns]
-        require(not missing, f"{src}: {path}:{lines[0]}", "header", f"misses the column(s) {', '.join(missing)} "
-                f"(needed: {', '.join(required)})" + (f"; {hint}" if hint else ""))
+        columns = _header(first.split(","), _place(src, path, int(lines[0])), required, hint)
     data_lines = lines[1:] if has_header else lines
     wrong = commas[data_lines - 1] != len(columns) - 1
     if wrong.any():
         line = int(data_lines[np.flatnonzero(wrong)[0]])
-        raise InputError(f"{src}: {path}:{line}", "fields", f"has {commas[line - 1] + 1} comma-separated fields, expected "
-                         f"{len(columns)} ({','.join(columns)})")
-    try:
-        cells = pd.read_csv(io.BytesIO(data), header=0 if has_header else None, names=list(columns), dtype=str,
-                            keep_default_na=False, skip_blank_lines=True, index_col=False, quoting=csv.QUOTE_NONE,
-                            usecols=None if usecols is None else list(usecols))
-    except UnicodeDecodeError:
-        raise _not_text(src, path) from None
+        raise _ragged(_place(src, path, line), commas[line - 1] + 1, columns)
+    cells = pd.read_csv(io.BytesIO(data), header=0 if has_header else None, names=list(columns), dtype=str,
+                        keep_default_na=False, skip_blank_lines=True, index_col=False, quoting=csv.QUOTE_NONE,
+                        usecols=None if usecols is None else list(usecols), encoding="utf-8")
     return CsvTable(cells=cells, lines=data_lines.astype(np.int64), path=path, src=src)
+
+
+def _quoted_rows(data, text, path, src, columns, required, header_first, usecols, hint) -> CsvTable:
+    rows, lines = _parsed(text, lambda line: _place(src, path, line))
+    require(len(rows) > 0, src or str(path), "path", f"{path} is empty")
+    has_header = columns is None or (header_first is not None and rows[0][0].strip() == header_first)
+    if columns is None:
+        columns = _header(rows[0], _place(src, path, lines[0]), required, hint)
+    if has_header:
+        rows, lines = rows[1:], lines[1:]
+    for fields, line in zip(rows, lines):
+        if len(fields) != len(columns):
+            raise _ragged(_place(src, path, line), len(fields), columns)
+    cells = pd.DataFrame(rows, columns=list(columns), dtype=object)
+    if usecols is not None:
+        cells = cells[list(usecols)]
+    return CsvTable(cells=cells.astype(str), lines=np.asarray(lines, dtype=np.int64), path=path, src=src)
+
+
+def _parsed(text: str, where) -> tuple[list[list[str]], list[int]]:
+    """The non-blank rows and the line each starts on."""
+    reader = csv.reader(io.StringIO(text, newline=""), strict=True)
+    rows, lines = [], []
+    start = 1
+    try:
+        for fields in reader:
+            if fields:  # a blank line reads as no fields
+                rows.append(fields)
+                lines.append(start)
+            start = reader.line_num + 1
+    except csv.Error as exc:
+        raise InputError(where(start), "fields", f"is not valid CSV ({exc}; a quoted cell must end with a quote "
+                         "before the next comma or line end)") from None
+    return rows, lines
+
+
+def _header(names: list[str], where: str, required: tuple[str, ...], hint: str) -> tuple[str, ...]:
+    columns = tuple(name.strip() for name in names)
+    twice = sorted(name for name, n in Counter(columns).items() if n > 1)
+    require(not twice, where, "header", f"names the column(s) {', '.join(map(repr, twice))} more than once (each column once)")
+    missing = [c for c in required if c not in columns]
+    require(not missing, where, "header", f"misses the column(s) {', '.join(missing)} (needed: {', '.join(required)})"
+            + (f"; {hint}" if hint else ""))
+    return columns
+
+
+def _ragged(where: str, fields: int, columns: tuple[str, ...]) -> InputError:
+    return InputError(where, "fields", f"has {fields} comma-separated fields, expected {len(columns)} ({','.join(columns)})")
 
 
 def _line_layout(data: bytes) -> tuple[np.ndarray, np.ndarray]:
@@ -83,13 +145,6 @@ def _line_layout(data: bytes) -> tuple[np.ndarray, np.ndarray]:
     return starts, np.where(blank, -1, commas)
 
 
-def _line_text(data: bytes, starts: np.ndarray, line: int, src: str, path: Path) -> str:
+def _line_text(data: bytes, starts: np.ndarray, line: int) -> str:
     end = data.find(b"\n", int(starts[line - 1]))
-    try:
-        return data[int(starts[line - 1]): len(data) if end < 0 else end].decode("utf-8").rstrip("\r")
-    except UnicodeDecodeError:
-        raise _not_text(src, path) from None
-
-
-def _not_text(src: str, path: Path) -> InputError:
-    return InputError(src, "path", f"{path} is not a text file (expected comma-separated lines)")
+    return data[int(starts[line - 1]): len(data) if end < 0 else end].decode("utf-8").rstrip("\r")

@@ -11,7 +11,7 @@ import numpy as np
 import pandas as pd
 
 from fairsim.errors import InputError, require
-from fairsim.workload.formats import LogRead
+from fairsim.workload.formats import LogRead, Where, placed
 
 
 def file_in(path: Any, default_name: str, src: str) -> Path:
@@ -43,18 +43,21 @@ def keep_after_drops(keep: np.ndarray, reasons: Sequence[tuple[str, np.ndarray]]
     return keep, dropped
 
 
-def finished_log(columns: Mapping[str, Any], dropped: Mapping[str, int], rows_read: int, src: str,
-                 meta: Mapping[str, Any] | None = None) -> LogRead:
-    """The normalized log sorted by submission (ties in file order), refused when nothing is left."""
+def finished_log(columns: Mapping[str, Any], kept: np.ndarray, where: Where, dropped: Mapping[str, int], rows_read: int,
+                 source: str, meta: Mapping[str, Any] | None = None) -> LogRead:
+    """The normalized log sorted by submission (ties in file order), refused when nothing is left.
+    ``columns`` hold the ``kept`` rows (their positions in the file, where ``where`` places them);
+    ``source`` names the log as a whole."""
     log = pd.DataFrame(dict(columns))
     if len(log) == 0:
         counts = ", ".join(f"{reason} {n}" for reason, n in dropped.items()) or "the log has no jobs"
-        raise InputError(src, "path", f"no GPU job is left to simulate of {rows_read} read ({counts})")
-    log = log.iloc[np.argsort(log["submit_s"].to_numpy(), kind="stable")].reset_index(drop=True)
+        raise InputError(source, "rows", f"no GPU job is left to simulate of {rows_read} read ({counts})")
+    order = np.argsort(log["submit_s"].to_numpy(), kind="stable")
+    log = log.iloc[order].reset_index(drop=True)
     submit = log["submit_s"].to_numpy()
     figures = {"rows": int(rows_read), "jobs_kept": len(log), "span_s": float(submit[-1] - submit[0])}
     figures.update(meta or {})
-    return LogRead(log=log, dropped=dict(dropped), meta=figures)
+    return LogRead(log=log, source=source, where=placed(where, np.asarray(kept)[order]), dropped=dict(dropped), meta=figures)
 
 
 def text_or_none(values: pd.Series) -> np.ndarray:

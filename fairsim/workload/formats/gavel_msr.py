@@ -13,6 +13,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Mapping
 
+import numpy as np
 import pandas as pd
 
 from fairsim.errors import require
@@ -41,8 +42,15 @@ def resolve_path(cfg: Mapping[str, Any], src: str) -> list[Path]:
 
 
 def read(paths: list[Path], cfg: Mapping[str, Any], src: str) -> LogRead:
-    reads = [read_msr_log(p) for p in paths]
+    reads = [read_msr_log(p, src) for p in paths]
     if len(reads) == 1:
         return reads[0]
     log = pd.concat([r.log.assign(job_id=[f"{r.meta['vc']}/{j}" for j in r.log["job_id"]]) for r in reads], ignore_index=True)
-    return LogRead(log=log, meta={"rows": int(len(log)), "vcs": [r.meta["vc"] for r in reads]})
+    starts = np.cumsum([0] + [len(r.log) for r in reads])
+
+    def where(row: int) -> str:  # the place of the row in its own VC's file
+        k = int(np.searchsorted(starts, row, side="right")) - 1
+        return reads[k].where(row - int(starts[k]))
+
+    return LogRead(log=log, source=f"{src}: {paths[0].parent}", where=where,
+                   meta={"rows": int(len(log)), "vcs": [r.meta["vc"] for r in reads]})

@@ -63,9 +63,9 @@ def read(path: Path, cfg: Mapping[str, Any], src: str) -> LogRead:
         "job_id": text_or_none(cells["job_id"])[keep],
         "submit_s": submit[keep],
         "duration_s": (end - start)[keep],
-        "gpus": gpus[keep].astype(np.int64),
+        "gpus": gpus[keep],
         "gpu_type": np.full(int(keep.sum()), gpu_type, dtype=object),
         "tenant": text_or_none(cells[tenant_column])[keep],
         "status": text_or_none(cells["state"])[keep],
     }
-    return finished_log(columns, dropped, len(cells), src)
+    return finished_log(columns, np.flatnonzero(keep), table.where, dropped, len(cells), f"{src}: {table.path}")

@@ -36,10 +36,10 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from fairsim.cluster import gpu_specs
+from fairsim.cluster import MAX_GPUS, gpu_specs
 from fairsim.errors import InputError, require
 from fairsim.workload import options as opt
-from fairsim.workload.formats import LOG_COLUMNS, LogRead
+from fairsim.workload.formats import LOG_COLUMNS, LogRead, placed
 from fairsim.workload.formats._cells import numbers
 from fairsim.workload.formats._csv_table import CsvTable, read_csv_table
 from fairsim.workload.formats._gpu_names import datasheet_types, name_table
@@ -86,7 +86,7 @@ def read(path: Path, cfg: Mapping[str, Any], src: str) -> LogRead:
         "job_id": names[keep].astype(str),
         "submit_s": created[keep],
         "duration_s": duration[keep],
-        "gpus": num_gpu[keep].astype(np.int64),
+        "gpus": num_gpu[keep],
         "gpu_type": None,
         "gpu_types": _type_sets(cells, keep),
         "model": None,
@@ -95,7 +95,7 @@ def read(path: Path, cfg: Mapping[str, Any], src: str) -> LogRead:
     }, columns=list(LOG_COLUMNS))
     meta = {"rows": len(names), "kept": int(keep.sum()), "trace_end_s": end, "gpu_sharing": sharing,
             "gpu_sharing_kept_whole": int((keep & shared).sum())}
-    return LogRead(log=log, dropped=dropped, meta=meta)
+    return LogRead(log=log, source=f"{src}: {pods.path}", where=placed(pods.where, np.flatnonzero(keep)), dropped=dropped, meta=meta)
 
 
 def _type_sets(pods: pd.DataFrame, keep: np.ndarray) -> list[str | None]:
@@ -134,7 +134,7 @@ def cluster_config(nodes_path: Path, gpu_map: Mapping[str, Any] | None, src: str
     reporting (from_config ignores them): node_sizes {type: {GPUs per node: nodes}} and
     cpu_only_nodes (ignored: they hold no GPU)."""
     nodes, cpu_only = read_gpu_nodes(nodes_path, src)
-    types = canonical_types(nodes["model"], gpu_map, src)
+    types = canonical_types(nodes["model"], gpu_map, src, Path(nodes_path))
     nodes = nodes.assign(gpu_type=nodes["model"].map(types))
     order = [spec.name for spec in gpu_specs().values()]
     used = sorted(set(nodes["gpu_type"]), key=order.index)
@@ -152,7 +152,7 @@ def read_gpu_nodes(nodes_path: Path, src: str) -> tuple[pd.DataFrame, int]:
     """The nodes with GPUs (sn, gpus, model) and the number of CPU-only nodes left out."""
     table = read_csv_table(Path(nodes_path), src, required=NODE_COLUMNS)
     nodes = table.cells
-    gpus = numbers(nodes["gpu"], table.where, "gpu", lo=0, whole=True, empty_ok=False)
+    gpus = numbers(nodes["gpu"], table.where, "gpu", lo=0, hi=MAX_GPUS, whole=True, empty_ok=False)
     models = nodes["model"].str.strip().to_numpy(dtype=object)
     has_gpu = gpus > 0
     blank = has_gpu & (models == "")
@@ -171,8 +171,10 @@ def type_map(gpu_map: Mapping[str, Any] | None, src: str) -> dict[str, str | Non
     return name_table(KNOWN_TYPES, UNDISCLOSED, gpu_map, src, "{G2: A100-80GB}")
 
 
-def canonical_types(raw_names: Iterable[str], gpu_map: Mapping[str, Any] | None, src: str) -> dict[str, str]:
+def canonical_types(raw_names: Iterable[str], gpu_map: Mapping[str, Any] | None, src: str,
+                    file: Path | None = None) -> dict[str, str]:
     """{raw model: datasheet type} for every name in ``raw_names`` (single names or |-joined
-    sets, as in gpu_spec; missing ones skipped). Refuses, in one line, the names with no type."""
+    sets, as in gpu_spec; missing ones skipped), read from ``file``. Refuses, in one line (naming
+    the file), the names with no type."""
     names = {n.strip() for text in raw_names if isinstance(text, str) for n in text.split("|") if n.strip()}
-    return datasheet_types(names, type_map(gpu_map, src), src, "openb", "G1-G3 are undisclosed")
+    return datasheet_types(names, type_map(gpu_map, src), f"{src}: {file}" if file else src, "openb", "G1-G3 are undisclosed")

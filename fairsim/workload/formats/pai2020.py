@@ -41,7 +41,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from fairsim.cluster import gpu_specs
+from fairsim.cluster import MAX_GPUS, gpu_specs
 from fairsim.errors import InputError, require
 from fairsim.workload import options as opt
 from fairsim.workload.formats import LogRead
@@ -90,13 +90,13 @@ def read(path: Path, cfg: Mapping[str, Any], src: str) -> LogRead:
         "job_id": names.to_numpy(dtype=object)[keep],
         "submit_s": submit[keep],
         "duration_s": (t["end"] - t["start"]).to_numpy(np.float64)[keep],
-        "gpus": np.rint(t["gpus"].to_numpy(np.float64)[keep]).astype(np.int64),
+        "gpus": np.rint(t["gpus"].to_numpy(np.float64)[keep]),
         "gpu_type": t["gpu_type"].to_numpy(dtype=object)[keep],
         "tenant": text_or_none(jobs.cells["user"])[keep],
         "status": text_or_none(jobs.cells["status"])[keep],
     }
     meta = {"task_rows_read": len(tasks.cells), "task_rows_without_job": orphan_rows}
-    return finished_log(columns, dropped, len(names), src, meta)
+    return finished_log(columns, np.flatnonzero(keep), jobs.where, dropped, len(names), f"{src}: {jobs.path}", meta)
 
 
 def _table_path(folder: Any, cfg: Mapping[str, Any], key: str, default: str, src: str) -> Path:
@@ -163,13 +163,13 @@ def cluster_config(path: Path, gpu_map: Mapping[str, Any] | None, src: str, *, n
     file = Path(path).expanduser()
     table = read_csv_table(file / SPEC_FILE if file.is_dir() else file, src, columns=SPEC_COLUMNS, header_first="machine",
                            usecols=("gpu_type", "cap_gpu"))
-    gpus = numbers(table.cells["cap_gpu"], table.where, "cap_gpu", lo=0, whole=True, empty_ok=False)
+    gpus = numbers(table.cells["cap_gpu"], table.where, "cap_gpu", lo=0, hi=MAX_GPUS, whole=True, empty_ok=False)
     raw_types = text_or_none(table.cells["gpu_type"])
     with_gpus = np.flatnonzero(gpus > 0)
     blank = [int(row) for row in with_gpus if raw_types[row] is None]
     if blank:
         raise InputError(table.where(blank[0]), "gpu_type", "is empty on a machine with GPUs")
-    types = datasheet_types((raw_types[row] for row in with_gpus), table_map, src, "PAI 2020",
+    types = datasheet_types((raw_types[row] for row in with_gpus), table_map, f"{src}: {table.path}", "PAI 2020",
                             "MISC stands for its other, unnamed models")
     counts: Counter[str] = Counter()
     for row in with_gpus:

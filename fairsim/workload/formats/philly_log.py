@@ -46,6 +46,7 @@ from fairsim.workload.formats._log_build import (
     keep_after_drops,
     optional_name,
 )
+from fairsim.workload.text import decoded
 
 OPTIONS = ("tenant", "duration", "gpu_type")
 TENANTS = ("vc", "user")
@@ -109,22 +110,37 @@ def read(path: Path, cfg: Mapping[str, Any], src: str) -> LogRead:
     }
     meta = {"retried_jobs": int((keep & (attempts > 1)).sum()),
             "gpus_differ_across_attempts": int((keep & np.asarray(flat.sizes_differ, dtype=bool)).sum())}
-    return finished_log(columns, dropped, len(attempts), src, meta)
+    return finished_log(columns, np.flatnonzero(keep), where_job, dropped, len(attempts), f"{src}: {file}", meta)
 
 
 def _load(file: Path, src: str) -> list:
     require(file.is_file(), src, "path", f"no such file: {file}")
     note_input(file)
+    text = decoded(file.read_bytes(), lambda line: f"{src}: {file}:{line}", "Philly's cluster_job_log, a JSON list")
     try:
-        with open(file, encoding="utf-8") as f:
-            jobs = json.load(f)
-    except UnicodeDecodeError:
-        raise InputError(src, "path", f"{file} is not a text file (expected Philly's cluster_job_log, "
-                         "a JSON list)") from None
+        jobs = json.loads(text, object_pairs_hook=_object)
     except json.JSONDecodeError as e:
         raise InputError(f"{src}: {file}:{e.lineno}", "json", f"is not valid JSON ({e.msg}, column {e.colno})") from None
+    except _RepeatedKey as e:
+        raise InputError(f"{src}: {file}", "json", f"an object names the key {e.key!r} twice (each key once: which one "
+                         "was meant cannot be told)") from None
     require(isinstance(jobs, list), f"{src}: {file}", "json", f"must be a list of jobs, got a {type(jobs).__name__}")
     return jobs
+
+
+class _RepeatedKey(Exception):
+    def __init__(self, key: str):
+        super().__init__(key)
+        self.key = key
+
+
+def _object(pairs: list[tuple[str, Any]]) -> dict:
+    """A JSON object, refused when it repeats a key (json would keep the last silently)."""
+    out = dict(pairs)
+    if len(out) < len(pairs):
+        keys = [key for key, _ in pairs]
+        raise _RepeatedKey(next(key for key in keys if keys.count(key) > 1))
+    return out
 
 
 def _flatten(jobs: list, where: str) -> _Flat:
