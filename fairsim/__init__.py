@@ -15,7 +15,7 @@ imported on first use, so ``import fairsim`` stays cheap.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 __version__ = "0.1.0"
 
@@ -23,11 +23,6 @@ __version__ = "0.1.0"
 _LAZY = {"run": "fairsim.api", "sweep": "fairsim.api", "load": "fairsim.api", "Run": "fairsim.api",
          "Sweep": "fairsim.api", "SweepError": "fairsim.api", "InputError": "fairsim.errors"}
 __all__ = ["__version__", *_LAZY]
-
-if TYPE_CHECKING:
-    from fairsim.api import Run, Sweep, SweepError, load, run, sweep
-    from fairsim.errors import InputError
-
 
 def __getattr__(name: str) -> Any:
     if name not in _LAZY:
