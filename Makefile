@@ -9,7 +9,7 @@ ARGS ?=
 SCALE ?= small
 RESULTS ?= results
 
-.PHONY: setup lock run test test-fast smoke reproduce reproduce-load reproduce-choices reproduce-all verify manifest bench ui clean
+.PHONY: setup lock run test test-fast docs smoke reproduce reproduce-load reproduce-choices reproduce-all verify manifest bench ui clean
 
 # pip and setuptools from the lock first, so that the lock's one source distribution
 # (antlr4-python3-runtime) and fairsim itself are built with the locked setuptools, not a newest one.
@@ -42,8 +42,11 @@ run: $(STAMP)  ## one simulation on the defaults (conf/config.yaml); extra overr
 test: $(STAMP)  ## the test suite (what CI runs), on every core
 	$(PY) -m pytest -n auto --dist loadfile
 
-test-fast: $(STAMP)  ## the suite without the tests marked slow (sweeps, reproduce, fault injection in subprocesses): under a minute
+test-fast: $(STAMP)  ## the suite without the tests marked slow (sweeps, reproduce, fault injection in subprocesses): about 3 min on 2 cores
 	$(PY) -m pytest -n auto --dist loadfile -m "not slow"
+
+docs: $(STAMP)  ## the documentation site (MkDocs + Material, mkdocs.yml) into site/, strict: a broken link or a page outside the nav fails; open site/index.html
+	NO_MKDOCS_2_WARNING=1 $(VENV)/bin/mkdocs build --strict
 
 smoke: $(STAMP)  ## CI smoke sweep: 3 policies x 2 loads, Hydra -> joblib -> results.parquet + MLflow -> a figure
 	$(PY) run.py -m +experiment=smoke
