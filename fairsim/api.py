@@ -68,7 +68,7 @@ class Run:
 
     @functools.cached_property
     def rounds(self) -> pd.DataFrame:
-        """rounds.parquet: one row per scheduling decision."""
+        """rounds.parquet: one row per round (or stretch of identical rounds)."""
         return _table(self.folder / "rounds.parquet")
 
     @functools.cached_property
