@@ -165,10 +165,11 @@ def _value(value: Any) -> str:
     return str(value)
 
 
-def overrides_of(overrides: Iterable[str], keys: dict[str, Any], sweep: bool = False) -> list[str]:
-    """The command line's overrides: ``overrides`` as written, then ``keys`` as ``key=value`` (in a
-    sweep a list or tuple is the values to sweep, ``key=a,b``)."""
-    out = list(overrides)
+def overrides_of(overrides: Iterable[str | list[str]], keys: dict[str, Any], sweep: bool = False) -> list[str]:
+    """The command line's overrides: ``overrides`` as written (a list among them counts as its
+    items), then ``keys`` as ``key=value`` (in a sweep a list or tuple is the values to sweep,
+    ``key=a,b``)."""
+    out = [o for item in overrides for o in (item if isinstance(item, (list, tuple)) else [item])]
     bad = [o for o in out if not isinstance(o, str)]
     if bad:
         raise InputError("fairsim", "overrides", f"each must be a string such as 'load=0.8', got {bad[0]!r}")

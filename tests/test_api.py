@@ -42,6 +42,10 @@ def test_keyword_values_are_written_as_hydra_overrides():
         "policy=ours", "track=false", "cluster.counts.T4=4", "x=null", "w=[1,2]"]
     assert overrides_of([], {"load": [0.5, 0.8], "policy": ("ours", "themis")}, sweep=True) == [
         "load=0.5,0.8", "policy=ours,themis"]
+    assert overrides_of([["policy=ours,themis", "load=0.5"], "seed=1"], {}, sweep=True) == [
+        "policy=ours,themis", "load=0.5", "seed=1"]  # fairsim.sweep([...]) as well as fairsim.sweep(...)
+    with pytest.raises(fairsim.InputError, match="each must be a string"):
+        overrides_of([3], {})
 
 
 @pytest.mark.parametrize("args, keys, words", [
