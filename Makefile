@@ -9,7 +9,7 @@ ARGS ?=
 SCALE ?= small
 RESULTS ?= results
 
-.PHONY: setup lock run test test-fast smoke reproduce reproduce-load reproduce-choices reproduce-all verify manifest bench ui clean
+.PHONY: setup lock run test test-fast docs smoke reproduce reproduce-load reproduce-choices reproduce-all verify manifest bench ui clean
 
 # pip and setuptools from the lock first, so that the lock's one source distribution
 # (antlr4-python3-runtime) and fairsim itself are built with the locked setuptools, not a newest one.
@@ -26,11 +26,11 @@ setup: $(STAMP)  ## create .venv with the exact versions of requirements.lock (h
 # uv (UV_VERSION, pip-installed into .venv) resolves for Python 3.11 on Linux x86-64 and writes every
 # file's sha256. Versions already in the lock are kept while pyproject.toml allows them, so a refresh
 # with nothing changed rewrites the same file; ARGS="--upgrade-package numpy" moves one, ARGS="--upgrade" all.
-lock:  ## refresh requirements.lock from pyproject.toml: uv pip compile pyproject.toml - --extra dev --generate-hashes --python-version 3.11 --python-platform x86_64-manylinux_2_28, stdin: the build-system requires (setuptools>=77) and pip
+lock:  ## refresh requirements.lock from pyproject.toml: uv pip compile pyproject.toml - --extra dev --extra docs --generate-hashes --python-version 3.11 --python-platform x86_64-manylinux_2_28, stdin: the build-system requires (setuptools>=77) and pip
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet uv==$(UV_VERSION)
 	{ $(PY) -c "import tomllib; print(*tomllib.load(open('pyproject.toml', 'rb'))['build-system']['requires'], sep='\n')"; echo pip; } | \
-	$(VENV)/bin/uv pip compile --quiet pyproject.toml - --extra dev --generate-hashes \
+	$(VENV)/bin/uv pip compile --quiet pyproject.toml - --extra dev --extra docs --generate-hashes \
 	    --python-version 3.11 --python-platform x86_64-manylinux_2_28 \
 	    --custom-compile-command 'make lock' --output-file $(LOCK) $(ARGS)
 
@@ -39,11 +39,14 @@ run: $(STAMP)  ## one simulation on the defaults (conf/config.yaml); extra overr
 
 # pytest-xdist: one worker per core, each test file on one worker (a file's module-scoped fixtures,
 # such as test_bad_input's batch of command lines, then run once)
-test: $(STAMP)  ## the test suite (what CI runs), on every core
+test: $(STAMP)  ## the test suite (what CI runs), on every core: about 20 min on 2 cores
 	$(PY) -m pytest -n auto --dist loadfile
 
-test-fast: $(STAMP)  ## the suite without the tests marked slow (sweeps, reproduce, fault injection in subprocesses): under a minute
+test-fast: $(STAMP)  ## the suite without the tests marked slow (sweeps, reproduce, fault injection in subprocesses): about 3 min on 2 cores
 	$(PY) -m pytest -n auto --dist loadfile -m "not slow"
+
+docs: $(STAMP)  ## the documentation site (MkDocs + Material, mkdocs.yml) into site/, strict: a broken link or a page outside the nav fails; open site/index.html
+	NO_MKDOCS_2_WARNING=1 $(VENV)/bin/mkdocs build --strict
 
 smoke: $(STAMP)  ## CI smoke sweep: 3 policies x 2 loads, Hydra -> joblib -> results.parquet + MLflow -> a figure
 	$(PY) run.py -m +experiment=smoke

@@ -31,6 +31,14 @@ class InputError(ValueError):
     def __reduce__(self):  # picklable, so a worker process (refcheck, joblib) hands it back whole
         return (type(self), (self.source, self.field, self.problem))
 
+    @classmethod
+    def from_line(cls, line: str) -> InputError:
+        """The error a one-line report states (``[error: ]<source>: <field>: <problem>``, as another
+        fairsim process prints it): its message is the line's."""
+        text = line.strip().removeprefix("error: ")
+        source, field, problem = (text.split(": ", 2) + ["", ""])[:3] if text.count(": ") >= 2 else ("fairsim", "error", text)
+        return cls(source, field, problem)
+
 
 def require(condition: bool, source: str, field: str, problem: str) -> None:
     if not condition:

@@ -45,8 +45,9 @@ def toy_jobs(throughput, work, arrival=None, workers=None, state_bytes=None, spr
 def toy_view(throughput, capacity, workers=None, work=None, done=None, arrival=None, now: float = 0.0,
              round_len: float = 300.0, last_type=None, prev_type=None, switch_cost_s=None, feasible=None,
              state_bytes=None, attained_gpu_s=None, weight=None, changed: bool = True,
-             gpus_per_host: int = 4) -> PolicyView:
-    """A policy view over n jobs and T types from small arrays; unspecified fields get neutral values."""
+             gpus_per_host: int = 4, run_s=None, first_start=None) -> PolicyView:
+    """A policy view over n jobs and T types from small arrays; unspecified fields get neutral
+    values (nothing done, never run: ``run_s`` 0, ``first_start`` NaN)."""
     tput = np.asarray(throughput, dtype=np.float64)
     n, t = tput.shape
     cap = np.asarray(capacity, dtype=np.int64)
@@ -67,7 +68,8 @@ def toy_view(throughput, capacity, workers=None, work=None, done=None, arrival=N
         throughput=np.where(feas, tput, 0.0), feasible=feas,
         last_type=arr(last_type, np.full(n, -1), np.int64), prev_type=arr(prev_type, np.full(n, -1), np.int64),
         switch_cost_s=arr(switch_cost_s, np.zeros((n, t))), state_bytes=arr(state_bytes, np.zeros(n)),
-        attained_gpu_s=arr(attained_gpu_s, np.zeros(n)), run_s=np.zeros(n), first_start=np.full(n, np.nan),
+        attained_gpu_s=arr(attained_gpu_s, np.zeros(n)), run_s=arr(run_s, np.zeros(n)),
+        first_start=arr(first_start, np.full(n, np.nan)),
         changed=changed,
     )
 

@@ -44,9 +44,10 @@ def pinned(req: Requirement) -> Version | None:
 
 
 def top_requirements() -> list[Requirement]:
-    """What the lock is made from: runtime dependencies, the dev extra, the build-system requires."""
+    """What the lock is made from: runtime dependencies, the dev and docs extras, the build-system requires."""
     project = PYPROJECT["project"]
     return [Requirement(r) for r in (*project["dependencies"], *project["optional-dependencies"]["dev"],
+                                     *project["optional-dependencies"]["docs"],
                                      *PYPROJECT["build-system"]["requires"])]
 
 
