@@ -144,21 +144,15 @@ def test_run_py_says_a_broken_policy_in_one_line(tmp_path, run_py, broken_env):
 
 
 def test_a_sweep_cell_keeps_the_line_in_its_error_file(tmp_path, monkeypatch, capsys):
-    """run.py's cell path, in process: the cell fails alone, its error.txt holds the one line."""
-    import importlib.util
-
-    from conftest import ROOT
-
+    """run.py's cell path (fairsim.experiment.task), in process: the cell fails alone, its error.txt holds the one line."""
     from fairsim.experiment.compose import compose_config
+    from fairsim.experiment.task import run
 
     (tmp_path / "brokenpol.py").write_text(BROKEN)
     monkeypatch.syspath_prepend(str(tmp_path))
     monkeypatch.delenv("FAIRSIM_DEBUG", raising=False)
-    spec = importlib.util.spec_from_file_location("fairsim_run_script", ROOT / "run.py")
-    script = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(script)
     cell = tmp_path / "sweep" / "seed=0"
-    script.run(compose_config(list(ARGS)), cell, "seed=0", in_sweep=True)
+    run(compose_config(list(ARGS)), cell, "seed=0", in_sweep=True)
     error = (cell / "error.txt").read_text()
     assert error.startswith("error: policy HalfPolicy at t=0.0 s gave job 0 the type -0.5") and error.count("\n") == 1
     assert "seed=0: FAILED: error: policy HalfPolicy" in capsys.readouterr().err
