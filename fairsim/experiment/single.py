@@ -38,7 +38,7 @@ from fairsim.sim.config import SimConfig
 from fairsim.sim.engine import simulate
 from fairsim.workload.formats.clusters import cluster_mapping
 from fairsim.workload.jobs import JobSet
-from fairsim.workload.jobs_log import dropped_in, dropped_words
+from fairsim.workload.jobs_log import UNKNOWN_KEY, dropped_in, dropped_words
 from fairsim.workload.loader import Workload, load_workload
 
 
@@ -227,6 +227,7 @@ def format_summary(summary: dict) -> str:
         f"  policy time     {f('policy_s_mean', '.4f')} s/decision, {summary['policy_calls']} decisions, {summary['rounds']} rounds, {f('wall_s', '.2f')} s wall",
     ] + ([f"  job log         {summary['log_jobs']} jobs of {summary['log_rows']} rows run; dropped: "
            f"{dropped_words(dropped_in(summary))}"] if "log_rows" in summary else [])
+      + ([f"  unknown GPUs    {summary[UNKNOWN_KEY]}"] if summary.get(UNKNOWN_KEY) else [])
       + ([f"  tenants         {summary['tenant_count']}, Jain's index of their mean rho {f('tenant_jain_rho_fluid')}  "
            "(1 = treated alike; per tenant: tenants.parquet)"] if summary.get("tenant_count") else [])
       + ([f"  WARNING         {summary['warning']}"] if summary.get("warning") else []))

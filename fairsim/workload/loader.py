@@ -16,7 +16,7 @@ from typing import Any, Callable, Mapping
 
 import pandas as pd
 
-from fairsim.cluster import ClusterSpec
+from fairsim.cluster import ClusterSpec, gpu_specs
 from fairsim.errors import OneOf, require
 from fairsim.workload import options as opt
 from fairsim.workload.catalog import Catalog
@@ -43,7 +43,12 @@ class Workload:
 # --- catalogs: cfg -> Catalog -------------------------------------------------------------
 
 def _paper(cfg: Mapping[str, Any], cluster: ClusterSpec, src: str) -> Catalog:
-    return paper_catalog(cluster, path=cfg.get("catalog_path"))
+    if cfg.get("kind") != "jobs_log":
+        return paper_catalog(cluster, path=cfg.get("catalog_path"))
+    # a job log's durations may have been measured on any datasheet type, in the cluster or not:
+    # the performance model gives each of them (the cluster's types come first, as always)
+    every = tuple(dict.fromkeys([*cluster.gpu_types, *(s.name for s in gpu_specs().values())]))
+    return paper_catalog(cluster, path=cfg.get("catalog_path"), gpu_types=every)
 
 
 def _gavel(cfg: Mapping[str, Any], cluster: ClusterSpec, src: str) -> Catalog:
