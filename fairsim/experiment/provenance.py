@@ -70,6 +70,7 @@ from importlib.machinery import ModuleSpec, PathFinder
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Iterable, Iterator, Mapping
 
+from fairsim import files
 from fairsim.experiment.run_folder import CONFIG, PROVENANCE
 from fairsim.files import file_digest
 
@@ -408,7 +409,7 @@ def input_path(name: str) -> Path:
     path = Path(name)
     if path.is_absolute():
         return path
-    return BASE / path if name.split("/")[0] == PACKAGE_DIR.name else Path.cwd() / path
+    return BASE / path if name.split("/")[0] == PACKAGE_DIR.name else files.input_path(path).absolute()
 
 
 def input_digests(paths: Iterable[Path]) -> dict[str, str]:

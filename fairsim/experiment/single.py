@@ -39,7 +39,7 @@ from fairsim.sim.engine import simulate
 from fairsim.workload.formats.clusters import cluster_mapping
 from fairsim.workload.jobs import JobSet
 from fairsim.workload.jobs_log import UNKNOWN_KEY, dropped_in, dropped_words
-from fairsim.workload.loader import Workload, load_workload
+from fairsim.workload.loader import GPU_TYPES_WARNING, Workload, load_workload
 
 
 @dataclass
@@ -230,7 +230,8 @@ def format_summary(summary: dict) -> str:
       + ([f"  unknown GPUs    {summary[UNKNOWN_KEY]}"] if summary.get(UNKNOWN_KEY) else [])
       + ([f"  tenants         {summary['tenant_count']}, Jain's index of their mean rho {f('tenant_jain_rho_fluid')}  "
            "(1 = treated alike; per tenant: tenants.parquet)"] if summary.get("tenant_count") else [])
-      + ([f"  WARNING         {summary['warning']}"] if summary.get("warning") else []))
+      + ([f"  WARNING         {summary['warning']}"] if summary.get("warning") else [])
+      + ([f"  WARNING         GPU types: {summary[GPU_TYPES_WARNING]}"] if summary.get(GPU_TYPES_WARNING) else []))
 
 
 def _jsonable(d: dict) -> dict:

@@ -42,14 +42,14 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any, Mapping
 
-import difflib
 from collections import Counter
 
 import numpy as np
 import pandas as pd
 
-from fairsim.cluster import ClusterSpec, gpu_specs
+from fairsim.cluster import ClusterSpec, closest_names
 from fairsim.errors import Bool, InputError, require
+from fairsim.files import input_path
 from fairsim.workload import options as opt
 from fairsim.workload.catalog import Catalog
 from fairsim.workload.formats import LogRead, Where, format_module, module_name, placed
@@ -97,7 +97,7 @@ def read_log(cfg: Mapping[str, Any], src: str) -> LogRead:
         return reader.read(reader.resolve_path(cfg, src), cfg, src)
     raw = cfg.get("path")
     require(isinstance(raw, str) and raw.strip() != "", src, "path", "is required: set workload.path=/path/to/job_log")
-    path = Path(raw).expanduser()
+    path = input_path(raw)
     require(path.exists(), src, "path", f"no such file or folder: {raw}")
     return reader.read(path, cfg, src)
 
@@ -113,11 +113,11 @@ def log_to_trace(read: LogRead, catalog: Catalog, cluster: ClusterSpec, seed: in
     rng = np.random.Generator(np.random.PCG64(seed))
     u_model = rng.random(len(log))
 
-    gpu_map = _gpu_map(cfg.get("gpu_map"), src, getattr(_reader(cfg, src), "KNOWN_TYPES", {}))
+    gpu_map = _gpu_map(cfg.get("gpu_map"), src, getattr(_reader(cfg, src), "KNOWN_TYPES", {}), cluster)
     ref_default = cfg.get("reference_type")
     if ref_default is not None:
         ref_default = _canonical(str(ref_default), gpu_map)
-        require(ref_default is not None, src, "reference_type", f"{cfg['reference_type']!r} is not a GPU type (allowed: {_known()})")
+        require(ref_default is not None, src, "reference_type", f"{cfg['reference_type']!r} is not a GPU type (allowed: {_known(cluster)})")
     pin = Bool().check(cfg.get("pin_to_type", False), src, "pin_to_type")
     reason = np.full(len(log), "", dtype=object)
 
@@ -248,10 +248,10 @@ def _drop(dropped: dict, reason: str, kept: np.ndarray) -> None:
 
 # ---- 2. GPU types --------------------------------------------------------------------------------
 
-def _gpu_map(raw: Any, src: str, known: Mapping[str, str]) -> dict[str, str | None]:
+def _gpu_map(raw: Any, src: str, known: Mapping[str, str], cluster: ClusterSpec) -> dict[str, str | None]:
     """Every GPU name a log may use (lower case) -> a datasheet name: the datasheet's own names,
     the format's (``known``), then the user's ``gpu_map`` over them; None marks a name not yet mapped."""
-    datasheet = {key: spec.name for key, spec in gpu_specs().items()}
+    datasheet = {key: spec.name for key, spec in cluster.known_types().items()}
     out: dict[str, str | None] = {**datasheet, **{name.lower(): target for name, target in known.items()}}
     if raw is None:
         return out
@@ -260,7 +260,7 @@ def _gpu_map(raw: Any, src: str, known: Mapping[str, str]) -> dict[str, str | No
         if target is None:
             out[str(name).lower()] = None
             continue
-        require(str(target).lower() in datasheet, src, f"gpu_map.{name}", f"{target!r} is not a datasheet GPU type (allowed: {_known()})")
+        require(str(target).lower() in datasheet, src, f"gpu_map.{name}", f"{target!r} is not a datasheet GPU type or one of the cluster's own (allowed: {_known(cluster)})")
         out[str(name).lower()] = datasheet[str(target).lower()]
     return out
 
@@ -285,8 +285,8 @@ def _unknown_names(log: pd.DataFrame, gpu_map: Mapping[str, str | None], cluster
     if not rows:
         return ""
     rows = Counter({spelled[low]: n for low, n in rows.items()})
-    known = list(dict.fromkeys([*(s.name for s in gpu_specs().values()), *cluster.gpu_types]))
-    closest = {name: _closest(name, known) for name in rows}
+    known = [s.name for s in cluster.known_types().values()]
+    closest = {name: closest_names(name, known) for name in rows}
     each = "; ".join(f"{name}: {n} row{'s' if n > 1 else ''}" + (f", closest {', '.join(closest[name])}" if closest[name] else "")
                      for name, n in sorted(rows.items()))
     entries = ", ".join([*(f"{k}: {v}" for k, v in given.items() if v is not None),
@@ -294,16 +294,8 @@ def _unknown_names(log: pd.DataFrame, gpu_map: Mapping[str, str | None], cluster
     return f"{each}; to run them: workload.gpu_map='{{{entries}}}'"
 
 
-def _closest(name: str, known: list[str], n: int = 3) -> list[str]:
-    """Known GPU names that contain ``name`` (a100 -> A100-40GB), then the most alike ones."""
-    low = {k.lower(): k for k in known}
-    holding = [k for k in known if name.lower() in k.lower()]
-    alike = [low[k] for k in difflib.get_close_matches(name.lower(), list(low), n=n, cutoff=0.5)]
-    return list(dict.fromkeys([*holding, *alike]))[:n]
-
-
-def _known() -> str:
-    return ", ".join(s.name for s in gpu_specs().values())
+def _known(cluster: ClusterSpec) -> str:
+    return ", ".join(s.name for s in cluster.known_types().values())
 
 
 def _reference_types(log: pd.DataFrame, gpu_map, default: str | None, reason: np.ndarray) -> np.ndarray:
