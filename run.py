@@ -60,6 +60,7 @@ def main(cfg: DictConfig) -> None:
 def run(cfg: DictConfig, folder: Path, cell: str, in_sweep: bool) -> None:
     from fairsim.experiment.interrupt import raise_if_interrupted
     from fairsim.experiment.output import emit
+    from fairsim.experiment.run_folder import set_aside
     from fairsim.experiment.single import format_summary, run_config, write_results
     from fairsim.experiment.sweep import record_done, record_failure, resource_errno, resource_error_line, with_path
     from fairsim.sim.engine import PolicyContractError
@@ -77,6 +78,7 @@ def run(cfg: DictConfig, folder: Path, cell: str, in_sweep: bool) -> None:
             record_failure(folder, cell, f"error: {exc}")
             return
         emit(f"error: {exc}", folder, sys.stderr)
+        set_aside(folder, Path(cfg.results_dir))  # runs/ keeps only runs: the refused one's log goes to failed/
         sys.exit(2)
     except PolicyContractError as exc:  # a policy's bug (or options that stall it): one line; FAIRSIM_DEBUG=1 for its author
         if os.environ.get("FAIRSIM_DEBUG"):

@@ -55,6 +55,7 @@ from fairsim.experiment.run_folder import (
     index_sweep,
     indexed_folder,
     record_in_index,
+    unless_default,
     why_incomplete,
 )
 
@@ -64,6 +65,7 @@ if TYPE_CHECKING:
 PROGRESS = ".progress"
 COLLECT_LOCK = ".collect.lock"
 CELL_RESOLVER = "fairsim_cell"  # ${fairsim_cell:${hydra:job.override_dirname}}: a cell's folder name (conf/hydra/fairsim.yaml)
+UNLESS_DEFAULT_RESOLVER = "fairsim_unless_default"  # ${fairsim_unless_default:${load},1.0,-load}: a part of a run's folder name
 # what a spelling's own folder may hold and still be removed when its cell lives in another folder:
 # Hydra's record of the job, what the run printed, an earlier failure, a lock of the old layout
 DISPOSABLE = {HYDRA_DIR, RUN_LOG, FAILED, ".lock"}
@@ -87,11 +89,13 @@ def config_text(cfg: DictConfig) -> str:
 
 
 def register_cell_resolver() -> None:
-    """Let conf/hydra/fairsim.yaml name a cell's folder by ``run_folder.cell_name``. Done when
-    this module is imported: by run.py, and in every worker as it unpickles the sweep callback,
-    before Hydra resolves the job's folder."""
+    """Let conf/hydra/fairsim.yaml name a cell's folder by ``run_folder.cell_name``, and a single
+    run's by ``run_folder.unless_default``. Done when this module is imported: by run.py, and in
+    every worker as it unpickles the sweep callback, before Hydra resolves the job's folder."""
     if not OmegaConf.has_resolver(CELL_RESOLVER):
         OmegaConf.register_new_resolver(CELL_RESOLVER, cell_name)
+    if not OmegaConf.has_resolver(UNLESS_DEFAULT_RESOLVER):
+        OmegaConf.register_new_resolver(UNLESS_DEFAULT_RESOLVER, unless_default)
 
 
 register_cell_resolver()

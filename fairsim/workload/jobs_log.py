@@ -38,7 +38,6 @@ the ``gpu_map`` that would map them.
 
 from __future__ import annotations
 
-from pathlib import Path
 from types import ModuleType
 from typing import Any, Mapping
 

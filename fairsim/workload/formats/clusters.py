@@ -26,8 +26,10 @@ from collections import Counter
 from collections.abc import Iterable
 from typing import Any, Mapping
 
+import numpy as np
+
 from fairsim.cluster import CONFIG_KEYS, DATASHEET, FIGURES, gpu_specs
-from fairsim.errors import InputError, check_keys, require
+from fairsim.errors import check_keys, require
 from fairsim.files import input_path
 from fairsim.workload.formats import format_module, module_name
 from fairsim.workload.formats._cells import numbers
@@ -83,18 +85,17 @@ def spec_file_types(path, src: str) -> dict[str, dict[str, float]]:
     cells, where = table.cells, table.where
     if SPEC_COLUMNS["fp16_tflops"] not in cells:
         cells = cells.assign(**{SPEC_COLUMNS["fp16_tflops"]: ""})
-    values = {key: numbers(cells[col], where, col, lo=0, empty_ok=key == "fp16_tflops", what="a number > 0", also=())
+    values = {key: numbers(cells[col], where, col, lo=0, empty_ok=key == "fp16_tflops", what="a number > 0")
               for key, col in SPEC_COLUMNS.items()}
+    for key, column in values.items():
+        zero = np.flatnonzero(column == 0)
+        require(len(zero) == 0, where(int(zero[0]) if len(zero) else 0), SPEC_COLUMNS[key], "must be a number > 0, got 0")
+    values["fp16_tflops"] = np.where(np.isnan(values["fp16_tflops"]), values["fp32_tflops"], values["fp16_tflops"])  # empty: no tensor cores
     datasheet = gpu_specs()
     out: dict[str, dict[str, float]] = {}
     for i, name in enumerate(cells["gpu"].str.strip()):
         require(name != "", where(i), "gpu", "is empty (a type's name)")
         figures = {key: float(v[i]) for key, v in values.items()}
-        for key in FIGURES:
-            require(figures[key] > 0 or (key == "fp16_tflops" and figures[key] != figures[key]), where(i), SPEC_COLUMNS[key],
-                    f"must be a number > 0, got {figures[key]:g}")
-        if figures["fp16_tflops"] != figures["fp16_tflops"]:  # empty: no tensor cores, as in the datasheet
-            figures["fp16_tflops"] = figures["fp32_tflops"]
         known = datasheet.get(name.lower())
         if known is not None:
             same = all(getattr(known, key) == figures[key] for key in FIGURES)
