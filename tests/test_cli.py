@@ -1,11 +1,17 @@
-"""run.py end to end: the default run writes complete results; bad input ends with one line and exit 2."""
+"""run.py end to end: the default run writes complete results; bad input ends with one line and exit 2
+(and leaves no folder among the runs); a run from another folder; --version and --help; a sweep
+with track=false."""
 
 import json
+import platform
 import subprocess
 
+import hydra
 import pandas as pd
 import pytest
 from conftest import run_py_command
+
+import fairsim
 
 pytestmark = pytest.mark.slow  # every test here runs run.py in a subprocess
 
@@ -77,3 +83,22 @@ def test_a_run_from_another_folder(tmp_path):
     assert len(list((tmp_path / "results" / "runs").iterdir())) == 2
     (log,) = (tmp_path / "results" / "failed").glob("*-ours-philly-seed0/run.log")
     assert log.read_text() == refused.stderr and "unknown GPU type 'H900'" in refused.stderr
+
+
+def test_version_and_help_are_fairsims(run_py):
+    version = run_py("--version")
+    assert version.returncode == 0 and version.stdout == (f"fairsim {fairsim.__version__} (Hydra {hydra.__version__}, "
+                                                          f"Python {platform.python_version()})\n")
+    helped = run_py("--help")
+    assert helped.returncode == 0 and helped.stdout.startswith("fairsim: deep-learning training jobs")
+    groups = helped.stdout.index("== Config groups: group=preset ==")
+    assert helped.stdout.index("docs/clusters.md") < groups < helped.stdout.index("\npolicy: allox, fifo, gavel")
+    assert "== The composed config" in helped.stdout and "--hydra-help" in helped.stdout
+
+
+def test_a_sweep_with_track_false_collects_and_logs_nothing(tmp_path, run_py):
+    out = run_py("-m", "policy=fifo,srtf", "num_jobs=10", "track=false", f"results_dir={tmp_path}", "sweep_name=quiet")
+    assert out.returncode == 0, out.stderr
+    assert "nothing logged to MLflow (track=false)" in out.stdout
+    assert len(pd.read_parquet(tmp_path / "sweeps" / "quiet" / "results.parquet")) == 2
+    assert not (tmp_path / "mlflow.db").exists()

@@ -78,7 +78,7 @@ if TYPE_CHECKING:
     from fairsim.experiment.cli import Folder
 
 PACKAGE_DIR = Path(__file__).resolve().parents[1]  # .../fairsim
-BASE = PACKAGE_DIR.parent  # the repository: names are relative to it (fairsim/policies/fft.py, fairsim/data/gpu_specs.csv)
+BASE = files.REPOSITORY  # the repository: names are relative to it (fairsim/policies/fft.py, fairsim/data/gpu_specs.csv)
 BUILDER = "fairsim.experiment.single"
 # the experiment modules that build a run's parts; the rest of fairsim.experiment only names,
 # prints, collects and logs, and a change there cannot move a number
