@@ -6,6 +6,7 @@ import os
 import signal
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -40,6 +41,7 @@ def test_ui_stop_ends_every_process_of_the_recorded_group(tmp_path):
     MLflow's huey consumers outlive its server."""
     leader = subprocess.Popen([sys.executable, "-c", "import subprocess, time; subprocess.Popen(['sleep', '300']); time.sleep(300)"],
                               start_new_session=True)
+    threading.Thread(target=leader.wait, daemon=True).start()  # reaped as make ui's launcher reaps the UI
     wait_for(lambda: len(members(leader.pid)) == 2, timeout=30)
     (tmp_path / ui.PID_FILE).write_text(f"{leader.pid}\n")
     out = subprocess.run([sys.executable, "-m", "fairsim.experiment.ui", str(tmp_path), "--stop"], capture_output=True, text=True)
