@@ -9,7 +9,7 @@ ARGS ?=
 SCALE ?= small
 RESULTS ?= results
 
-.PHONY: setup lock run test test-fast docs smoke reproduce reproduce-load reproduce-choices reproduce-all verify manifest bench ui clean
+.PHONY: setup lock run test test-fast docs smoke reproduce reproduce-load reproduce-choices reproduce-all verify manifest bench ui ui-stop clean
 
 # pip and setuptools from the lock first, so that the lock's one source distribution
 # (antlr4-python3-runtime) and fairsim itself are built with the locked setuptools, not a newest one.
@@ -74,9 +74,11 @@ verify: $(STAMP)  ## recompute a fixed sample of the committed figures' cells (e
 manifest: $(STAMP)  ## rewrite paper_figs/MANIFEST.json from the sample's (fresh) cells in results/, after make reproduce and make reproduce SCALE=full
 	$(PY) -m fairsim.paper.verify --write $(ARGS)
 
-ui: $(STAMP)  ## MLflow UI on http://127.0.0.1:5000 over $(RESULTS)/mlflow.db (RESULTS=<folder> for a run's own results_dir); prints each experiment's runs table address first
-	$(PY) -m fairsim.experiment.tracking $(RESULTS) --address http://127.0.0.1:5000
-	$(VENV)/bin/mlflow ui --host 127.0.0.1 --port 5000 --workers 1 --backend-store-uri sqlite:///$(abspath $(RESULTS))/mlflow.db
+ui: $(STAMP)  ## MLflow UI on http://127.0.0.1:5000 over $(RESULTS)/mlflow.db (RESULTS=<folder> for a run's own results_dir); prints each experiment's runs table address first; Ctrl-C (or make ui-stop) ends all of its processes
+	$(PY) -m fairsim.experiment.ui $(RESULTS) --port 5000
+
+ui-stop: $(STAMP)  ## stop the MLflow UI that make ui started over $(RESULTS), every process of it
+	$(PY) -m fairsim.experiment.ui $(RESULTS) --stop
 
 bench: $(STAMP)  ## engine benchmark (python -m fairsim.bench engine)
 	$(PY) -m fairsim.bench engine $(ARGS)

@@ -43,11 +43,14 @@ def main(cfg: DictConfig) -> None:
 
 
 if __name__ == "__main__":
-    from fairsim.experiment.cli import check_group_choices, config_errors_in_one_line
+    from fairsim.experiment.cli import check_group_choices, config_errors_in_one_line, version_line
 
+    if "--version" in sys.argv[1:]:  # fairsim's, not Hydra's (--help: conf/hydra/fairsim.yaml's help)
+        print(version_line())
+        sys.exit(0)
     CONF = Path(__file__).resolve().parent / "conf"
     try:  # presets looked up where Hydra looks: conf/, --config-dir, hydra.searchpath (fairsim/experiment/cli.py)
-        check_group_choices(sys.argv[1:], CONF)
+        sys.argv[1:] = check_group_choices(sys.argv[1:], CONF)  # policy=FFT is policy=ours
     except InputError as exc:
         if os.environ.get("FAIRSIM_DEBUG"):
             raise

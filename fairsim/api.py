@@ -192,7 +192,7 @@ def run(*overrides: str, **keys: Any) -> Run:
     from fairsim.experiment.cli import check_group_choices
     from fairsim.experiment.compose import CONF_DIR
 
-    check_group_choices(args, CONF_DIR)
+    args = check_group_choices(args, CONF_DIR)  # policy=FFT is policy=ours, as on the command line
     return Run(_run_with_hydra(args, CONF_DIR))
 
 
@@ -238,7 +238,7 @@ def sweep(*overrides: str, **keys: Any) -> Sweep:
     from fairsim.experiment.cli import check_group_choices
     from fairsim.experiment.compose import CONF_DIR
 
-    check_group_choices(args, CONF_DIR)
+    args = check_group_choices(args, CONF_DIR)  # policy=FFT is policy=ours, as on the command line
     folder = _sweep_folder(args, CONF_DIR)
     code, lines = _run_py(CONF_DIR.parent / "run.py", ["-m", *args])
     if code == 2 and lines:  # bad input: the last line is the command line's one-line error

@@ -26,6 +26,22 @@ def atomic_write(path: Path, write: Callable[[Path], object]) -> None:
         raise
 
 
+# ---- where a config's paths point --------------------------------------------------------------
+REPOSITORY = Path(__file__).resolve().parent.parent  # the folder holding fairsim/: the repository, in a clone
+
+
+def input_path(raw: str | Path) -> Path:
+    """The file or folder a config's path names: ``~`` expanded; a relative path is looked up in
+    the working folder, then in the repository, so that a shipped preset's
+    ``experiments/logs/team_cluster.csv`` is found from any folder (a path that is in neither is
+    returned as written, for the reader's error to name)."""
+    path = Path(raw).expanduser()
+    if path.is_absolute() or path.exists():
+        return path
+    shipped = REPOSITORY / path
+    return shipped if shipped.exists() else path
+
+
 # ---- the input files a run reads ---------------------------------------------------------------
 # Loaders call ``note_input`` for every data file they read (outside their caches, so a cached
 # table still counts for the run that uses it); ``recording_inputs`` collects them for one run.

@@ -1,9 +1,17 @@
-"""run.py end to end: the default run writes complete results; bad input ends with one line and exit 2."""
+"""run.py end to end: the default run writes complete results; bad input ends with one line and exit 2
+(and leaves no folder among the runs); a run from another folder; --version and --help; a sweep
+with track=false."""
 
 import json
+import platform
+import subprocess
 
+import hydra
 import pandas as pd
 import pytest
+from conftest import run_py_command
+
+import fairsim
 
 pytestmark = pytest.mark.slow  # every test here runs run.py in a subprocess
 
@@ -36,7 +44,7 @@ def test_bad_config_one_line_exit_2(tmp_path, overrides, needle, run_py):
     lines = proc.stderr.strip().splitlines()
     assert len(lines) == 1 and needle in lines[0], proc.stderr
     assert "Traceback" not in proc.stderr
-    assert not list(tmp_path.glob("runs/*/summary.json"))
+    assert not list(tmp_path.glob("runs/*"))  # a refused run is set aside in failed/ or never got a folder
 
 
 @pytest.mark.parametrize("rows, needle", [
@@ -52,3 +60,45 @@ def test_bad_trace_file_one_line_exit_2(tmp_path, rows, needle, run_py):
     assert proc.returncode == 2, proc.stdout + proc.stderr
     lines = proc.stderr.strip().splitlines()
     assert len(lines) == 1 and needle in lines[0] and "bad.csv" in lines[0], proc.stderr
+
+
+def test_a_run_from_another_folder(tmp_path):
+    """A shipped preset's repository-relative file is found, results go to the working folder's
+    results/, the folder's name gives the cluster and load that are not the defaults, and a refused
+    run leaves nothing among the runs (its log goes to results/failed/)."""
+    def run(*args):
+        return subprocess.run(run_py_command(*args), capture_output=True, text=True, cwd=tmp_path, timeout=300)
+
+    ok = run("workload=team_cluster", "policy=fifo", "track=false")
+    assert ok.returncode == 0, ok.stderr
+    (folder,) = (tmp_path / "results" / "runs").iterdir()
+    assert folder.name.endswith("-fifo-team_cluster-seed0")  # the default cluster and load are not named
+    assert "experiments/logs/team_cluster.csv" in json.loads((folder / "provenance.json").read_text())["inputs"]
+    named = run("num_jobs=10", "policy=fifo", "cluster=scale8", "load=0.5", "track=false")
+    assert named.returncode == 0, named.stderr
+    assert sorted(f.name[16:] for f in (tmp_path / "results" / "runs").iterdir()) == [
+        "fifo-philly-scale8-load0.5-seed0", "fifo-team_cluster-seed0"]
+    refused = run("+cluster.counts.H900=4", "track=false")
+    assert refused.returncode == 2
+    assert len(list((tmp_path / "results" / "runs").iterdir())) == 2
+    (log,) = (tmp_path / "results" / "failed").glob("*-ours-philly-seed0/run.log")
+    assert log.read_text() == refused.stderr and "unknown GPU type 'H900'" in refused.stderr
+
+
+def test_version_and_help_are_fairsims(run_py):
+    version = run_py("--version")
+    assert version.returncode == 0 and version.stdout == (f"fairsim {fairsim.__version__} (Hydra {hydra.__version__}, "
+                                                          f"Python {platform.python_version()})\n")
+    helped = run_py("--help")
+    assert helped.returncode == 0 and helped.stdout.startswith("fairsim: deep-learning training jobs")
+    groups = helped.stdout.index("== Config groups: group=preset ==")
+    assert helped.stdout.index("docs/clusters.md") < groups < helped.stdout.index("\npolicy: allox, fifo, gavel")
+    assert "== The composed config" in helped.stdout and "--hydra-help" in helped.stdout
+
+
+def test_a_sweep_with_track_false_collects_and_logs_nothing(tmp_path, run_py):
+    out = run_py("-m", "policy=fifo,srtf", "num_jobs=10", "track=false", f"results_dir={tmp_path}", "sweep_name=quiet")
+    assert out.returncode == 0, out.stderr
+    assert "nothing logged to MLflow (track=false)" in out.stdout
+    assert len(pd.read_parquet(tmp_path / "sweeps" / "quiet" / "results.parquet")) == 2
+    assert not (tmp_path / "mlflow.db").exists()

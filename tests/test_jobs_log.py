@@ -4,12 +4,14 @@ run, GPU-type constraints honoured by every policy, tenants and their metrics.""
 from __future__ import annotations
 
 import functools
+import shlex
 import warnings
 
 import numpy as np
 import pandas as pd
 import pytest
 from hypothesis import HealthCheck, given, settings
+from conftest import ROOT
 from hypothesis import strategies as st
 
 from fairsim.cluster import ClusterSpec
@@ -102,7 +104,7 @@ def test_columns_map_from_the_files_own_names_and_timestamps_parse(tmp_path):
 @pytest.mark.parametrize("row, column, said", [
     ({"submit_s": "soon", "duration_s": 60, "gpus": 1}, "submit_s", "must be a number of seconds within 1e+12 of the log's origin, got 'soon'"),
     ({"submit_s": 5, "duration_s": -1, "gpus": 1}, "duration_s", "must be a number of seconds in [0.001, 1e+09] (a millisecond to "
-                                                                  "about 31.7 years), got '-1'"),
+                                                                  "about 31.7 years) or [D-]HH:MM:SS, got '-1'"),
     ({"submit_s": 5, "duration_s": 60, "gpus": 1.5}, "gpus", "must be a whole GPU count >= 1, got '1.5'"),
 ])
 def test_a_bad_row_is_refused_naming_its_file_line_and_column(tmp_path, row, column, said):
@@ -174,7 +176,7 @@ def test_a_duration_outside_a_jobs_length_is_refused_naming_the_limit(tmp_path, 
     path = write_text(tmp_path, f"submit_s,duration_s,gpus\n0,60,1\n1,{duration},1\n")
     err = refusal(path)
     assert (err.source, err.field) == (f"workload log: {path}:3", "duration_s")
-    assert err.problem == f"must be a number of seconds in [0.001, 1e+09] (a millisecond to about 31.7 years), got '{duration}'"
+    assert err.problem == f"must be a number of seconds in [0.001, 1e+09] (a millisecond to about 31.7 years) or [D-]HH:MM:SS, got '{duration}'"
 
 
 def test_a_submission_time_past_any_clock_is_refused(tmp_path):
@@ -237,7 +239,8 @@ def test_jobs_that_cannot_run_are_dropped_and_counted_by_reason(tmp_path):
     assert len(w.trace) == 1 and w.trace["arrival_s"].iloc[0] == 0.0
     assert w.report == {"log_rows": 5, "log_jobs": 1, "log_dropped_gang_size_not_in_catalog": 1,
                         "log_dropped_no_allowed_type_in_cluster": 1, "log_dropped_unknown_gpu_type": 1,
-                        "log_dropped_wider_than_any_allowed_type": 1}
+                        "log_dropped_wider_than_any_allowed_type": 1,
+                        "log_unknown_gpu_types": "TPUv3: 1 row; to run them: workload.gpu_map='{TPUv3: <type>}'"}
 
 
 def test_or_refused_in_one_line(tmp_path):
@@ -288,6 +291,108 @@ def test_the_example_log_preset_runs(run_py):
     out = run_py("workload=team_cluster", "policy=fifo", "track=false", "hydra.run.dir=${oc.env:TMPDIR,/tmp}/fairsim-team")
     assert out.returncode == 0, out.stderr
     assert "57 jobs of 60 rows run; dropped: 1 gang size not in catalog, 1 unknown gpu type, 1 wider than any allowed type" in out.stdout
+
+
+# ---- logs as schedulers export them (Slurm's sacct): by mapping alone ----------------------------
+
+def test_durations_as_slurm_elapsed_or_from_start_and_end_columns(tmp_path):
+    rows = [("2026-03-02T08:00:00", "2026-03-02T08:10:00", "2026-03-03T10:13:04", "1-02:03:04", 1, 1772438400),
+            ("2026-03-02T08:05:00", "2026-03-02T08:05:30", "2026-03-02T08:15:30", "00:10:00", 2, 1772438700),
+            ("2026-03-02T09:00:00", "2026-03-02T09:00:00", "2026-03-02T10:27:23.5", "1:27:23.5", 4, 1772442000)]
+    path = write_log(tmp_path, [{"Submit": a, "Start": b, "End": c, "Elapsed": d, "NGPUS": g, "Epoch": e} for a, b, c, d, g, e in rows])
+    elapsed = workload(path, columns={"submit_time": "Submit", "duration_s": "Elapsed", "gpus": "NGPUS"})
+    between = workload(path, columns={"submit_time": "Submit", "start_time": "Start", "end_time": "End", "gpus": "NGPUS"})
+    epoch = workload(path, columns={"submit_time": "Epoch", "start_time": "Start", "end_time": "End", "gpus": "NGPUS"})
+    assert elapsed.trace["arrival_s"].tolist() == [0.0, 300.0, 3600.0]
+    assert elapsed.trace.equals(between.trace) and elapsed.trace.equals(epoch.trace)
+    seconds = [93784.0, 600.0, 5243.5]  # work over the reference speed: the duration in seconds, the same for each reading
+    ratio = elapsed.trace["work"].to_numpy() / np.asarray(seconds)
+    assert np.allclose(ratio, workload(write_log(tmp_path, [{"submit_s": t, "duration_s": d, "gpus": g} for t, d, g in
+                                                           zip([0, 300, 3600], seconds, [1, 2, 4])], "secs.csv")).trace["work"] / seconds)
+    for bad, field in (("87:23", "duration_s"), ("1-2:03", "duration_s")):
+        clock = write_log(tmp_path, [{"submit_s": 0, "duration_s": "00:01:00", "gpus": 1}, {"submit_s": 1, "duration_s": bad, "gpus": 1}], "c.csv")
+        err = refusal(clock)
+        assert (err.source, err.field) == (f"workload log: {clock}:3", field) and err.problem.endswith(f"or [D-]HH:MM:SS, got '{bad}'")
+    backwards = write_log(tmp_path, [{"s": 0, "b": "2026-03-02T08:00:00", "e": "2026-03-02T07:00:00", "g": 1}], "back.csv")
+    err = refusal(backwards, columns={"submit_s": "s", "start_time": "b", "end_time": "e", "gpus": "g"})
+    assert (err.source, err.field) == (f"workload log: {backwards}:2", "e") and "is before the job's start '2026-03-02T08:00:00' (b)" in err.problem
+
+
+NEVER_RAN = [
+    {"JobID": "cpu", "Submit": "2026-03-02T08:00:00", "Start": "2026-03-02T08:00:05", "Elapsed": "00:10:00", "NGPUS": 0},
+    {"JobID": "pending", "Submit": "2026-03-02T08:01:00", "Start": "Unknown", "Elapsed": "00:00:00", "NGPUS": 4},
+    {"JobID": "blank_submit", "Submit": "", "Start": "2026-03-02T08:03:00", "Elapsed": "00:05:00", "NGPUS": 1},
+    {"JobID": "blank_gpus", "Submit": "2026-03-02T08:02:00", "Start": "2026-03-02T08:03:00", "Elapsed": "00:05:00", "NGPUS": ""},
+    {"JobID": "blank_elapsed", "Submit": "2026-03-02T08:02:30", "Start": "2026-03-02T08:03:00", "Elapsed": "", "NGPUS": 2},
+    {"JobID": "ran", "Submit": "2026-03-02T08:04:00", "Start": "2026-03-02T08:05:00", "Elapsed": "01:00:00", "NGPUS": 2},
+]
+SLURM = {"job_id": "JobID", "submit_time": "Submit", "duration_s": "Elapsed", "gpus": "NGPUS"}
+
+
+def test_rows_of_jobs_that_never_ran_are_dropped_and_counted_or_refused(tmp_path):
+    """A CPU job (0 GPUs), a job cancelled while pending (0 s) and rows missing a value once refused the whole log."""
+    path = write_log(tmp_path, NEVER_RAN)
+    w = workload(path, columns=SLURM)
+    assert len(w.trace) == 1 and w.trace["workers"].tolist() == [2]
+    assert w.report == {"log_rows": 6, "log_jobs": 1, "log_dropped_missing_duration": 1, "log_dropped_missing_gpus": 1,
+                        "log_dropped_missing_submit": 1, "log_dropped_zero_duration": 1, "log_dropped_zero_gpus": 1}
+    err = refusal(path, columns=SLURM, unrunnable="refuse")
+    assert (err.source, err.field) == (f"workload log: {path}:2", "unrunnable")
+    assert err.problem == "job cpu cannot run: 0 GPUs (set workload.unrunnable=drop to drop such jobs)"
+    err = refusal(write_log(tmp_path, NEVER_RAN[1:2], "pending.csv"), columns=SLURM)
+    assert err.problem == "no job of the log is left to run (dropped: 1 zero duration)"
+
+
+def test_an_unknown_gpu_name_is_named_with_its_rows_the_closest_names_and_a_gpu_map(tmp_path):
+    rows = [{"submit_s": i, "duration_s": 60, "gpus": 1, "gpu_type": t} for i, t in enumerate(["a100", "A100", "v100", "a10g", "tpu"])]
+    path = write_log(tmp_path, rows)
+    w = workload(path, gpu_map={"a10g": "A10"})
+    assert w.report["log_dropped_unknown_gpu_type"] == 3 and w.report["log_jobs"] == 2
+    assert w.report["log_unknown_gpu_types"] == ("a100: 2 rows, closest A100-40GB, A100-80GB, A10; tpu: 1 row; "
+                                                 "to run them: workload.gpu_map='{a10g: A10, a100: A100-40GB, tpu: <type>}'")
+    mapped = workload(path, gpu_map={"a10g": "A10", "a100": "A100-40GB", "tpu": "T4"})
+    assert mapped.report["log_jobs"] == 5 and "log_unknown_gpu_types" not in mapped.report  # A100-40GB: modelled, not in the cluster
+    err = refusal(path, gpu_map={"a10g": "A10"}, unrunnable="refuse")
+    assert err.source == f"workload log: {path}:2" and err.problem.startswith("job 0 cannot run: unknown gpu type (a100: 2 rows, closest")
+
+
+def test_every_missing_column_is_named_in_one_line_with_the_files_likely_ones(tmp_path):
+    path = write_log(tmp_path, [{"JobID": 1, "User": "u", "Submit": "2026-03-02T08:00:00", "Elapsed": "00:01:00", "NGPUS": 1,
+                                 "GPUType": "t4"}])
+    err = refusal(path, columns={"job_id": "JobID"})
+    assert (err.source, err.field) == (f"workload log: {path}", "columns")
+    assert err.problem == ("the log needs submit_s (seconds) or submit_time (a timestamp or epoch seconds); duration_s (seconds or "
+                           "[D-]HH:MM:SS) or start_time and end_time; gpus: map the file's columns (JobID, User, Submit, Elapsed, "
+                           "NGPUS, GPUType), e.g. workload.columns.submit_time=Submit workload.columns.duration_s=Elapsed "
+                           "workload.columns.gpus=NGPUS")
+
+
+def test_gpu_map_and_columns_are_set_from_the_command_line_without_a_plus(tmp_path):
+    path = write_log(tmp_path, NEVER_RAN)
+    cfg = compose_config(["workload=jobs_log", f"workload.path={path}", "workload.columns.job_id=JobID",
+                          "workload.columns.submit_time=Submit", "workload.columns.start_time=Start",
+                          "workload.columns.end_time=Submit", "workload.columns.gpus=NGPUS", "workload.gpu_map={a100: A100-80GB}"])
+    assert cfg.workload.gpu_map == {"a100": "A100-80GB"} and cfg.workload.columns.start_time == "Start"
+
+
+def documented(page: str, marker: str) -> str:
+    """The one-line command of a docs page that names ``marker`` (run by the venv's python or not)."""
+    lines = (line.strip().removeprefix(".venv/bin/") for line in (ROOT / page).read_text().splitlines())
+    return next(line for line in lines if line.startswith("python run.py") and marker in line)
+
+
+@pytest.mark.slow
+def test_the_slurm_example_runs_by_mapping_alone(run_py, tmp_path):
+    """docs/workload.md's command, as written (README.md has the same): a path, columns and gpu_map only."""
+    command = documented("docs/workload.md", "slurm_sacct.csv")
+    assert documented("README.md", "slurm_sacct.csv") == command
+    args = shlex.split(command)[2:]
+    assert all(a.startswith(("workload=jobs_log", "workload.path=", "workload.columns.", "workload.gpu_map=")) for a in args)
+    out = run_py(*args, "policy=fifo", "track=false", f"hydra.run.dir={tmp_path / 'run'}")
+    assert out.returncode == 0, out.stderr
+    assert "job log         26 jobs of 30 rows run; dropped: 2 unknown gpu type, 1 zero duration, 1 zero gpus\n" in out.stdout
+    assert ("unknown GPUs    a100: 2 rows, closest A100-40GB, A100-80GB, A10; to run them: "
+            "workload.gpu_map='{a10g: A10, a100: A100-40GB}'\n") in out.stdout
 
 
 # ---- GPU-type constraints: every policy -------------------------------------------------------

@@ -161,6 +161,29 @@ def test_hydra_errors_become_one_line(argv, needles):
         assert needle in line, (needle, line)
 
 
+def test_a_mapping_value_that_adds_keys_names_them_not_the_top_level():
+    """It said "no such key (the config has: cluster, experiment, ...)", the top level's keys."""
+    line = hydra_line(["cluster=pai2020", "cluster.gpu_map={X: K80}"])
+    assert line == ("command line: cluster.gpu_map: the value adds the key 'X', which cluster.gpu_map does not have "
+                    "(it has: MISC, V100M32); +cluster.gpu_map.X=... adds one key")
+
+
+@pytest.mark.parametrize("choice, closest", [("ourss", "ours"), ("Paper", "paper"), ("themsi", "themis")])
+def test_a_preset_typo_names_the_closest_presets(choice, closest):
+    group = "cluster" if choice == "Paper" else "policy"
+    message = refused([f"{group}={choice}"])
+    assert f"no preset {choice!r} in conf/{group}/; closest: {closest}" in message and "(allowed: " in message
+
+
+def test_fft_is_the_papers_name_for_ours_and_composes_its_config(user):
+    assert check_group_choices(["policy=FFT", "load=0.5"], CONF_DIR) == ["policy=ours", "load=0.5"]
+    assert check_group_choices(["-m", "policy=fft,themis", "seed=0,1"], CONF_DIR) == ["-m", "policy=ours,themis", "seed=0,1"]
+    assert compose_config(check_group_choices(["policy=Fft"], CONF_DIR)) == compose_config(["policy=ours"])
+    write(user / "policy" / "fft.yaml", {"name": "fft", "_target_": "fairsim.policies.fifo.FifoPolicy"})
+    mine = ["--config-dir", str(user), "policy=fft"]
+    assert check_group_choices(mine, CONF_DIR) == mine  # a preset of the user's own by that name is theirs
+
+
 def test_a_missing_preset_in_a_presets_defaults_names_every_folder(user):
     write(user / "experiment" / "broken.yaml", "# @package _global_\ndefaults:\n  - override /cluster: nosuch\n")
     line = hydra_line([f"hydra.searchpath=[file://{user}]", "+experiment=broken"])

@@ -251,11 +251,19 @@ def _choices(parsed: Any) -> list[str]:
     return [str(v) for v in values if v is not None and "${" not in str(v)]
 
 
-def check_group_choices(argv: list[str], conf_dir: Path, config_name: str = "config") -> None:
-    """Raise InputError for ``group=choice`` overrides (sweeps included) that name no preset in
-    any config folder, or a preset two folders hold in different versions. Hydra's own groups
-    (``hydra/launcher=...``, whose options plugins add) are left to Hydra."""
+# Other names of a preset, in any case: the paper calls FFT what conf/ calls ``ours``. The command
+# line is rewritten before Hydra reads it, so an alias composes exactly its preset's config (one
+# cell, one folder, one MLflow run); a preset of that name in a folder of the user's own wins.
+PRESET_ALIASES = {"policy": {"fft": "ours"}}
+
+
+def check_group_choices(argv: list[str], conf_dir: Path, config_name: str = "config") -> list[str]:
+    """``argv`` with preset aliases (``PRESET_ALIASES``) replaced by their presets' names; raise
+    InputError for ``group=choice`` overrides (sweeps included) that name no preset in any config
+    folder (naming the closest ones), or a preset two folders hold in different versions.
+    Hydra's own groups (``hydra/launcher=...``, whose options plugins add) are left to Hydra."""
     folders = config_folders(argv, conf_dir, config_name)
+    argv = [_unaliased(arg, folders) for arg in argv]
     for arg in split_command_line(argv).overrides:
         parsed = _parse(arg) if "=" in arg else None
         if parsed is None or parsed.is_delete() or parsed.is_hydra_override():
@@ -267,13 +275,39 @@ def check_group_choices(argv: list[str], conf_dir: Path, config_name: str = "con
         for choice in _choices(parsed):
             if choice not in options:
                 where = " or ".join(f.shown(group) for f in folders)
-                raise InputError(SOURCE, group, f"no preset {choice!r} in {where} (allowed: {', '.join(options)})")
+                raise InputError(SOURCE, group, f"no preset {choice!r} in {where}{_closest(choice, options, case=True)} "
+                                 f"(allowed: {', '.join(options)})")
             holders = [f for f in folders if (f.root / group / f"{choice}.yaml").is_file()]
             texts = {(f.root / group / f"{choice}.yaml").read_bytes() for f in holders}
             if len(texts) > 1:
                 raise InputError(SOURCE, group, f"preset {choice!r} is in {' and '.join(f.shown(group) for f in holders)}, "
                                  f"which differ; Hydra takes the first one ({holders[0].shown(group)}{choice}.yaml), "
                                  "so give yours another name")
+    return argv
+
+
+def _unaliased(arg: str, folders: Sequence[Folder]) -> str:
+    """``group=alias`` (or a sweep ``group=a,alias``) with each alias written as its preset's name."""
+    from hydra.core.override_parser.types import ValueType
+
+    parsed = _parse(arg) if "=" in arg and not arg.startswith("-") else None
+    aliases = PRESET_ALIASES.get(parsed.key_or_group, {}) if parsed is not None and not parsed.is_delete() else {}
+    if not aliases or parsed.value_type not in (ValueType.ELEMENT, ValueType.SIMPLE_CHOICE_SWEEP):
+        return arg
+    options = set(group_options(folders, parsed.key_or_group))
+    choices = _choices(parsed)
+    named = [aliases.get(c.lower(), c) if c not in options else c for c in choices]
+    return arg if named == choices else f"{arg.split('=', 1)[0]}={','.join(named)}"
+
+def version_line() -> str:
+    """What ``python run.py --version`` prints: fairsim's version, then Hydra's and Python's."""
+    import platform
+
+    import hydra
+
+    import fairsim
+
+    return f"fairsim {fairsim.__version__} (Hydra {hydra.__version__}, Python {platform.python_version()})"
 
 
 # ---- Hydra's errors in one line ------------------------------------------------------------------
@@ -323,8 +357,13 @@ def _source(key: str, overrides: Sequence[str]) -> str:
     return SOURCE if key in keys else "config (a preset's defaults list or hydra.sweeper.params)"
 
 
-def _closest(word: str, candidates: Sequence[str], prefix: str = "") -> str:
-    close = difflib.get_close_matches(word, list(candidates), n=3)
+def _closest(word: str, candidates: Sequence[str], prefix: str = "", case: bool = False) -> str:
+    """"; closest: a, b" (the most alike candidates, in any case with ``case``), or ""."""
+    if case:
+        lower = {c.lower(): c for c in candidates}
+        close = [lower[c] for c in difflib.get_close_matches(word.lower(), list(lower), n=3)]
+    else:
+        close = difflib.get_close_matches(word, list(candidates), n=3)
     return f"; closest: {', '.join(prefix + c for c in close)}" if close else ""
 
 
@@ -358,12 +397,18 @@ def hydra_error_line(exc: BaseException, argv: Sequence[str], conf_dir: Path, co
         source = _source(group, overrides)
         if source != SOURCE and asked and asked.group(1) != config_name:
             source = asked.group(1)  # a preset's defaults list asked for it
-        return f"{source}: {group}: no preset {name!r}{where} (allowed: {', '.join(sorted(exc.options))})"
+        return f"{source}: {group}: no preset {name!r}{where}{_closest(name, exc.options, case=True)} (allowed: {', '.join(sorted(exc.options))})"
 
     unknown = re.match(r"Could not override '([^']+)'\.$", message.splitlines()[0]) if message else None
     parent = getattr(cause, "parent_node", None)
     if unknown and "/" in unknown.group(1):  # a group path that no folder has (policy/mechansim=x)
         return _no_group(unknown.group(1), overrides, group_names(folders))
+    if unknown and isinstance(parent, DictConfig) and getattr(cause, "key", None) is not None \
+            and not unknown.group(1).endswith(str(cause.key)):  # a mapping value merged into a key, adding keys to it
+        full, key = unknown.group(1), str(cause.key)
+        has = ", ".join(sorted(str(k) for k in parent)) or "no keys"
+        return (f"{_source(full, overrides)}: {full}: the value adds the key {key!r}, which {full} does not have "
+                f"(it has: {has}); +{full}.{key}=... adds one key")
     if unknown and isinstance(parent, DictConfig) and getattr(cause, "key", None) is not None:
         full = unknown.group(1)
         key = str(cause.key)

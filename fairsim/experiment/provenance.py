@@ -70,6 +70,7 @@ from importlib.machinery import ModuleSpec, PathFinder
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Iterable, Iterator, Mapping
 
+from fairsim import files
 from fairsim.experiment.run_folder import CONFIG, PROVENANCE
 from fairsim.files import file_digest
 
@@ -77,7 +78,7 @@ if TYPE_CHECKING:
     from fairsim.experiment.cli import Folder
 
 PACKAGE_DIR = Path(__file__).resolve().parents[1]  # .../fairsim
-BASE = PACKAGE_DIR.parent  # the repository: names are relative to it (fairsim/policies/fft.py, fairsim/data/gpu_specs.csv)
+BASE = files.REPOSITORY  # the repository: names are relative to it (fairsim/policies/fft.py, fairsim/data/gpu_specs.csv)
 BUILDER = "fairsim.experiment.single"
 # the experiment modules that build a run's parts; the rest of fairsim.experiment only names,
 # prints, collects and logs, and a change there cannot move a number
@@ -408,7 +409,7 @@ def input_path(name: str) -> Path:
     path = Path(name)
     if path.is_absolute():
         return path
-    return BASE / path if name.split("/")[0] == PACKAGE_DIR.name else Path.cwd() / path
+    return BASE / path if name.split("/")[0] == PACKAGE_DIR.name else files.input_path(path).absolute()
 
 
 def input_digests(paths: Iterable[Path]) -> dict[str, str]:

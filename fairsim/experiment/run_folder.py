@@ -56,6 +56,8 @@ CELL_MARKS = (SUMMARY, CONFIG, JOBS, PROVENANCE, RUN_LOG, FAILED, HYDRA_DIR)
 SUMMARY_LABELS = {"policy": ("policy", ""), "cluster": ("cluster", "custom"), "workload": ("workload", "")}
 # where results go and how a sweep treats them: not part of what a cell computes
 BOOKKEEPING = ("hydra", "results_dir", "sweep_name", "track", "reuse_stale")
+RUNS = "runs"  # a results_dir's single runs, one folder each (conf/hydra/fairsim.yaml's run.dir)
+REFUSED = "failed"  # a results_dir's single runs refused before they simulated: set aside, out of runs/
 MAX_NAME_BYTES = 255  # the longest file name common file systems take (NAME_MAX)
 NAME_DIGEST = 16  # hex digits of the digest that ends a shortened cell name
 
@@ -269,3 +271,30 @@ def index_sweep(sweep_dir: Path) -> int:
 def _short(exc: BaseException) -> str:
     text = " ".join(str(exc).split()) or type(exc).__name__
     return text if len(text) <= 120 else text[:117] + "..."
+
+
+def set_aside(folder: Path, results_dir: Path) -> Path:
+    """Move a single run's folder that was refused before it simulated (holding only Hydra's
+    record and its run.log) from ``<results_dir>/runs/`` to ``<results_dir>/failed/``, so that
+    runs/ holds runs; return where it is. A folder the user named (``hydra.run.dir``) stays."""
+    folder, results_dir = Path(folder), Path(results_dir)
+    if folder.parent.resolve() != (results_dir / RUNS).resolve():
+        return folder
+    target = results_dir / REFUSED / folder.name
+    for n in range(1, 1000):  # two refusals in one second have one name
+        if not target.exists():
+            break
+        target = results_dir / REFUSED / f"{folder.name}-{n}"
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        return folder.rename(target)
+    except OSError:  # the refusal is what the user needs to see; a folder left in place costs nothing else
+        return folder
+
+
+def unless_default(value: Any, default: Any, prefix: str = "") -> str:
+    """A part of a single run's folder name (conf/hydra/fairsim.yaml): ``<prefix><value>``, or
+    nothing when the value is the default (``load=1`` and ``1.0`` alike) or null."""
+    if value is None or canonical(value) == canonical(default):
+        return ""
+    return f"{prefix}{value}"

@@ -38,8 +38,8 @@ from fairsim.sim.config import SimConfig
 from fairsim.sim.engine import simulate
 from fairsim.workload.formats.clusters import cluster_mapping
 from fairsim.workload.jobs import JobSet
-from fairsim.workload.jobs_log import dropped_in, dropped_words
-from fairsim.workload.loader import Workload, load_workload
+from fairsim.workload.jobs_log import UNKNOWN_KEY, dropped_in, dropped_words
+from fairsim.workload.loader import GPU_TYPES_WARNING, Workload, load_workload
 
 
 @dataclass
@@ -227,9 +227,11 @@ def format_summary(summary: dict) -> str:
         f"  policy time     {f('policy_s_mean', '.4f')} s/decision, {summary['policy_calls']} decisions, {summary['rounds']} rounds, {f('wall_s', '.2f')} s wall",
     ] + ([f"  job log         {summary['log_jobs']} jobs of {summary['log_rows']} rows run; dropped: "
            f"{dropped_words(dropped_in(summary))}"] if "log_rows" in summary else [])
+      + ([f"  unknown GPUs    {summary[UNKNOWN_KEY]}"] if summary.get(UNKNOWN_KEY) else [])
       + ([f"  tenants         {summary['tenant_count']}, Jain's index of their mean rho {f('tenant_jain_rho_fluid')}  "
            "(1 = treated alike; per tenant: tenants.parquet)"] if summary.get("tenant_count") else [])
-      + ([f"  WARNING         {summary['warning']}"] if summary.get("warning") else []))
+      + ([f"  WARNING         {summary['warning']}"] if summary.get("warning") else [])
+      + ([f"  WARNING         GPU types: {summary[GPU_TYPES_WARNING]}"] if summary.get(GPU_TYPES_WARNING) else []))
 
 
 def _jsonable(d: dict) -> dict:

@@ -55,6 +55,7 @@ from fairsim.experiment.run_folder import (
     index_sweep,
     indexed_folder,
     record_in_index,
+    unless_default,
     why_incomplete,
 )
 
@@ -64,6 +65,7 @@ if TYPE_CHECKING:
 PROGRESS = ".progress"
 COLLECT_LOCK = ".collect.lock"
 CELL_RESOLVER = "fairsim_cell"  # ${fairsim_cell:${hydra:job.override_dirname}}: a cell's folder name (conf/hydra/fairsim.yaml)
+UNLESS_DEFAULT_RESOLVER = "fairsim_unless_default"  # ${fairsim_unless_default:${load},1.0,-load}: a part of a run's folder name
 # what a spelling's own folder may hold and still be removed when its cell lives in another folder:
 # Hydra's record of the job, what the run printed, an earlier failure, a lock of the old layout
 DISPOSABLE = {HYDRA_DIR, RUN_LOG, FAILED, ".lock"}
@@ -87,11 +89,13 @@ def config_text(cfg: DictConfig) -> str:
 
 
 def register_cell_resolver() -> None:
-    """Let conf/hydra/fairsim.yaml name a cell's folder by ``run_folder.cell_name``. Done when
-    this module is imported: by run.py, and in every worker as it unpickles the sweep callback,
-    before Hydra resolves the job's folder."""
+    """Let conf/hydra/fairsim.yaml name a cell's folder by ``run_folder.cell_name``, and a single
+    run's by ``run_folder.unless_default``. Done when this module is imported: by run.py, and in
+    every worker as it unpickles the sweep callback, before Hydra resolves the job's folder."""
     if not OmegaConf.has_resolver(CELL_RESOLVER):
         OmegaConf.register_new_resolver(CELL_RESOLVER, cell_name)
+    if not OmegaConf.has_resolver(UNLESS_DEFAULT_RESOLVER):
+        OmegaConf.register_new_resolver(UNLESS_DEFAULT_RESOLVER, unless_default)
 
 
 register_cell_resolver()
@@ -453,11 +457,11 @@ class Collected:
     runs_table: str | None = None
 
 
-def collect_and_log(sweep_dir: Path, results_dir: Path, store_error: str | None = None) -> Collected:
+def collect_and_log(sweep_dir: Path, results_dir: Path, store_error: str | None = None, track: bool = True) -> Collected:
     """Collect the sweep's complete cells into results.parquet and jobs.parquet, then log those
-    not yet in MLflow: how every sweep ends, after its last cell or on Ctrl-C. A store already
-    known to be broken (``store_error``) is not tried again; a collection that cannot write ends
-    the sweep with one line."""
+    not yet in MLflow (not with ``track`` false: a later sweep of the grid that tracks logs them):
+    how every sweep ends, after its last cell or on Ctrl-C. A store already known to be broken
+    (``store_error``) is not tried again; a collection that cannot write ends the sweep with one line."""
     from filelock import FileLock
 
     from fairsim.experiment.collect import collect, survey
@@ -471,7 +475,7 @@ def collect_and_log(sweep_dir: Path, results_dir: Path, store_error: str | None 
     except OSError as exc:
         fail(resource_error_line(exc, sweep_dir) or f"error: collecting {sweep_dir}: {exc}")
     logged, runs_table = 0, None
-    if store_error is None:
+    if store_error is None and track:
         try:
             logged = log_sweep(results_dir, sweep_dir.name, cells, drop=list(duplicates))
             runs_table = experiment_url(results_dir, sweep_dir.name)
@@ -487,8 +491,9 @@ class SweepCallback(Callback):
     each cell's process (the callback travels with the job): it tells the cell its run's id and
     watches for the parent's death."""
 
-    def __init__(self, results_dir: str = "results") -> None:
+    def __init__(self, results_dir: str = "results", track: bool = True) -> None:
         self.results_dir = Path(results_dir)
+        self.track = track  # false (track=false): collect, but log nothing to MLflow
         self.started = 0.0
         self.run_id = ""
         self.parent_pid = 0
@@ -521,7 +526,8 @@ class SweepCallback(Callback):
         self._export()
         quiet_resource_tracker()
         try:
-            ensure_store(self.results_dir)
+            if self.track:
+                ensure_store(self.results_dir)
         except Exception as exc:  # a damaged or unwritable store must not cost the cells
             self.store_error = store_error_line(self.results_dir, exc)
         import fairsim.experiment.collect  # noqa: F401  loaded now: a Ctrl-C cannot leave it half-imported for the ending
@@ -540,18 +546,18 @@ class SweepCallback(Callback):
         os.environ[CELLS_ENV] = str(self.total)
 
     def on_multirun_end(self, config: DictConfig, **kwargs) -> None:
-        from fairsim.experiment.tracking import tracking_uri, ui_command
+        from fairsim.experiment.tracking import ui_command
 
         sweep_dir = Path(config.hydra.sweep.dir)
         name = f"[sweep {sweep_dir.name}]"
         own = read_progress(progress_file(sweep_dir, self.run_id))
-        done = collect_and_log(sweep_dir, self.results_dir, self.store_error)
+        done = collect_and_log(sweep_dir, self.results_dir, self.store_error, self.track)
         elapsed = time.perf_counter() - self.started
         counts = {st: sorted(c for c, (_, s) in own.items() if s == st) for st in (RAN, SKIPPED, WAITED, FAILED_STATUS, REUSED)}
         reused = f", reused {len(counts[REUSED])} stale (reuse_stale=true)" if counts[REUSED] else ""
         print(f"{name} {len(done.cells)} complete cells in {sweep_dir} ({self.total} in this run's grid): this run computed "
               f"{len(counts[RAN])}, found {len(counts[SKIPPED])} complete, waited for {len(counts[WAITED])} that another "
-              f"sweep computed{reused}; {done.logged} newly logged to MLflow ({tracking_uri(self.results_dir)}), {elapsed:.1f} s")
+              f"sweep computed{reused}; {self._logged(done)}, {elapsed:.1f} s")
         if counts[WAITED]:
             print(f"{name} computed by another sweep while this one waited: {', '.join(counts[WAITED])}")
         if len(done.table):
@@ -580,6 +586,13 @@ class SweepCallback(Callback):
             # lets a rerun of this grid, from the same config folders, skip starting at all
             write_stamp(sweep_dir, config.hydra.overrides.task, own, searched_folders(config.hydra.runtime.config_sources))
 
+    def _logged(self, done: Collected) -> str:
+        from fairsim.experiment.tracking import tracking_uri
+
+        if not self.track:
+            return "nothing logged to MLflow (track=false)"
+        return f"{done.logged} newly logged to MLflow ({tracking_uri(self.results_dir)})"
+
     def interrupted_early(self) -> str:
         """The end on Ctrl-C while the sweep is being prepared (no cell has started)."""
         if self.run_id:
@@ -599,12 +612,12 @@ class SweepCallback(Callback):
         complete cells as ``on_multirun_end`` does, and say so in one line (a second line only
         for a broken MLflow store)."""
         own = read_progress(progress_file(self.sweep_dir, self.run_id))
-        done = collect_and_log(self.sweep_dir, self.results_dir, self.store_error)
+        done = collect_and_log(self.sweep_dir, self.results_dir, self.store_error, self.track)
         progress_file(self.sweep_dir, self.run_id).unlink(missing_ok=True)
         failed = sum(status == FAILED_STATUS for _, status in own.values())
         if done.cells:
             kept = f"{len(done.cells)} complete cells kept and collected into {self.sweep_dir / RESULTS}"
-            kept += "" if done.store_error else f" and MLflow ({done.logged} newly logged)"
+            kept += "" if done.store_error or not self.track else f" and MLflow ({done.logged} newly logged)"
         else:
             kept = "no complete cell to collect"
         line = (f"[sweep {self.sweep_dir.name}] interrupted: {kept}; {len(self.unfinished(own))} of the grid's "

@@ -47,6 +47,7 @@ def task(cfg: DictConfig, raise_errors: bool = False) -> Path | None:
 def run(cfg: DictConfig, folder: Path, cell: str, in_sweep: bool, raise_errors: bool = False) -> None:
     from fairsim.experiment.interrupt import raise_if_interrupted
     from fairsim.experiment.output import emit
+    from fairsim.experiment.run_folder import set_aside
     from fairsim.experiment.single import format_summary, run_config, write_results
     from fairsim.experiment.sweep import record_done, record_failure, resource_errno, resource_error_line, with_path
     from fairsim.sim.engine import PolicyContractError
@@ -58,12 +59,15 @@ def run(cfg: DictConfig, folder: Path, cell: str, in_sweep: bool, raise_errors: 
         raise_if_interrupted()
         write_results(out, folder, cfg)
     except InputError as exc:
-        if os.environ.get("FAIRSIM_DEBUG") or (raise_errors and not in_sweep):
-            raise
-        if in_sweep:  # one bad cell must not take the finished ones down with it
+        if in_sweep and not os.environ.get("FAIRSIM_DEBUG"):  # one bad cell must not take the finished ones down with it
             record_failure(folder, cell, f"error: {exc}")
             return
-        emit(f"error: {exc}", folder, sys.stderr)
+        if not in_sweep:
+            if not raise_errors:
+                emit(f"error: {exc}", folder, sys.stderr)
+            set_aside(folder, Path(cfg.results_dir))  # runs/ keeps only runs: the refused one's log goes to failed/
+        if os.environ.get("FAIRSIM_DEBUG") or raise_errors:
+            raise
         sys.exit(2)
     except PolicyContractError as exc:  # a policy's bug (or options that stall it): one line; FAIRSIM_DEBUG=1 for its author
         if os.environ.get("FAIRSIM_DEBUG") or (raise_errors and not in_sweep):

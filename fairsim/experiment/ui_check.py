@@ -27,7 +27,7 @@ import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
 
-from fairsim.experiment import tracking
+from fairsim.experiment import tracking, ui
 
 CHROMIUM_NAMES = ("chromium", "chromium-browser", "google-chrome", "google-chrome-stable")
 # words of the GenAI layout (its side navigation and overview), absent from the classic runs table
@@ -73,10 +73,8 @@ def tiny_store(results_dir: Path, name: str = "ui_check", seeds: tuple[int, ...]
 def mlflow_ui(results_dir: Path, port: int, log: Path) -> Iterator[str]:
     """``mlflow ui`` over the store, serving at the address yielded; stopped on exit."""
     address = f"http://127.0.0.1:{port}"
-    command = [sys.executable, "-m", "mlflow", "ui", "--host", "127.0.0.1", "--port", str(port), "--workers", "1",
-               "--backend-store-uri", tracking.tracking_uri(results_dir)]
     with open(log, "w") as out:
-        proc = subprocess.Popen(command, stdout=out, stderr=subprocess.STDOUT, start_new_session=True)
+        proc = ui.start(results_dir, port, out)
     try:
         deadline = time.monotonic() + SERVER_START_S
         while True:
@@ -93,14 +91,7 @@ def mlflow_ui(results_dir: Path, port: int, log: Path) -> Iterator[str]:
             time.sleep(1)
         yield address
     finally:
-        with contextlib.suppress(ProcessLookupError):
-            os.killpg(proc.pid, 15)  # its own session: the server and any worker it forked, nothing else
-        try:
-            proc.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            with contextlib.suppress(ProcessLookupError):
-                os.killpg(proc.pid, 9)
-            proc.wait()
+        ui.stop(proc.pid, reap=proc)  # its own session: the server and every process it started, nothing else
 
 
 def chromium(browser: str, url: str, *args: str, budget_ms: int) -> subprocess.CompletedProcess:

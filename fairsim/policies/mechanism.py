@@ -36,7 +36,7 @@ from typing import Any, Callable, Mapping, Sequence
 
 import numpy as np
 
-from fairsim.cluster import ClusterSpec, canonical_gpu_name
+from fairsim.cluster import ClusterSpec
 from fairsim.errors import is_number, require
 from fairsim.policies.base import Policy, PolicyView
 from fairsim.solve.budget import DEFAULT_LIMITS, LP_ITERATIONS, Budget, Limits, check_limits
@@ -197,7 +197,7 @@ class GavelMechanism:
     def _type_order(self, cluster: ClusterSpec) -> np.ndarray:
         if self.type_order_names is None:
             return np.arange(cluster.num_types)
-        names = [canonical_gpu_name(n, "policy", "mechanism.type_order") for n in self.type_order_names]
+        names = [cluster.canonical(n, "policy", "mechanism.type_order") for n in self.type_order_names]
         require(sorted(names) == sorted(cluster.gpu_types), "policy", "mechanism.type_order",
                 f"must list each cluster GPU type once ({', '.join(cluster.gpu_types)}), got {', '.join(names)}")
         return np.array([cluster.gpu_types.index(n) for n in names], dtype=np.int64)

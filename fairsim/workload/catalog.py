@@ -12,11 +12,12 @@ when the job's workers sit on the fewest hosts; ``spread`` when they span more h
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass, field
 
 import numpy as np
 
-from fairsim.cluster import ClusterSpec
+from fairsim.cluster import ClusterSpec, GpuSpec
 from fairsim.errors import InputError
 
 
@@ -34,6 +35,7 @@ class Catalog:
     param_count: np.ndarray  # float [M]
     large: np.ndarray  # bool [M]; "large model" (trace 6 mixes these in)
     source: str = "catalog"
+    notes: tuple[str, ...] = ()  # the rules a GPU type of the cluster fell back to (a run's summary says them)
     _model_pos: dict = field(default_factory=dict, repr=False)
 
     def __post_init__(self) -> None:
@@ -88,6 +90,38 @@ class Catalog:
         for name in cluster.gpu_types:
             if name not in self.gpu_types:
                 raise InputError(self.source, "gpu", f"no throughputs for GPU type {name}, which the cluster has (catalog {self.name} has: "
-                                 f"{', '.join(self.gpu_types)}; add rows for {name} or drop it from cluster.counts)")
+                                 f"{', '.join(self.gpu_types)}; add rows for {name}, give it like: <one of these> and speed in the "
+                                 f"cluster's gpu_types, or drop it from cluster.counts)")
             cols.append(self.gpu_types.index(name))
         return np.asarray(cols, dtype=np.int64)
+
+
+def with_own_types(catalog: Catalog, cluster: ClusterSpec, source: str = "cluster") -> Catalog:
+    """The catalog with a column for each type the cluster defines that it lacks and that is
+    ``like`` one it has: that type's throughputs times ``speed`` (per model; a model the speed
+    table does not cover does not run there), or, without a speed, unchanged (a fallback the
+    catalog's notes say). Other catalogs are returned as they are."""
+    packed, spread, names, notes = catalog.packed, catalog.spread, list(catalog.gpu_types), list(catalog.notes)
+    for t in cluster.own_types:  # in their order: a type may be like one defined before it
+        if t.name in names or t.like not in names:
+            continue
+        factor = _speeds(t, catalog, source)[:, None, None]
+        like = names.index(t.like)
+        packed = np.concatenate([packed, packed[:, like:like + 1, :] * factor], axis=1)
+        spread = np.concatenate([spread, spread[:, like:like + 1, :] * factor], axis=1)
+        names.append(t.name)
+        if not t.speed:
+            notes.append(f"{t.name}: no per-model speed, and catalog {catalog.name} has no figures for it: the throughputs of "
+                         f"{t.like} (its like) taken unchanged")
+    if len(names) == len(catalog.gpu_types):
+        return catalog
+    return dataclasses.replace(catalog, gpu_types=tuple(names), packed=packed, spread=spread, notes=tuple(notes), _model_pos={})
+
+
+def _speeds(t: GpuSpec, catalog: Catalog, source: str) -> np.ndarray:
+    """float [M]: each model's throughput on ``t`` over its like's (1 without a speed table)."""
+    unknown = [m for m, _ in t.speed if m != "default" and m not in catalog.models]
+    if unknown:
+        raise InputError(source, f"gpu_types.{t.name}.speed.{unknown[0]}", f"is not a model of catalog {catalog.name} "
+                         f"(models: {', '.join(catalog.models)}; default: every other)")
+    return np.array([t.speed_of(m) if t.speed else 1.0 for m in catalog.models], dtype=np.float64)

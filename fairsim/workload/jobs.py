@@ -12,7 +12,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from fairsim.cluster import ClusterSpec, canonical_gpu_name
+from fairsim.cluster import ClusterSpec
 from fairsim.errors import InputError
 from fairsim.workload.catalog import Catalog
 from fairsim.workload.trace import LONGEST_JOB_S, SHORTEST_JOB_S, allowed_types
@@ -117,7 +117,7 @@ def type_mask(trace: pd.DataFrame, cluster: ClusterSpec, source: str = "trace") 
             masks[u] = False
             first = int(trace["job_id"].iloc[int(np.flatnonzero(row_of == u)[0])])
             for name in names:
-                k = column.get(canonical_gpu_name(name, source, f"gpu_types (job {first})"))
+                k = column.get(cluster.canonical(name, source, f"gpu_types (job {first})"))
                 if k is not None:  # a type this cluster lacks only narrows the job's choice
                     masks[u, k] = True
     return masks[row_of.reshape(-1)]

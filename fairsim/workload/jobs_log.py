@@ -7,9 +7,11 @@ trace, in this order:
 
 1. rows are checked (a bad number is refused with one line naming the file, the row's line and
    the column; durations run a millisecond to about 31.7 years, submissions lie within 1e12 s of
-   their origin, a job id appears once), kept by ``statuses`` and the time window [``start_s``,
-   ``start_s + span_s``) after the first submission, sorted by submission, and cut to the first
-   ``max_jobs``;
+   their origin, a job id appears once); a row for a job that never ran or that the log does not
+   describe whole (0 GPUs, 0 s, a missing submission, duration or GPU count) is dropped and
+   counted (refused under ``unrunnable: refuse``); rows are kept by ``statuses`` and the time
+   window [``start_s``, ``start_s + span_s``) after the first submission, sorted by submission,
+   and cut to the first ``max_jobs``;
 2. GPU names (``gpu_type``, ``gpu_types``) go through ``gpu_map`` (the log's name -> a datasheet
    name) and then the datasheet's own names; a job's reference type is its ``gpu_type``, else
    ``reference_type``; its allowed types are its ``gpu_types``, or with ``pin_to_type: true`` its
@@ -29,24 +31,29 @@ trace, in this order:
 A job that cannot run anywhere (an unknown GPU name, wider than every allowed type, a gang the
 catalog lacks, no model fits) is dropped and counted (``unrunnable: drop``, the default) or
 refused with one line (``unrunnable: refuse``). The run's summary reports ``log_rows``,
-``log_jobs`` and ``log_dropped_<reason>`` for every reason, the reader's own included.
+``log_jobs`` and ``log_dropped_<reason>`` for every reason, the reader's own included, and
+``log_unknown_gpu_types``: each GPU name no type matched, its rows, the closest known names and
+the ``gpu_map`` that would map them.
 """
 
 from __future__ import annotations
 
-from pathlib import Path
 from types import ModuleType
 from typing import Any, Mapping
+
+from collections import Counter
 
 import numpy as np
 import pandas as pd
 
-from fairsim.cluster import ClusterSpec, gpu_specs
+from fairsim.cluster import ClusterSpec, closest_names
 from fairsim.errors import Bool, InputError, require
+from fairsim.files import input_path
 from fairsim.workload import options as opt
 from fairsim.workload.catalog import Catalog
 from fairsim.workload.formats import LogRead, Where, format_module, module_name, placed
-from fairsim.workload.formats._cells import filled, numbers
+from fairsim.workload.formats._cells import CLOCK_WORDS, filled, numbers
+from fairsim.workload.formats._log_build import keep_after_drops
 from fairsim.workload.sampling import nearest_slot, pick_uniform, runnable
 from fairsim.workload.trace import (
     LARGEST_INTEGER,
@@ -64,6 +71,7 @@ OPTIONS = ("path", "format", "reference_type", "pin_to_type", "gpu_map", "gang",
 GANGS = ("exact", "nearest")
 UNRUNNABLE = ("drop", "refuse")
 DROPPED_KEY = "log_dropped_"  # a run summary's key per drop reason: log_dropped_<reason>
+UNKNOWN_KEY = "log_unknown_gpu_types"  # a run summary's key: the GPU names no type matched, with a gpu_map for them
 
 
 def format_options(cfg: Mapping[str, Any], src: str) -> tuple[str, ...]:
@@ -88,7 +96,7 @@ def read_log(cfg: Mapping[str, Any], src: str) -> LogRead:
         return reader.read(reader.resolve_path(cfg, src), cfg, src)
     raw = cfg.get("path")
     require(isinstance(raw, str) and raw.strip() != "", src, "path", "is required: set workload.path=/path/to/job_log")
-    path = Path(raw).expanduser()
+    path = input_path(raw)
     require(path.exists(), src, "path", f"no such file or folder: {raw}")
     return reader.read(path, cfg, src)
 
@@ -97,18 +105,18 @@ def log_to_trace(read: LogRead, catalog: Catalog, cluster: ClusterSpec, seed: in
                  src: str) -> tuple[pd.DataFrame, dict]:
     """(trace in fairsim's schema, report: rows read, jobs kept, dropped by reason)."""
     unrunnable = opt.choice(cfg, "unrunnable", src, "drop", UNRUNNABLE)  # checked even when every job can run
-    log = _checked(read)
     dropped = dict(read.dropped)
-    log, where = _kept(log, read.where, cfg, src, dropped)
+    log, where = _checked(read, unrunnable, dropped)
+    log, where = _kept(log, where, cfg, src, dropped)
     require(len(log) > 0, read.source, "rows", f"no job of the log is left to run (dropped: {dropped_words(dropped)})")
     rng = np.random.Generator(np.random.PCG64(seed))
     u_model = rng.random(len(log))
 
-    gpu_map = _gpu_map(cfg.get("gpu_map"), src, getattr(_reader(cfg, src), "KNOWN_TYPES", {}))
+    gpu_map = _gpu_map(cfg.get("gpu_map"), src, getattr(_reader(cfg, src), "KNOWN_TYPES", {}), cluster)
     ref_default = cfg.get("reference_type")
     if ref_default is not None:
         ref_default = _canonical(str(ref_default), gpu_map)
-        require(ref_default is not None, src, "reference_type", f"{cfg['reference_type']!r} is not a GPU type (allowed: {_known()})")
+        require(ref_default is not None, src, "reference_type", f"{cfg['reference_type']!r} is not a GPU type (allowed: {_known(cluster)})")
     pin = Bool().check(cfg.get("pin_to_type", False), src, "pin_to_type")
     reason = np.full(len(log), "", dtype=object)
 
@@ -119,10 +127,11 @@ def log_to_trace(read: LogRead, catalog: Catalog, cluster: ClusterSpec, seed: in
     tput = _reference_throughput(model, ref, allowed, slot, catalog, cluster, reason)
 
     bad = reason != ""
+    unknown = _unknown_names(log, gpu_map, cluster, cfg.get("gpu_map") or {})
     if bad.any() and unrunnable == "refuse":
         i = int(np.flatnonzero(bad)[0])
-        raise InputError(where(i), "unrunnable", f"job {log['job_id'].iloc[i]} cannot run: {reason[i].replace('_', ' ')} "
-                         "(set workload.unrunnable=drop to drop such jobs)")
+        why = reason[i].replace("_", " ") + (f" ({unknown})" if reason[i] == "unknown_gpu_type" else "")
+        _refuse(where(i), log["job_id"].iloc[i], why)
     for r in reason[bad]:
         dropped[r] = dropped.get(r, 0) + 1
     keep = ~bad
@@ -139,7 +148,13 @@ def log_to_trace(read: LogRead, catalog: Catalog, cluster: ClusterSpec, seed: in
     })
     report = {"log_rows": int(read.meta.get("rows", len(read.log))), "log_jobs": int(keep.sum()),
               **{f"{DROPPED_KEY}{r}": int(n) for r, n in sorted(dropped.items())}}
+    if unknown:
+        report[UNKNOWN_KEY] = unknown
     return trace, report
+
+
+def _refuse(place: str, job_id: Any, why: str) -> None:
+    raise InputError(place, "unrunnable", f"job {job_id} cannot run: {why} (set workload.unrunnable=drop to drop such jobs)")
 
 
 # ---- 1. rows -----------------------------------------------------------------------------------
@@ -147,10 +162,13 @@ def log_to_trace(read: LogRead, catalog: Catalog, cluster: ClusterSpec, seed: in
 # A job log's numbers: times anywhere within LATEST_TIME_S of their origin, runs of a real job's
 # length (fairsim.workload.trace), whole GPU counts.
 SUBMIT_WORDS = f"a number of seconds within {LATEST_TIME_S:g} of the log's origin"
-DURATION_WORDS = f"a number of seconds in [{SHORTEST_JOB_S:g}, {LONGEST_JOB_S:g}] (a millisecond to about 31.7 years)"
+DURATION_WORDS = (f"a number of seconds in [{SHORTEST_JOB_S:g}, {LONGEST_JOB_S:g}] (a millisecond to about 31.7 years) "
+                  f"or {CLOCK_WORDS}")
 
 
-def _checked(read: LogRead) -> pd.DataFrame:
+def _checked(read: LogRead, unrunnable: str, dropped: dict) -> tuple[pd.DataFrame, Where]:
+    """The log's rows with their numbers checked, and where each one is; the rows of jobs that
+    never ran or that the log does not describe whole dropped and counted in ``dropped``."""
     raw, where = read.log, read.where
     for col in ("submit_s", "duration_s", "gpus"):
         require(col in raw, read.source, "columns", f"the job log has no {col} column")
@@ -158,15 +176,32 @@ def _checked(read: LogRead) -> pd.DataFrame:
     ids = filled(raw["job_id"]) if "job_id" in raw else pd.Series([None] * len(raw), dtype=object)
     _refuse_repeated(ids, where)
     log["job_id"] = ids.where(ids.notna(), pd.Series([str(i) for i in range(len(raw))], dtype=object)).to_numpy(object)
-    log["submit_s"] = numbers(raw["submit_s"], where, "submit_s", lo=-LATEST_TIME_S, hi=LATEST_TIME_S, empty_ok=False,
-                              what=SUBMIT_WORDS)
-    log["duration_s"] = numbers(raw["duration_s"], where, "duration_s", lo=SHORTEST_JOB_S, hi=LONGEST_JOB_S, empty_ok=False,
-                                what=DURATION_WORDS)
-    gpus = numbers(raw["gpus"], where, "gpus", lo=1, whole=True, empty_ok=False, what="a whole GPU count >= 1")
-    log["gpus"] = np.minimum(gpus, LARGEST_INTEGER).astype(np.int64)  # capped before the cast: still wider than every type
+    log["submit_s"] = numbers(raw["submit_s"], where, "submit_s", lo=-LATEST_TIME_S, hi=LATEST_TIME_S, what=SUBMIT_WORDS)
+    log["duration_s"] = numbers(raw["duration_s"], where, "duration_s", lo=SHORTEST_JOB_S, hi=LONGEST_JOB_S, also=(0.0,),
+                                clock=True, what=DURATION_WORDS)
+    gpus = numbers(raw["gpus"], where, "gpus", lo=1, whole=True, also=(0.0,), what="a whole GPU count >= 1")
     for col in ("gpu_type", "gpu_types", "model", "tenant", "status"):
         log[col] = [("" if is_missing(v) else str(v).strip()) for v in raw[col].to_numpy()] if col in raw else ""
-    return log
+    keep, not_run = keep_after_drops(np.ones(len(log), dtype=bool), [
+        ("missing_submit", np.isnan(log["submit_s"].to_numpy())), ("missing_duration", np.isnan(log["duration_s"].to_numpy())),
+        ("missing_gpus", np.isnan(gpus)), ("zero_gpus", gpus == 0), ("zero_duration", log["duration_s"].to_numpy() == 0)])
+    if not_run and unrunnable == "refuse":
+        i = int(np.flatnonzero(~keep)[0])
+        _refuse(where(i), log["job_id"].iloc[i], _not_run_words(log.iloc[i], gpus[i]))
+    for r, n in not_run.items():
+        dropped[r] = dropped.get(r, 0) + n
+    rows = np.flatnonzero(keep)
+    log = log.iloc[rows].reset_index(drop=True)
+    log["gpus"] = np.minimum(gpus[rows], LARGEST_INTEGER).astype(np.int64)  # capped before the cast: still wider than every type
+    return log, placed(where, rows)
+
+
+def _not_run_words(row: pd.Series, gpus: float) -> str:
+    """Why a row describes no job that ran, in words (the first reason, as it is counted)."""
+    missing = [c for c, v in (("submission", row["submit_s"]), ("duration", row["duration_s"]), ("GPU count", gpus)) if np.isnan(v)]
+    if missing:
+        return f"no {missing[0]} in the log"
+    return "0 GPUs" if gpus == 0 else "0 s"
 
 
 def _refuse_repeated(ids: pd.Series, where: Where) -> None:
@@ -212,10 +247,10 @@ def _drop(dropped: dict, reason: str, kept: np.ndarray) -> None:
 
 # ---- 2. GPU types --------------------------------------------------------------------------------
 
-def _gpu_map(raw: Any, src: str, known: Mapping[str, str]) -> dict[str, str | None]:
+def _gpu_map(raw: Any, src: str, known: Mapping[str, str], cluster: ClusterSpec) -> dict[str, str | None]:
     """Every GPU name a log may use (lower case) -> a datasheet name: the datasheet's own names,
     the format's (``known``), then the user's ``gpu_map`` over them; None marks a name not yet mapped."""
-    datasheet = {key: spec.name for key, spec in gpu_specs().items()}
+    datasheet = {key: spec.name for key, spec in cluster.known_types().items()}
     out: dict[str, str | None] = {**datasheet, **{name.lower(): target for name, target in known.items()}}
     if raw is None:
         return out
@@ -224,7 +259,7 @@ def _gpu_map(raw: Any, src: str, known: Mapping[str, str]) -> dict[str, str | No
         if target is None:
             out[str(name).lower()] = None
             continue
-        require(str(target).lower() in datasheet, src, f"gpu_map.{name}", f"{target!r} is not a datasheet GPU type (allowed: {_known()})")
+        require(str(target).lower() in datasheet, src, f"gpu_map.{name}", f"{target!r} is not a datasheet GPU type or one of the cluster's own (allowed: {_known(cluster)})")
         out[str(name).lower()] = datasheet[str(target).lower()]
     return out
 
@@ -233,8 +268,33 @@ def _canonical(name: str, gpu_map: Mapping[str, str | None]) -> str | None:
     return gpu_map.get(name.strip().lower())
 
 
-def _known() -> str:
-    return ", ".join(s.name for s in gpu_specs().values())
+def _unknown_names(log: pd.DataFrame, gpu_map: Mapping[str, str | None], cluster: ClusterSpec, given: Mapping) -> str:
+    """The log's GPU names no type matched, each with its rows and the closest known names, and
+    the ``gpu_map`` that would map each to its closest besides the ``given`` one ("" when every
+    name is known)."""
+    rows: Counter[str] = Counter()  # a name in lower case (names match in any case) -> rows naming it
+    spelled: dict[str, str] = {}  # -> as first written
+    pairs = log.groupby(["gpu_type", "gpu_types"], sort=False).size()
+    for (one, many), n in pairs.items():
+        names = {w.lower(): w for w in (one, *allowed_types([many])[0]) if w}
+        for low, written in names.items():
+            if _canonical(low, gpu_map) is None:
+                rows[low] += n
+                spelled.setdefault(low, written)
+    if not rows:
+        return ""
+    rows = Counter({spelled[low]: n for low, n in rows.items()})
+    known = [s.name for s in cluster.known_types().values()]
+    closest = {name: closest_names(name, known) for name in rows}
+    each = "; ".join(f"{name}: {n} row{'s' if n > 1 else ''}" + (f", closest {', '.join(closest[name])}" if closest[name] else "")
+                     for name, n in sorted(rows.items()))
+    entries = ", ".join([*(f"{k}: {v}" for k, v in given.items() if v is not None),
+                         *(f"{name}: {(closest[name] or ['<type>'])[0]}" for name in sorted(rows))])
+    return f"{each}; to run them: workload.gpu_map='{{{entries}}}'"
+
+
+def _known(cluster: ClusterSpec) -> str:
+    return ", ".join(s.name for s in cluster.known_types().values())
 
 
 def _reference_types(log: pd.DataFrame, gpu_map, default: str | None, reason: np.ndarray) -> np.ndarray:

@@ -18,8 +18,9 @@ import pandas as pd
 
 from fairsim.cluster import ClusterSpec
 from fairsim.errors import OneOf, require
+from fairsim.files import input_path
 from fairsim.workload import options as opt
-from fairsim.workload.catalog import Catalog
+from fairsim.workload.catalog import Catalog, with_own_types
 from fairsim.workload.gavel_gen import OPTIONS as GAVEL_GEN_OPTIONS, GavelGenOptions, generate_gavel
 from fairsim.workload.gavel_trace import read_gavel_trace, shipped_trace as gavel_shipped
 from fairsim.workload.jobs_log import format_options, log_to_trace, read_log
@@ -43,7 +44,12 @@ class Workload:
 # --- catalogs: cfg -> Catalog -------------------------------------------------------------
 
 def _paper(cfg: Mapping[str, Any], cluster: ClusterSpec, src: str) -> Catalog:
-    return paper_catalog(cluster, path=cfg.get("catalog_path"))
+    if cfg.get("kind") != "jobs_log":
+        return paper_catalog(cluster, path=cfg.get("catalog_path"))
+    # a job log's durations may have been measured on any datasheet type, in the cluster or not:
+    # the performance model gives each of them (the cluster's types come first, as always)
+    every = tuple(dict.fromkeys([*cluster.gpu_types, *(s.name for s in cluster.known_types().values())]))
+    return paper_catalog(cluster, path=cfg.get("catalog_path"), gpu_types=every)
 
 
 def _gavel(cfg: Mapping[str, Any], cluster: ClusterSpec, src: str) -> Catalog:
@@ -54,7 +60,7 @@ def _table(cfg: Mapping[str, Any], cluster: ClusterSpec, src: str) -> Catalog:
     for key in ("throughputs_path", "models_path"):
         require(isinstance(cfg.get(key), str) and cfg.get(key), src, key, "is required for catalog=table (a CSV path)")
     return table_catalog(cfg["throughputs_path"], cfg["models_path"], name=str(cfg.get("catalog_name", "table")),
-                         work_unit=str(cfg.get("work_unit", "units")))
+                         work_unit=str(cfg.get("work_unit", "units")), known=cluster.known_types())
 
 
 def _durations(cfg: Mapping[str, Any], cluster: ClusterSpec, src: str) -> Catalog:
@@ -103,7 +109,7 @@ def _jobs_log(cfg, catalog, cluster, seed, src):
 def _path(cfg: Mapping[str, Any], src: str, shipped: Callable[[str], Path | None] = gavel_shipped) -> Path:
     raw = cfg.get("path")
     require(isinstance(raw, str) and raw.strip() != "", src, "path", "is required: set workload.path=/path/to/trace")
-    path = Path(raw).expanduser()
+    path = input_path(raw)
     if not path.is_file():  # a bare name of a trace shipped with fairsim
         path = shipped(raw) or path
     return path
@@ -118,6 +124,7 @@ KIND_OPTIONS = {"philly": PHILLY_OPTIONS, "gavel_generated": GAVEL_GEN_OPTIONS, 
 DEFAULT_CATALOG = {"philly": "paper", "gavel_generated": "gavel", "file": "paper", "gavel_trace": "gavel",
                    "tiresias_trace": "durations", "jobs_log": "paper"}
 COMMON = ("name", "kind", "catalog")
+GPU_TYPES_WARNING = "warning_gpu_types"  # a run summary's key: the rule each of the cluster's own types fell back to
 
 
 def load_workload(cfg: Mapping[str, Any], cluster: ClusterSpec, seed: int) -> Workload:
@@ -128,9 +135,11 @@ def load_workload(cfg: Mapping[str, Any], cluster: ClusterSpec, seed: int) -> Wo
     kind_options = KIND_OPTIONS[kind]
     kind_options = kind_options(cfg, src) if callable(kind_options) else kind_options
     opt.check_keys(cfg, COMMON + tuple(kind_options) + CATALOG_OPTIONS[cat_name], src)
-    catalog = CATALOGS[cat_name](cfg, cluster, src)
+    catalog = with_own_types(CATALOGS[cat_name](cfg, cluster, src), cluster)
     trace, window, meta = KINDS[kind](cfg, catalog, cluster, seed, src)
     report = meta.pop("report", {})
+    if catalog.notes:  # a GPU type of the cluster's own that fell back to a rule: said, never silent
+        report[GPU_TYPES_WARNING] = "; ".join(catalog.notes)
     if cfg.get("path"):
         src = f"{src} ({cfg['path']})"  # name the file in errors about its rows
     trace = validate_trace(trace, src)

@@ -25,14 +25,14 @@ from __future__ import annotations
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any, Mapping, Sequence
 
 import numpy as np
 import yaml
 
-from fairsim.cluster import ClusterSpec, canonical_gpu_name, gpu_specs
+from fairsim.cluster import ClusterSpec, GpuSpec, canonical_gpu_name, canonical_name, gpu_specs
 from fairsim.errors import InputError, require
-from fairsim.files import note_input
+from fairsim.files import input_path, note_input
 from fairsim.workload.catalog import Catalog
 
 PARALLELISMS = ("data", "sharded", "pipeline")
@@ -56,8 +56,18 @@ class PerfConstants:
     large: np.ndarray  # bool [M]
     source: str
 
-    def efficiency(self, gpu: str) -> tuple[float, float]:
-        return self.gpu_eff.get(gpu, self.gpu_eff["default"])
+    def efficiency(self, spec: GpuSpec) -> tuple[tuple[float, float], str]:
+        """A type's achieved (compute, memory) fractions and the rule that gave them: the YAML's
+        row for it (""), the type's own ``efficiency``, the row of the type it is ``like``, else
+        the YAML's ``default`` (the last two are said in the run's summary: docs/clusters.md)."""
+        if spec.name in self.gpu_eff:
+            return self.gpu_eff[spec.name], ""
+        if spec.efficiency is not None:
+            return spec.efficiency, ""
+        if spec.like in self.gpu_eff:
+            return self.gpu_eff[spec.like], f"the efficiency of {spec.like} (its like)"
+        compute, memory = self.gpu_eff["default"]
+        return self.gpu_eff["default"], f"catalog {self.name}'s default efficiency (compute {compute:g}, memory {memory:g})"
 
 
 def default_constants_path() -> Path:
@@ -65,7 +75,7 @@ def default_constants_path() -> Path:
 
 
 def load_constants(path: str | Path | None = None) -> PerfConstants:
-    path = Path(path) if path is not None else default_constants_path()
+    path = input_path(path) if path is not None else default_constants_path()
     src = str(path)
     require(path.is_file(), src, "path", "no such file (give a performance-model YAML like fairsim/data/paper_catalog.yaml)")
     note_input(path)
@@ -131,15 +141,15 @@ class Links:
         return cls(cluster.gpus_per_host, cluster.intra_host_bytes_per_s, cluster.inter_host_bytes_per_s)
 
 
-def model_tables(c: PerfConstants, gpus: tuple[str, ...], worker_counts: tuple[int, ...], links: Links):
+def model_tables(c: PerfConstants, specs: Sequence[GpuSpec], worker_counts: tuple[int, ...], links: Links):
     """(packed [M,G,W], spread [M,G,W], mem_per_worker_gb [M,W]) in epochs/s and GB; NaN where
     the model does not run at that worker count."""
     n = {k: v[:, None, None] for k, v in c.numbers.items()}  # [M,1,1]
     g = c.globals
-    specs = [gpu_specs()[name.lower()] for name in gpus]
+    gpus = [s.name for s in specs]
     peak = np.array([s.fp16_tflops for s in specs])[None, :, None] * 1e12
     mem_bw = np.array([s.mem_bw_gb_s for s in specs])[None, :, None] * 1e9
-    eff = np.array([c.efficiency(name) for name in gpus])  # [G, 2]
+    eff = np.array([c.efficiency(s)[0] for s in specs])  # [G, 2]
     flops_rate = peak * eff[None, :, 0, None] * n["model_efficiency"]
     bytes_rate = mem_bw * eff[None, :, 1, None]
     d = np.asarray(worker_counts, dtype=np.float64)[None, None, :]
@@ -184,23 +194,38 @@ def model_tables(c: PerfConstants, gpus: tuple[str, ...], worker_counts: tuple[i
 
 def paper_catalog(cluster: ClusterSpec | Links, path: str | Path | None = None,
                   gpu_types: tuple[str, ...] | None = None) -> Catalog:
-    """Build the catalog for the cluster's GPU types (or ``gpu_types``, any datasheet names)
-    with the cluster's link bandwidths and host size."""
+    """Build the catalog for the cluster's GPU types (or ``gpu_types``, any datasheet names or
+    the cluster's own) with the cluster's link bandwidths and host size. A type with a ``speed``
+    is not modelled: its throughputs are its ``like``'s scaled (``with_own_types``), so its
+    like is modelled in its place."""
     c = load_constants(path)
     links = cluster if isinstance(cluster, Links) else Links.of(cluster)
     if gpu_types is None:
         require(isinstance(cluster, ClusterSpec), c.source, "gpu_types", "give gpu_types when building from link figures only")
         gpu_types = cluster.gpu_types
-    gpus = tuple(canonical_gpu_name(name, c.source, "gpu_types") for name in gpu_types)
+    known = cluster.known_types() if isinstance(cluster, ClusterSpec) else gpu_specs()
+    wanted = [known[canonical_name(name, known, c.source, "gpu_types").lower()] for name in gpu_types]
+    specs = list({m.name: m for m in (_modelled(s, known) for s in wanted)}.values())
     worker_counts = tuple(sorted({w for ws in c.workers for w in ws}))
-    packed, spread, mem = model_tables(c, gpus, worker_counts, links)
+    packed, spread, mem = model_tables(c, specs, worker_counts, links)
     params = c.numbers["params_m"] * 1e6
+    in_cluster = set(cluster.gpu_types) if isinstance(cluster, ClusterSpec) else set()
+    notes = tuple(f"{s.name} has no per-model speed (like and speed) or efficiency: modelled from its figures at {rule}"
+                  for s in specs if s.name in in_cluster and (rule := c.efficiency(s)[1]))
     return Catalog(
-        name=c.name, work_unit=c.work_unit, models=c.models, gpu_types=gpus, worker_counts=worker_counts,
+        name=c.name, work_unit=c.work_unit, models=c.models, gpu_types=tuple(s.name for s in specs), worker_counts=worker_counts,
         packed=packed, spread=spread, mem_per_worker_gb=mem,
         state_bytes=c.globals["state_bytes_per_param"] * params, param_count=params,
-        large=c.large.copy(), source=c.source,
+        large=c.large.copy(), source=c.source, notes=notes,
     )
+
+
+def _modelled(spec: GpuSpec, known: Mapping[str, GpuSpec]) -> GpuSpec:
+    """The type the model computes for ``spec``: itself, or for a type with a speed the first
+    type up its chain of likes that has none (the speeds are applied to its throughputs)."""
+    while spec.speed:
+        spec = known[spec.like.lower()]
+    return spec
 
 
 def _positive(value: Any, src: str, field: str) -> float:

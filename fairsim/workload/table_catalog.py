@@ -21,12 +21,14 @@ from __future__ import annotations
 
 from importlib import resources
 from pathlib import Path
+from typing import Mapping
 
 import numpy as np
 import pandas as pd
 
-from fairsim.cluster import canonical_gpu_name
+from fairsim.cluster import GpuSpec, canonical_name, gpu_specs
 from fairsim.errors import InputError, require
+from fairsim.files import input_path
 from fairsim.workload.catalog import Catalog
 from fairsim.workload.formats._csv_table import CsvTable, read_csv_table
 from fairsim.workload.trace import LARGEST_INTEGER
@@ -48,7 +50,10 @@ def gavel_catalog() -> Catalog:
     return table_catalog(tput, models, name="gavel", work_unit="steps")
 
 
-def table_catalog(throughputs: str | Path, models: str | Path, name: str = "table", work_unit: str = "units") -> Catalog:
+def table_catalog(throughputs: str | Path, models: str | Path, name: str = "table", work_unit: str = "units",
+                  known: Mapping[str, GpuSpec] | None = None) -> Catalog:
+    """The catalog of a throughputs CSV and a models CSV; ``gpu`` names any type of ``known``
+    (a cluster's: the datasheet's and its own), by default the datasheet's."""
     tput_table, meta_table = _read_csv(throughputs), _read_csv(models)
     tput, meta = tput_table.cells, meta_table.cells
     tsrc, msrc = str(throughputs), str(models)
@@ -72,7 +77,8 @@ def table_catalog(throughputs: str | Path, models: str | Path, name: str = "tabl
     if unknown:
         raise InputError(tsrc, "model", f"{unknown[0]!r} is not in {msrc} (add a row for it)")
     raw_gpu = tput["gpu"].str.strip().tolist()
-    canonical = {g: canonical_gpu_name(g, tsrc, "gpu") for g in dict.fromkeys(raw_gpu)}  # each name looked up once
+    known = gpu_specs() if known is None else known
+    canonical = {g: canonical_name(g, known, tsrc, "gpu") for g in dict.fromkeys(raw_gpu)}  # each name looked up once
     gpu = [canonical[g] for g in raw_gpu]
     workers = _numbers(tput_table, "workers", tsrc, lambda x: (x >= 1) & (x <= LARGEST_INTEGER) & (x == np.round(x)),
                        "an integer >= 1").astype(np.int64)
@@ -116,7 +122,7 @@ def table_catalog(throughputs: str | Path, models: str | Path, name: str = "tabl
 def _read_csv(path: str | Path) -> CsvTable:
     """The table's text cells and each row's line (quoted cells, blank lines, a ragged row, a
     non-UTF-8 byte or a repeated header column refused naming its line)."""
-    path = Path(path)
+    path = input_path(path)
     require(path.is_file(), str(path), "path", "no such file")
     return read_csv_table(path, None, quoted=True)
 

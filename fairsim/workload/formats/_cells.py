@@ -2,10 +2,14 @@
 
 An empty cell is missing (NaN): each reader decides what a missing value means (a CPU task, a
 job that never started). Text that is not a number, or not a time in the log's format, is
-refused with an InputError naming where it is (``where(position)``) and the column.
+refused with an InputError naming where it is (``where(position)``) and the column. A duration
+may also be written ``[D-]HH:MM:SS`` (Slurm's ``Elapsed``: ``1-02:03:04`` is a day, two hours,
+three minutes and four seconds).
 """
 
 from __future__ import annotations
+
+import re
 
 import numpy as np
 import pandas as pd
@@ -25,9 +29,12 @@ def filled(cells: pd.Series) -> pd.Series:
 
 
 def numbers(cells: pd.Series, where: Where, column: str, *, lo: float | None = None, hi: float | None = None,
-            whole: bool = False, empty_ok: bool = True, what: str = "") -> np.ndarray:
-    """float64 values, in [lo, hi] and whole numbers when asked; NaN where a cell is empty
-    (refused unless ``empty_ok``). ``what`` says the rule in words (default: from the bounds)."""
+            whole: bool = False, empty_ok: bool = True, what: str = "", also: tuple[float, ...] = (),
+            clock: bool = False) -> np.ndarray:
+    """float64 values, in [lo, hi] and whole numbers when asked, or one of ``also`` (a value the
+    caller drops, such as 0 GPUs); NaN where a cell is empty (refused unless ``empty_ok``).
+    ``clock``: a cell may also be a duration ``[D-]HH:MM:SS`` (in seconds). ``what`` says the rule
+    in words (default: from the bounds)."""
     bounds = ([] if lo is None else [f">= {lo:g}"]) + ([] if hi is None else [f"<= {hi:g}"])
     what = what or " ".join(["a whole number" if whole else "a number", " and ".join(bounds)]).strip()
     text = filled(cells)
@@ -35,6 +42,8 @@ def numbers(cells: pd.Series, where: Where, column: str, *, lo: float | None = N
     if not empty_ok and empty.any():
         raise InputError(where(int(np.flatnonzero(empty)[0])), column, f"is empty (must be {what})")
     values = pd.to_numeric(text, errors="coerce").to_numpy(np.float64, na_value=np.nan)
+    if clock:
+        values = np.where(np.isnan(values), clock_seconds(text), values)
     with np.errstate(invalid="ignore"):
         bad = ~np.isfinite(values)
         if lo is not None:
@@ -43,8 +52,23 @@ def numbers(cells: pd.Series, where: Where, column: str, *, lo: float | None = N
             bad |= values > hi
         if whole:
             bad |= values != np.round(values)
+        bad &= ~np.isin(values, also)
     _refuse_first(text, bad, where, column, what)
     return values
+
+
+# [D-]HH:MM:SS with optional fractions of a second: Slurm's Elapsed (and sacct's other durations)
+CLOCK = re.compile(r"^(?:(\d+)-)?(\d+):([0-5]\d):([0-5]\d(?:\.\d*)?)$")
+CLOCK_WORDS = "[D-]HH:MM:SS"
+
+
+def clock_seconds(text: pd.Series) -> np.ndarray:
+    """float64 seconds of the cells written ``[D-]HH:MM:SS``; NaN for any other cell."""
+    parts = text.astype(object).where(text.notna(), "").astype(str).str.extract(CLOCK)
+    days, hours, minutes, secs = (pd.to_numeric(parts[k], errors="coerce").to_numpy(np.float64, na_value=np.nan)
+                                  for k in range(4))
+    days = np.where(np.isnan(days) & ~np.isnan(hours), 0.0, days)
+    return ((days * 24 + hours) * 60 + minutes) * 60 + secs
 
 
 def seconds(cells: pd.Series, where: Where, column: str) -> np.ndarray:

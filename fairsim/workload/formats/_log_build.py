@@ -11,6 +11,7 @@ import numpy as np
 import pandas as pd
 
 from fairsim.errors import InputError, require
+from fairsim.files import input_path
 from fairsim.workload.formats import LogRead, Where, placed
 
 
@@ -18,7 +19,7 @@ def file_in(path: Any, default_name: str, src: str) -> Path:
     """``path`` itself, or ``default_name`` inside it when it is a folder."""
     require(isinstance(path, (str, Path)) and str(path) != "", src, "path",
             f"must be a file or a folder holding {default_name}, got {path!r}")
-    path = Path(path).expanduser()
+    path = input_path(path)
     return path / default_name if path.is_dir() else path
 
 

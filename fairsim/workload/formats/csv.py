@@ -2,12 +2,18 @@
 
 Columns (names can be mapped from the file's own with ``columns: {submit_s: SubmitTime, ...}``):
     submit_s     submission time in seconds (any origin), or instead
-    submit_time  a timestamp, parsed with ``timestamp_format`` (strftime codes; null = ISO 8601)
-    duration_s   run time in seconds on gpu_type (or the reference type) with its gang
+    submit_time  a timestamp, parsed with ``timestamp_format`` (strftime codes; null = ISO 8601),
+                 or epoch seconds (a column of numbers, when ``timestamp_format`` is null)
+    duration_s   run time on gpu_type (or the reference type) with its gang: seconds, or
+                 ``[D-]HH:MM:SS`` (Slurm's Elapsed); or instead
+    start_time, end_time   when the job started and ended (timestamps or epoch seconds, as
+                 submit_time): the duration is their difference
     gpus         gang size
     optional: job_id, gpu_type, gpu_types ("|"-separated), model, tenant, status
-Extra columns are ignored. A CSV may quote its cells (fairsim.workload.formats._csv_table), and
-its errors name the line a row starts on; a parquet file's name the row.
+Extra columns are ignored. An empty time, or Slurm's ``Unknown`` / ``None`` (a job that never
+started or ended), is missing: jobs_log drops the row and counts it. A CSV may quote its cells
+(fairsim.workload.formats._csv_table), and its errors name the line a row starts on; a parquet
+file's name the row.
 """
 
 from __future__ import annotations
@@ -21,24 +27,41 @@ import pandas as pd
 from fairsim.errors import InputError, require
 from fairsim.files import note_input
 from fairsim.workload.formats import LOG_COLUMNS, LogRead, Where
+from fairsim.workload.formats._cells import CLOCK_WORDS, filled
 from fairsim.workload.formats._csv_table import read_csv_table
 
 OPTIONS = ("columns", "timestamp_format")
-READABLE = ("job_id", "submit_s", "submit_time", "duration_s", "gpus", "gpu_type", "gpu_types", "model", "tenant", "status")
+READABLE = ("job_id", "submit_s", "submit_time", "duration_s", "start_time", "end_time", "gpus", "gpu_type", "gpu_types",
+            "model", "tenant", "status")
 SUFFIXES = (".csv", ".parquet")
+NOT_HAPPENED = ("unknown", "none")  # Slurm's words for a start or end that has not happened
+_EPOCH = pd.Timestamp(0, tz="UTC")
+
+# what a log needs: (one way to give it, another way, in words, parts of the names a file's column
+# of it often has, the likeliest first)
+NEEDED = ((("submit_s",), ("submit_time",), "submit_s (seconds) or submit_time (a timestamp or epoch seconds)", ("submit", "queue", "creat")),
+          (("duration_s",), ("start_time", "end_time"), f"duration_s (seconds or {CLOCK_WORDS}) or start_time and end_time",
+           ("elapsed", "duration", "runtime", "run_time", "wall")),
+          (("gpus",), (), "gpus", ("ngpu", "num_gpu", "gpu_num", "gpus", "gpu_count", "gpu")))
 
 
 def read(path: Path, cfg: Mapping[str, Any], src: str) -> LogRead:
     require(path.suffix in SUFFIXES, src, "path", f"a job log must be .csv or .parquet, got {path.name!r}")
     raw, where = _read_file(path, src)
     names = _column_names(cfg.get("columns") or {}, raw.columns, src, f"{src}: {path}")
+    fmt = cfg.get("timestamp_format")
+    require(fmt is None or isinstance(fmt, str), src, "timestamp_format", f"must be strftime codes such as '%Y-%m-%d %H:%M:%S', got {fmt!r}")
     log = pd.DataFrame(index=range(len(raw)))
     if "submit_s" in names:
         log["submit_s"] = raw[names["submit_s"]].to_numpy()
     else:
-        log["submit_s"] = _seconds(raw[names["submit_time"]], cfg.get("timestamp_format"), names["submit_time"], where, src)
+        log["submit_s"] = _submissions(raw[names["submit_time"]], fmt, names["submit_time"], where)
+    if "duration_s" in names:
+        log["duration_s"] = raw[names["duration_s"]].to_numpy()
+    else:
+        log["duration_s"] = _between(raw, names["start_time"], names["end_time"], fmt, where)
     for col in LOG_COLUMNS:
-        if col != "submit_s" and col in names:
+        if col not in ("submit_s", "duration_s") and col in names:
             log[col] = raw[names[col]].to_numpy()
     return LogRead(log=log, source=f"{src}: {path}", where=where, meta={"rows": int(len(raw))})
 
@@ -67,24 +90,76 @@ def _column_names(mapping: Mapping[str, Any], present, src: str, file: str) -> d
                 f"the file has no column {theirs!r} (it has: {', '.join(map(str, present))})")
     names = {c: c for c in READABLE if c in present}
     names.update({ours: str(theirs) for ours, theirs in mapping.items()})
-    if "submit_s" in names and "submit_time" in names and "submit_s" not in mapping and "submit_time" in mapping:
-        del names["submit_s"]  # a mapped timestamp wins over an unmapped submit_s column
-    require("submit_s" in names or "submit_time" in names, file, "columns",
-            f"the log needs submit_s (seconds) or submit_time (a timestamp); map one of the file's columns "
-            f"({', '.join(map(str, present))}), e.g. workload.columns.submit_s=SubmitTime")
-    for needed in ("duration_s", "gpus"):
-        require(needed in names, file, "columns", f"the log needs {needed}; map one of the file's columns "
-                f"({', '.join(map(str, present))}), e.g. workload.columns.{needed}=...")
+    for first, second, _, _ in NEEDED[:2]:  # a mapped way wins over a column that merely has our name
+        if any(c in names for c in first) and all(c in names for c in second) and all(c in mapping for c in second) \
+                and not any(c in mapping for c in first):
+            for c in first:
+                del names[c]
+    lacking = [need for need in NEEDED if not any(all(c in names for c in way) for way in need[:2] if way)]
+    if lacking:
+        raise InputError(file, "columns", f"the log needs {'; '.join(n[2] for n in lacking)}: map the file's columns "
+                         f"({', '.join(map(str, present))}), e.g. {' '.join(_example(n, present) for n in lacking)}")
     return names
 
 
-def _seconds(values: pd.Series, fmt: Any, column: str, where: Where, src: str) -> np.ndarray:
-    require(fmt is None or isinstance(fmt, str), src, "timestamp_format", f"must be strftime codes such as '%Y-%m-%d %H:%M:%S', got {fmt!r}")
-    text = values.astype(str).str.strip()
-    stamps = pd.to_datetime(text, format=fmt if fmt else "ISO8601", errors="coerce", utc=True)
-    bad = stamps.isna().to_numpy()
+def _example(need: tuple, present) -> str:
+    """A mapping of a lacking column to the file's column most likely to hold it (or a placeholder)."""
+    ours = need[1][0] if need[1] and need[0] == ("submit_s",) else need[0][0]  # a file's submit column is most often a timestamp
+    guess = next((str(c) for w in need[3] for c in present if w in str(c).lower()), "<column>")
+    return f"workload.columns.{ours}={guess}"
+
+
+def _missing(text: pd.Series) -> np.ndarray:
+    """bool: cells without a time: empty, or a time that has not happened."""
+    return (text.isna() | text.fillna("").str.lower().isin(NOT_HAPPENED)).to_numpy()
+
+
+def _epoch_numbers(text: pd.Series, missing: np.ndarray, fmt: Any) -> np.ndarray | None:
+    """float64 seconds when every cell with a time is a number (and no format says timestamps), else None."""
+    if fmt:
+        return None
+    values = pd.to_numeric(text.where(~missing, None), errors="coerce").to_numpy(np.float64, na_value=np.nan)
+    return values if np.isfinite(values[~missing]).all() else None
+
+
+def _stamps(text: pd.Series, missing: np.ndarray, fmt: Any, column: str, where: Where) -> pd.Series:
+    """UTC timestamps of the cells (NaT where missing); a cell that is no timestamp is refused."""
+    stamps = pd.to_datetime(text.where(~missing, None), format=fmt if fmt else "ISO8601", errors="coerce", utc=True)
+    bad = stamps.isna().to_numpy() & ~missing
     if bad.any():
         i = int(np.flatnonzero(bad)[0])
-        want = f"format {fmt!r}" if fmt else "ISO 8601 (or set workload.timestamp_format)"
+        want = f"format {fmt!r}" if fmt else "ISO 8601 (or set workload.timestamp_format), or epoch seconds"
         raise InputError(where(i), column, f"{text.iloc[i]!r} is not a timestamp in {want}")
-    return (stamps - stamps.min()).dt.total_seconds().to_numpy(np.float64)
+    return stamps
+
+
+def _submissions(values: pd.Series, fmt: Any, column: str, where: Where) -> np.ndarray:
+    """Submission times: epoch seconds as written (jobs_log checks them), or timestamps as seconds
+    after the log's first one; NaN where missing."""
+    text = filled(values)
+    missing = _missing(text)
+    if _epoch_numbers(text, missing, fmt) is not None:
+        return text.where(~missing, None).to_numpy(object)
+    stamps = _stamps(text, missing, fmt, column, where)
+    return (stamps - stamps.min()).dt.total_seconds().to_numpy(np.float64, na_value=np.nan)
+
+
+def _seconds(values: pd.Series, fmt: Any, column: str, where: Where) -> np.ndarray:
+    """float64 seconds since 1970 of a start or end column (epoch seconds or timestamps); NaN where missing."""
+    text = filled(values)
+    missing = _missing(text)
+    numbers = _epoch_numbers(text, missing, fmt)
+    if numbers is not None:
+        return numbers
+    return ((_stamps(text, missing, fmt, column, where) - _EPOCH).dt.total_seconds()).to_numpy(np.float64, na_value=np.nan)
+
+
+def _between(raw: pd.DataFrame, start: str, end: str, fmt: Any, where: Where) -> np.ndarray:
+    """Durations from start and end columns; NaN where either is missing; an end before its start refused."""
+    began, ended = _seconds(raw[start], fmt, start, where), _seconds(raw[end], fmt, end, where)
+    with np.errstate(invalid="ignore"):
+        backwards = ended < began
+    if backwards.any():
+        i = int(np.flatnonzero(backwards)[0])
+        raise InputError(where(i), end, f"{raw[end].iloc[i]!r} is before the job's start {raw[start].iloc[i]!r} ({start})")
+    return ended - began

@@ -17,6 +17,7 @@ import numpy as np
 import pandas as pd
 
 from fairsim.errors import require
+from fairsim.files import input_path
 from fairsim.workload.formats import LogRead
 from fairsim.workload.gavel_vc import msr_trace, msr_vcs, read_msr_log
 
@@ -28,7 +29,7 @@ def resolve_path(cfg: Mapping[str, Any], src: str) -> list[Path]:
     given, vc = cfg.get("path"), cfg.get("vc")
     require(not (given and vc), src, "vc", "names the trace like path: give one of them, not both")
     if given:
-        path = Path(str(given)).expanduser()
+        path = input_path(str(given))
         require(path.is_file(), src, "path", f"no such file: {given}")
         return [path]
     seed, root = cfg.get("trace_seed", 0), cfg.get("msr_root")
