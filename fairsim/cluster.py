@@ -22,12 +22,12 @@ from __future__ import annotations
 
 import csv
 import difflib
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from functools import lru_cache
 from importlib import resources
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any
 
 import numpy as np
 
@@ -134,7 +134,7 @@ def _own_type(name: str, entry: Mapping[str, Any], specs: Mapping[str, GpuSpec],
     figures = {}
     for key in FIGURES:
         value = entry.get(key, base.get(key, entry.get("fp32_tflops") if key == "fp16_tflops" else None))
-        require(value is not None, source, f"{field}.{key}", f"is required (or like: <a known type> to take its figures)")
+        require(value is not None, source, f"{field}.{key}", "is required (or like: <a known type> to take its figures)")
         figures[key] = Number(lo=0, lo_open=True).check(value, source, f"{field}.{key}")
     speed = _speed(entry.get("speed"), like, source, f"{field}.speed")
     eff = entry.get("efficiency")
@@ -231,7 +231,7 @@ class ClusterSpec:
         return f"{self.name}: {mix} ({self.total_gpus} GPUs, {self.gpus_per_host} per host)"
 
     @classmethod
-    def from_config(cls, cfg: Mapping[str, Any], source: str = "cluster") -> "ClusterSpec":
+    def from_config(cls, cfg: Mapping[str, Any], source: str = "cluster") -> ClusterSpec:
         own = own_types(cfg.get("gpu_types"), source)
         known = {**gpu_specs(), **{t.name.lower(): t for t in own}}
         counts_cfg = cfg.get("counts")

@@ -8,7 +8,6 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-
 # Every character str.splitlines() breaks a line at, written out: a message quotes text from a
 # user's file (a cell, a header name), and it must stay one line whatever that text holds.
 _LINE_BREAKS = str.maketrans({c: repr(c)[1:-1] for c in "\n\r\v\f\x1c\x1d\x1e\x85\u2028\u2029"})

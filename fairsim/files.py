@@ -8,8 +8,8 @@ import functools
 import hashlib
 import os
 import uuid
+from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Callable, Iterator
 
 
 def atomic_write(path: Path, write: Callable[[Path], object]) -> None:

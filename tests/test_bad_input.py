@@ -291,7 +291,7 @@ def test_the_table_is_large_and_distinct():
 GROUPS = {p.name for p in CONF_DIR.iterdir() if p.is_dir()}
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def base_config(group_choices: tuple[str, ...]) -> DictConfig:
     return compose_config(["num_jobs=20", *group_choices])
 

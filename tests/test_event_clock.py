@@ -4,6 +4,7 @@ import math
 
 import numpy as np
 import pytest
+from conftest import ROOT
 
 from fairsim.errors import InputError
 from fairsim.policies.base import Policy
@@ -13,8 +14,6 @@ from fairsim.policies.tiresias import TiresiasLasPolicy, TiresiasPolicy
 from fairsim.sim.config import Overheads, SimConfig
 from fairsim.sim.engine import PolicyContractError, simulate
 from fairsim.testing import toy_cluster, toy_jobs
-
-from conftest import ROOT
 
 GB_PER_S_AT_10GBPS = 1.25e9
 NO_OVERHEADS = Overheads(migration=False, preemption=False, restart_s=0)

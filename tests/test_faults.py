@@ -25,6 +25,7 @@ from types import SimpleNamespace
 
 import pandas as pd
 import pytest
+from conftest import ROOT, run_py_command
 
 from fairsim.experiment.collect import IDENTITY_COLUMNS, collect, complete_cells
 from fairsim.experiment.compose import compose_config
@@ -32,8 +33,6 @@ from fairsim.experiment.single import RunOutput, run_config, write_results
 from fairsim.experiment.sweep import TRACKER_WARNINGS
 from fairsim.experiment.tracking import ensure_store, log_sweep, logged_cells
 from fairsim.files import atomic_write
-
-from conftest import ROOT, run_py_command
 
 # four cells: two short ones finish first (joblib dispatches in order), two longer ones are
 # running when the fault strikes

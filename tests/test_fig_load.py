@@ -5,11 +5,10 @@ verdicts are known: Gavel is 0.8x FFT's JCT at load 0.5 and 2x at load 2 (Philly
 import pandas as pd
 import pytest
 import yaml
+from conftest import ROOT
 
 from fairsim.figures.data import Inputs, SweepData
 from fairsim.paper.figures import fig_load
-
-from conftest import ROOT
 
 GAVEL_OVER_FFT = {("philly", 0.5): 0.8, ("philly", 2.0): 2.0, ("poisson", 0.5): 1.5, ("poisson", 2.0): 1.5}
 

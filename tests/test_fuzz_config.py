@@ -50,12 +50,12 @@ NUMBERS = [0, -1, 1, 2, 0.5, -0.5, 1e-300, 1e308, -1e308, 1e15, 2**63, 10**30, m
 OTHERS = [True, False, None, "", "abc", "1", "nan", [], [1], [1, 2], {}, {"a": 1}]
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def base_config(base: str):
     return compose_config([*BASES[base][0], "track=false"])
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def fuzzed_keys(base: str) -> tuple[str, ...]:
     """Every leaf key of the base's fuzzed sections, dotted ("sim.overheads.restart_s")."""
     cfg = OmegaConf.to_container(base_config(base), resolve=False)

@@ -219,7 +219,7 @@ def _mutate_json(data: bytes, op: str, a: int, b: int, c: int) -> bytes:
 
 # ---- one file through a run ---------------------------------------------------------------------------
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def base_config(reader: str):
     """The target's config, composed once (the slow part); ``{dir}`` is filled per example."""
     return compose_config([o.replace("{dir}", "/placeholder") for o in TARGETS[reader].overrides] + list(QUIET))

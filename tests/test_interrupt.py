@@ -24,7 +24,9 @@ import sys
 import pandas as pd
 import pytest
 import yaml
+from conftest import ROOT, run_py_command
 from omegaconf import OmegaConf
+from test_faults import alive, cmdline, descendants, kill_started, wait_for
 
 from fairsim.experiment import interrupt
 from fairsim.experiment.collect import complete_cells
@@ -32,9 +34,6 @@ from fairsim.experiment.compose import compose_config
 from fairsim.experiment.single import run_config, write_results
 from fairsim.experiment.tracking import ensure_store, logged_cells
 from fairsim.paper import reproduce
-
-from conftest import ROOT, run_py_command
-from test_faults import alive, cmdline, descendants, kill_started, wait_for
 
 # two short cells finish first (joblib dispatches in order, one per core), then the two long
 # ones run (3000 jobs: 20 s and more) when Ctrl-C comes

@@ -10,8 +10,8 @@ import warnings
 import numpy as np
 import pandas as pd
 import pytest
-from hypothesis import HealthCheck, given, settings
 from conftest import ROOT
+from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from fairsim.cluster import ClusterSpec
@@ -401,7 +401,7 @@ POLICIES = sorted(p.stem for p in (CONF_DIR / "policy").glob("*.yaml"))
 TYPES = ("T4", "A10", "V100")
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def policy_config(name):
     return compose_config([f"policy={name}"]).policy
 
@@ -430,7 +430,7 @@ def test_every_policy_honours_each_jobs_allowed_gpu_types(tmp_path_factory, name
     result = simulate(jobs, cluster, build_policy(policy_config(name)), SimConfig(check=True, max_rounds=20000), seed=0)
     table = result.jobs
     assert np.isfinite(table["finish_s"]).all()
-    for k, t in enumerate(cluster.gpu_types):
+    for t in cluster.gpu_types:
         barred = ~np.array([t in str(a).split("|") for a in w.trace["gpu_types"]])
         assert (table[f"gpu_s_{t}"].to_numpy()[barred] == 0).all(), f"{name} ran a job on {t}, outside its gpu_types"
 

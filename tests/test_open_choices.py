@@ -5,14 +5,13 @@ one key it names and sets its label), the sweeps that run them, and the judging 
 import pandas as pd
 import pytest
 import yaml
+from conftest import ROOT, sweep_inputs
 from omegaconf import OmegaConf
 
 from fairsim.experiment.compose import CONF_DIR, compose_config
 from fairsim.paper import readings
 from fairsim.paper.figures import open_choices
 from fairsim.paper.reproduce import load_plan, sweep_command
-
-from conftest import ROOT, sweep_inputs
 
 PLAN = load_plan()
 GROUPS = {"fft_variant": ["policy=ours"], "workload_variant": ["workload=trace1"]}

@@ -11,10 +11,9 @@ import sys
 
 import numpy as np
 import pytest
+from conftest import ROOT
 
 from fairsim.figures import portable
-
-from conftest import ROOT
 
 # numpy's AVX-512 loops off (numpy's own switch), and on top of it every SIMD level above the
 # baseline and glibc's FMA/AVX variants of log, exp and pow: what another x86-64 CPU would run

@@ -56,7 +56,7 @@ SETTINGS = settings(max_examples=20, deadline=None, derandomize=True, database=N
                     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def policy_config(name: str):
     return compose_config([f"policy={name}"]).policy
 
@@ -139,7 +139,7 @@ def test_policy_keeps_the_invariants(name, instance):
     engine, recorder, result = simulate_checked(name, cluster, jobs, sim)
     durations = result.rounds["duration_s"].to_numpy()
     assert len(durations) == len(recorder.rounds)  # check mode: one row per round, no fast-forward
-    for (busy_s, gpu_s, used, _), length in zip(recorder.rounds, durations):
+    for (busy_s, gpu_s, _used, _), length in zip(recorder.rounds, durations):
         assert (busy_s <= length * (1 + 1e-9) + EPS).all(), "progress beyond speed x round"
         assert (gpu_s <= cluster.counts * length * (1 + 1e-9) + EPS).all(), "more GPU-time than the type has"
     table = result.jobs

@@ -15,6 +15,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 import yaml
+from conftest import ROOT
 
 from fairsim.experiment import provenance
 from fairsim.experiment.cli import config_folders
@@ -23,8 +24,6 @@ from fairsim.experiment.run_folder import PROVENANCE, SUMMARY, identity_of_text,
 from fairsim.experiment.single import build_cluster, build_jobs, run_config, write_results
 from fairsim.experiment.sweep import config_text
 from fairsim.workload.trace import write_trace
-
-from conftest import ROOT
 
 TINY = ["num_jobs=10", "policy=fifo"]
 CONF = config_folders([], CONF_DIR)  # the config folders of a run without a user folder: conf/
@@ -265,6 +264,7 @@ def test_no_stamp_when_cells_disagree_on_a_file(tiny_cell, tmp_path, section):
 
 def test_report_lists_stale_cells_by_sweep_and_reason(tmp_path):
     from conftest import sweep_inputs
+
     from fairsim.paper.report import stale_lines
 
     for sub in ("1", "2"):

@@ -4,10 +4,9 @@ worse, "no")."""
 
 import pandas as pd
 import yaml
+from conftest import ROOT, sweep_inputs
 
 from fairsim.paper.figures import own_clock
-
-from conftest import ROOT, sweep_inputs
 
 CLAIM = "avg JCT vs Tiresias (testbed) [least-service queue]"
 

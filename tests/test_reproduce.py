@@ -8,13 +8,12 @@ import sys
 import pandas as pd
 import pytest
 import yaml
+from conftest import ROOT
 
 from fairsim.errors import InputError
 from fairsim.experiment.compose import CONF_DIR
 from fairsim.paper import reproduce
 from fairsim.paper.headlines import EVALUATORS
-
-from conftest import ROOT
 
 PLAN = reproduce.load_plan()
 

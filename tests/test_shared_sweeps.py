@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
+from conftest import ROOT, run_py_command
 from filelock import FileLock
 
 from fairsim.experiment.collect import complete_cells
@@ -23,10 +24,8 @@ from fairsim.experiment.sweep import claim_cell, config_text
 from fairsim.experiment.tracking import _client, ensure_store, logged_cells
 from fairsim.figures.sweep_summary import draw
 
-from conftest import ROOT, run_py_command
-
 GRID = ["policy=fifo,srtf", "load=0.5,0.8", "num_jobs=20"]
-CELLS = sorted(f"load={l},num_jobs=20,policy={p}" for p in ("fifo", "srtf") for l in (0.5, 0.8))
+CELLS = sorted(f"load={x},num_jobs=20,policy={p}" for p in ("fifo", "srtf") for x in (0.5, 0.8))
 
 
 @pytest.fixture(scope="module")
@@ -63,7 +62,7 @@ def test_two_sweeps_of_one_grid_started_together(results):
     procs = [subprocess.Popen(run_py_command(*sweep_args(results, name)), cwd=ROOT, stdout=subprocess.PIPE,
                               stderr=subprocess.PIPE, text=True) for _ in range(2)]
     outs = [p.communicate(timeout=300) for p in procs]
-    for proc, (out, err) in zip(procs, outs):
+    for proc in procs:
         assert proc.returncode == 0, "\n----\n".join(o + e for o, e in outs)
     sweep_dir = results / "sweeps" / name
     assert sorted(pd.read_parquet(sweep_dir / "results.parquet")["cell"]) == cells  # one row per cell

@@ -7,7 +7,6 @@ import pandas as pd
 import pytest
 from omegaconf import OmegaConf
 
-from fairsim.cluster import ClusterSpec
 from fairsim.experiment.compose import CONF_DIR, compose_config
 from fairsim.experiment.single import build_cluster, build_policy
 from fairsim.experiment.tracking import logged_cells
@@ -67,7 +66,7 @@ def test_smoke_sweep_then_resume_runs_only_missing_cells(tmp_path, run_py):
     sweep_dir = tmp_path / "sweeps" / "smoke"
     cells = sorted(p.parent.name for p in sweep_dir.glob("*/summary.json"))
     # cells are named by their overrides, sorted by key (num_jobs=20 is an override here too)
-    assert cells == sorted(f"load={l},num_jobs=20,policy={p}" for p in ("fifo", "srtf", "ours") for l in (0.5, 0.8))
+    assert cells == sorted(f"load={x},num_jobs=20,policy={p}" for p in ("fifo", "srtf", "ours") for x in (0.5, 0.8))
     table = pd.read_parquet(sweep_dir / "results.parquet")
     assert sorted(table["cell"]) == cells
     assert set(table["policy"]) == {"fifo", "srtf", "ours"}

@@ -126,7 +126,7 @@ def test_a_run_carries_its_folders_provenance_times_and_files(results, tiny):
 def test_a_folder_without_provenance_is_logged_with_the_loggings_times(results, tiny):
     (folder,) = cells(results, tiny, "old", n=1)
     (folder / PROVENANCE).unlink()
-    before = dt.datetime.now(dt.timezone.utc).timestamp() * 1000
+    before = dt.datetime.now(dt.UTC).timestamp() * 1000
     assert log_sweep(results, "old", [folder]) == 1
     run = runs_of(results, "old")[folder.name]
     assert "fairsim.code_digest" not in run.data.tags and run.info.start_time >= before - 1000
@@ -185,7 +185,9 @@ def test_a_recomputed_cell_replaces_its_run(results, tiny):
     assert log_sweep(results, "recomputed", folders) == 2
     first = runs_of(results, "recomputed")
     record = json.loads((folders[1] / PROVENANCE).read_text())
-    later = lambda stamp: (dt.datetime.fromisoformat(stamp) + dt.timedelta(hours=1)).isoformat(timespec="milliseconds")
+    def later(stamp):
+        return (dt.datetime.fromisoformat(stamp) + dt.timedelta(hours=1)).isoformat(timespec="milliseconds")
+
     record.update(started_at=later(record["started_at"]), finished_at=later(record["finished_at"]))
     (folders[1] / PROVENANCE).write_text(json.dumps(record))  # as a stale cell's rerun leaves it
     assert log_sweep(results, "recomputed", folders) == 1

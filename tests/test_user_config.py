@@ -19,6 +19,7 @@ import sys
 
 import pytest
 import yaml
+from conftest import ROOT
 from hydra.errors import HydraException
 from omegaconf.errors import OmegaConfBaseException
 
@@ -27,8 +28,6 @@ from fairsim.experiment import provenance
 from fairsim.experiment.cli import check_group_choices, config_folders, hydra_error_line
 from fairsim.experiment.compose import CONF_DIR, compose_config
 from fairsim.experiment.sweep_stamp import why_not_fresh
-
-from conftest import ROOT
 
 MINE = {"name": "mine", "gpus_per_host": 2, "inter_host_gbps": 10, "intra_host_gbps": 100, "counts": {"T4": 2, "V100": 6}}
 FAST = ["num_jobs=10", "track=false"]  # a run of seconds; error cases never get to run

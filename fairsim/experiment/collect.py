@@ -28,8 +28,9 @@ sweep's index names is collected, else the first by name, and each other is repo
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any
 
 import numpy as np
 import pandas as pd

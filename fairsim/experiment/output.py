@@ -9,8 +9,9 @@ from __future__ import annotations
 
 import contextlib
 import sys
+from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Callable, Iterator, TextIO
+from typing import TextIO
 
 from fairsim.experiment.run_folder import RUN_LOG
 

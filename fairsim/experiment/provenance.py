@@ -64,11 +64,12 @@ import socket
 import subprocess
 import sys
 import sysconfig
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from importlib import metadata
 from importlib.machinery import ModuleSpec, PathFinder
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Iterable, Iterator, Mapping
+from typing import TYPE_CHECKING, Any
 
 from fairsim import files
 from fairsim.experiment.run_folder import CONFIG, PROVENANCE
@@ -584,7 +585,7 @@ def dirty(record: Mapping[str, Any] | None) -> bool | None:
 
 
 def now() -> str:
-    return dt.datetime.now(dt.timezone.utc).isoformat(timespec="milliseconds")
+    return dt.datetime.now(dt.UTC).isoformat(timespec="milliseconds")
 
 
 def record(run_cfg: Mapping[str, Any] | None, inputs: Iterable[Path], started_at: str, finished_at: str) -> dict:

@@ -30,10 +30,11 @@ import sys
 import threading
 import time
 import uuid
+from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Iterator
+from typing import TYPE_CHECKING
 
 from hydra.experimental.callback import Callback
 from omegaconf import DictConfig, OmegaConf

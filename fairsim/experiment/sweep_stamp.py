@@ -19,10 +19,9 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from importlib.resources.abc import Traversable
 from pathlib import Path
-from typing import Iterable
 
 from fairsim.errors import InputError
 from fairsim.experiment import provenance

@@ -100,8 +100,14 @@ def run(cfg: DictConfig, folder: Path, cell: str, in_sweep: bool, raise_errors: 
         emit(format_summary(out.summary), folder)
         emit(f"  results         {folder}", folder)
         if cfg.get("track", True):
-            from fairsim.experiment.tracking import (RUNS_EXPERIMENT, experiment_url, log_single_run, store_error_line,
-                                                     tracking_uri, ui_command)
+            from fairsim.experiment.tracking import (
+                RUNS_EXPERIMENT,
+                experiment_url,
+                log_single_run,
+                store_error_line,
+                tracking_uri,
+                ui_command,
+            )
 
             try:
                 log_single_run(Path(cfg.results_dir), folder)

@@ -28,7 +28,7 @@ class SweepData:
     _jobs: pd.DataFrame | None = field(default=None, repr=False)
 
     @classmethod
-    def load(cls, folder: Path) -> "SweepData":
+    def load(cls, folder: Path) -> SweepData:
         folder = Path(folder)
         path = folder / RESULTS
         if not path.is_file():

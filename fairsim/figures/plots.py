@@ -3,8 +3,8 @@ values beside ours, ECDFs, and the tables behind them (ratios to FFT, per-policy
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from dataclasses import replace
-from typing import Callable, Sequence
 
 import numpy as np
 import pandas as pd

@@ -5,8 +5,8 @@ or a policy's own value), its setting, metric, policy and trace, and how the sou
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Sequence
 
 
 @dataclass(frozen=True)

@@ -15,8 +15,8 @@ With one value the interval is undefined (NaN), never a fake zero-width interval
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Iterable
 
 import numpy as np
 import pandas as pd

@@ -12,8 +12,8 @@ A claim whose sweep or policy did not run says so instead of a number.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Callable, Mapping
 
 import numpy as np
 import pandas as pd

@@ -11,7 +11,7 @@ the reading covers, so a reading run on fewer traces or seeds is compared like w
 
 from __future__ import annotations
 
-from typing import Mapping, Sequence
+from collections.abc import Mapping, Sequence
 
 import pandas as pd
 

@@ -3,8 +3,8 @@ could not be reproduced. Deterministic text (no dates, no timings) so a rerun ch
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Mapping, Sequence
 
 from fairsim.figures import style
 from fairsim.figures.data import Inputs

@@ -68,7 +68,7 @@ class PolicyView:
         return np.full(self.num_jobs, NOT_RUN, dtype=np.int64)
 
     @classmethod
-    def assemble(cls, fields: dict) -> "PolicyView":
+    def assemble(cls, fields: dict) -> PolicyView:
         """A view from a mapping of every field, skipping the frozen dataclass's per-field
         ``__setattr__`` (about 7 us): the engine builds one per round. The view stays frozen."""
         view = object.__new__(cls)

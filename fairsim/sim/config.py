@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass, field, fields
-from typing import Any, Mapping
+from typing import Any
 
 import numpy as np
 
@@ -74,7 +75,7 @@ class SimConfig:
     overheads: Overheads = field(default_factory=Overheads)
 
     @classmethod
-    def from_config(cls, cfg: Mapping[str, Any] | None, source: str = "sim") -> "SimConfig":
+    def from_config(cls, cfg: Mapping[str, Any] | None, source: str = "sim") -> SimConfig:
         cfg = dict(cfg or {})
         cfg.pop("name", None)
         check_keys(cfg, (f.name for f in fields(cls)), source, noun="setting")

@@ -18,8 +18,8 @@ from __future__ import annotations
 
 import math
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable
 
 import numpy as np
 import pandas as pd
@@ -34,7 +34,6 @@ from fairsim.sim.placement import HostPlacer
 from fairsim.sim.schedule import ScheduleRecorder
 from fairsim.workload.jobs import JobSet
 from fairsim.workload.trace import shown
-
 
 # Steps in a row with jobs waiting, nothing running and nothing left to arrive, after which a run
 # is stuck for good: every GPU is free then, so any policy that ever starts a waiting job has.

@@ -34,7 +34,7 @@ if TYPE_CHECKING:
 
 
 def solve_lp_repair(p: AssignmentProblem, budget: Budget | None = None, mip_gap: float = 1e-4,
-                    core: int = 256, keep_types: int = 2, warm: "WarmStart | None" = None) -> Solution:
+                    core: int = 256, keep_types: int = 2, warm: WarmStart | None = None) -> Solution:
     """LP relaxation (HiGHS dual simplex: a vertex, so only a few jobs are fractional); keep its
     integral rows except a *core* of the jobs nearest to changing (the fractional ones and the
     ``core`` jobs with the smallest LP reduced costs), and re-solve the core exactly as a small
@@ -51,7 +51,7 @@ def solve_lp_repair(p: AssignmentProblem, budget: Budget | None = None, mip_gap:
 
 
 def lp_repair_pruned(p: AssignmentProblem, q: AssignmentProblem, cols: Columns, tick: float, budget: Budget,
-                      mip_gap: float, core: int, keep_types: int, warm: "WarmStart | None") -> Solution:
+                      mip_gap: float, core: int, keep_types: int, warm: WarmStart | None) -> Solution:
     """``solve_lp_repair`` once ``q`` (``p`` pruned) and its columns are built."""
     lp_tick = time.perf_counter()
     if warm is None:

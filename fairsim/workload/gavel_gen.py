@@ -31,8 +31,9 @@ deliver (docs/gavel_compat.md, "Steady state"), so no steady state exists there.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Mapping
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -60,7 +61,7 @@ class GavelGenOptions:
     window: tuple[int, int] | None = (4000, 5000)
 
     @classmethod
-    def from_config(cls, cfg: Mapping[str, Any], src: str) -> "GavelGenOptions":
+    def from_config(cls, cfg: Mapping[str, Any], src: str) -> GavelGenOptions:
         multi = cfg.get("multi_gpu", cls.multi_gpu)
         require(isinstance(multi, bool), src, "multi_gpu", f"must be true or false, got {multi!r}")
         o = cls(

@@ -43,7 +43,7 @@ class JobSet:
         return self.work / np.maximum(self.tput_packed, self.tput_spread).max(axis=1)
 
     @classmethod
-    def build(cls, trace: pd.DataFrame, catalog: Catalog, cluster: ClusterSpec, source: str = "trace") -> "JobSet":
+    def build(cls, trace: pd.DataFrame, catalog: Catalog, cluster: ClusterSpec, source: str = "trace") -> JobSet:
         model = catalog.model_indices(trace["model"].to_numpy(), source)
         workers = trace["workers"].to_numpy(np.int64)
         widest = int(cluster.counts.max())

@@ -38,10 +38,10 @@ the ``gpu_map`` that would map them.
 
 from __future__ import annotations
 
-from types import ModuleType
-from typing import Any, Mapping
-
 from collections import Counter
+from collections.abc import Mapping
+from types import ModuleType
+from typing import Any
 
 import numpy as np
 import pandas as pd

@@ -10,9 +10,10 @@ one entry in the dict below.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Mapping
+from typing import Any
 
 import pandas as pd
 
@@ -21,13 +22,17 @@ from fairsim.errors import OneOf, require
 from fairsim.files import input_path
 from fairsim.workload import options as opt
 from fairsim.workload.catalog import Catalog, with_own_types
-from fairsim.workload.gavel_gen import OPTIONS as GAVEL_GEN_OPTIONS, GavelGenOptions, generate_gavel
-from fairsim.workload.gavel_trace import read_gavel_trace, shipped_trace as gavel_shipped
+from fairsim.workload.gavel_gen import OPTIONS as GAVEL_GEN_OPTIONS
+from fairsim.workload.gavel_gen import GavelGenOptions, generate_gavel
+from fairsim.workload.gavel_trace import read_gavel_trace
+from fairsim.workload.gavel_trace import shipped_trace as gavel_shipped
 from fairsim.workload.jobs_log import format_options, log_to_trace, read_log
 from fairsim.workload.perf_model import paper_catalog
-from fairsim.workload.philly import OPTIONS as PHILLY_OPTIONS, PhillyOptions, generate_philly
+from fairsim.workload.philly import OPTIONS as PHILLY_OPTIONS
+from fairsim.workload.philly import PhillyOptions, generate_philly
 from fairsim.workload.table_catalog import gavel_catalog, table_catalog
-from fairsim.workload.tiresias_trace import duration_catalog, read_tiresias_trace, shipped_trace as tiresias_shipped
+from fairsim.workload.tiresias_trace import duration_catalog, read_tiresias_trace
+from fairsim.workload.tiresias_trace import shipped_trace as tiresias_shipped
 from fairsim.workload.trace import read_trace, validate_trace
 
 

@@ -3,7 +3,8 @@ rules themselves are fairsim.errors': Number, OneOf, check_keys)."""
 
 from __future__ import annotations
 
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 
 from fairsim.errors import InputError, Number, OneOf, check_keys, require
 

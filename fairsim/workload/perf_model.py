@@ -22,10 +22,11 @@ bw_link the intra-host bandwidth when the job's d workers fit on one host and si
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
-from typing import Any, Mapping, Sequence
+from typing import Any
 
 import numpy as np
 import yaml
@@ -137,7 +138,7 @@ class Links:
     inter_bytes_per_s: float
 
     @classmethod
-    def of(cls, cluster: ClusterSpec) -> "Links":
+    def of(cls, cluster: ClusterSpec) -> Links:
         return cls(cluster.gpus_per_host, cluster.intra_host_bytes_per_s, cluster.inter_host_bytes_per_s)
 
 

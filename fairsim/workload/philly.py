@@ -32,11 +32,12 @@ num_jobs / (r * total GPUs): the same arrival intensity per GPU on any cluster a
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from functools import lru_cache
 from importlib import resources
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -71,7 +72,7 @@ class PhillyOptions:
     jobs_per_gpu_hour: float | None = None  # alternative to span_h: span = num_jobs / (this * total GPUs)
 
     @classmethod
-    def from_config(cls, cfg: Mapping[str, Any], src: str) -> "PhillyOptions":
+    def from_config(cls, cfg: Mapping[str, Any], src: str) -> PhillyOptions:
         o = cls(
             num_jobs=opt.number(cfg, "num_jobs", src, cls.num_jobs, lo=1, hi=MAX_GENERATED_JOBS, integer=True),
             load=opt.number(cfg, "load", src, cls.load, lo=0, lo_open=True),

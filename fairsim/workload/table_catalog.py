@@ -19,9 +19,9 @@ is used. models CSV: ``model``, ``param_count`` (required); ``state_bytes`` (def
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from importlib import resources
 from pathlib import Path
-from typing import Mapping
 
 import numpy as np
 import pandas as pd

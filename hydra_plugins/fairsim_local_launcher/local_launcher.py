@@ -21,9 +21,9 @@ from __future__ import annotations
 
 import signal
 import warnings
+from collections.abc import Sequence
 from multiprocessing import resource_tracker
 from pathlib import Path
-from typing import Sequence
 
 from hydra.core.singleton import Singleton
 from hydra.core.utils import JobReturn, JobStatus, setup_globals

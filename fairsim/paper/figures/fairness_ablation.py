@@ -9,8 +9,8 @@ and seed) has a 95% t-interval that excludes 0.
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Mapping, Sequence
 
 import numpy as np
 import pandas as pd

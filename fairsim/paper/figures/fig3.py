@@ -24,7 +24,7 @@ def results():
 
 def draw(inputs, out_dir: Path) -> list[Check]:
     example, runs = results()
-    titles = {name: f"{style.label(name)} ({'%g-s' % r.schedule['duration_s'].iloc[0]} rounds): total JCT "
+    titles = {name: f"{style.label(name)} ({r.schedule['duration_s'].iloc[0]:g}-s rounds): total JCT "
                     f"{r.jobs['jct_s'].sum() / 60:.2f} min, {int(r.jobs['type_switches'].sum())} migration(s)"
               for name, r in runs.items()}
     titles["ours"] = titles["ours"].replace("FFT", "FFT = optimal order")

@@ -10,9 +10,9 @@ model, load), judged exactly as the headline table judges the testbed (paper/hea
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Mapping, Sequence
 
 import numpy as np
 import pandas as pd

@@ -13,8 +13,8 @@ data/open_choices_metrics.csv: FFT's averages under each reading with the baseli
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Mapping, Sequence
 
 import numpy as np
 import pandas as pd

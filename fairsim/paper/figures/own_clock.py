@@ -11,8 +11,8 @@ testbed headline claim's verdict under both readings and which verdicts the cloc
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Mapping, Sequence
 
 import pandas as pd
 

@@ -23,8 +23,8 @@ the run (its digest in provenance.json): editing it makes stale exactly the cell
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterable
-from typing import Any, Mapping
+from collections.abc import Iterable, Mapping
+from typing import Any
 
 import numpy as np
 

@@ -10,8 +10,9 @@ one log of their jobs together, each job keeping its VC as tenant: Philly's VCs 
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any
 
 import numpy as np
 import pandas as pd

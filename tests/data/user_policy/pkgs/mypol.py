@@ -3,9 +3,9 @@
 and a helper module of its own. tests/test_provenance.py and tests/test_user_config.py copy it
 to a temporary folder on PYTHONPATH and edit it there."""
 
+import myhelp
 import numpy as np
 
-import myhelp
 from fairsim.policies.base import NOT_RUN, Policy, PolicyView
 from fairsim.policies.queues import fastest_first, greedy_fill
 
