@@ -1,8 +1,8 @@
 """Run one simulation, or a sweep of them with -m. See README.md.
 
-    python run.py                                        # defaults: conf/config.yaml
-    python run.py policy=fifo cluster=scale8 load=0.5
-    python run.py -m policy=ours,themis,gavel load=0.5,0.8 sweep_name=mine
+python run.py                                        # defaults: conf/config.yaml
+python run.py policy=fifo cluster=scale8 load=0.5
+python run.py -m policy=ours,themis,gavel load=0.5,0.8 sweep_name=mine
 """
 
 from __future__ import annotations

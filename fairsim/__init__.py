@@ -20,9 +20,17 @@ from typing import Any
 __version__ = "0.1.0"
 
 # public name -> the module that defines it, imported on first access (PEP 562)
-_LAZY = {"run": "fairsim.api", "sweep": "fairsim.api", "load": "fairsim.api", "Run": "fairsim.api",
-         "Sweep": "fairsim.api", "SweepError": "fairsim.api", "InputError": "fairsim.errors"}
+_LAZY = {
+    "run": "fairsim.api",
+    "sweep": "fairsim.api",
+    "load": "fairsim.api",
+    "Run": "fairsim.api",
+    "Sweep": "fairsim.api",
+    "SweepError": "fairsim.api",
+    "InputError": "fairsim.errors",
+}
 __all__ = ["__version__", *_LAZY]
+
 
 def __getattr__(name: str) -> Any:
     if name not in _LAZY:

@@ -49,6 +49,7 @@ class SweepError(RuntimeError):
 
 # ---- results --------------------------------------------------------------------------------------
 
+
 def _table(path: Path) -> pd.DataFrame | None:
     import pandas as pd
 
@@ -146,14 +147,19 @@ def load(path: str | os.PathLike) -> Run | Sweep:
     if not folder.is_dir():
         raise InputError("fairsim.load", str(path), "no such folder")
     if not (folder / SUMMARY).is_file() and not any(folder.iterdir()):
-        raise InputError("fairsim.load", str(path), "an empty folder: neither a run (summary.json) nor a sweep (results.parquet)")
+        raise InputError(
+            "fairsim.load", str(path), "an empty folder: neither a run (summary.json) nor a sweep (results.parquet)"
+        )
     why = why_incomplete(folder)
     if why is not None:
-        raise InputError("fairsim.load", str(path), f"not a complete run folder ({why}) nor a sweep folder (no {RESULTS})")
+        raise InputError(
+            "fairsim.load", str(path), f"not a complete run folder ({why}) nor a sweep folder (no {RESULTS})"
+        )
     return Run(folder)
 
 
 # ---- overrides ------------------------------------------------------------------------------------
+
 
 def _value(value: Any) -> str:
     """A Python value as Hydra's override grammar writes it."""
@@ -183,6 +189,7 @@ def overrides_of(overrides: Iterable[str | list[str]], keys: dict[str, Any], swe
 
 
 # ---- one run --------------------------------------------------------------------------------------
+
 
 def run(*overrides: str, **keys: Any) -> Run:
     """One simulation, as ``python run.py <overrides>``: the result files in a new run folder
@@ -217,8 +224,9 @@ def _run_with_hydra(args: list[str], conf_dir: Path) -> Path:
 
     with initialize_config_dir(config_dir=str(conf_dir), job_name="run", version_base="1.3"):
         try:
-            done = GlobalHydra.instance().hydra.run(config_name="config", task_function=job, overrides=args,
-                                                    with_log_configuration=False)
+            done = GlobalHydra.instance().hydra.run(
+                config_name="config", task_function=job, overrides=args, with_log_configuration=False
+            )
         except (HydraException, OmegaConfBaseException) as exc:
             if started:
                 raise
@@ -227,6 +235,7 @@ def _run_with_hydra(args: list[str], conf_dir: Path) -> Path:
 
 
 # ---- a sweep --------------------------------------------------------------------------------------
+
 
 def sweep(*overrides: str, **keys: Any) -> Sweep:
     """A sweep, as ``python run.py -m <overrides>`` (run in a process of its own, its lines printed
@@ -257,8 +266,11 @@ def _first_cell(args: list[str]) -> list[str]:
 
     first = []
     for arg, parsed in zip(args, OverridesParser.create().parse_overrides(args)):
-        first.append(f"{parsed.get_key_element()}={next(iter(parsed.sweep_string_iterator()))}"
-                     if parsed.is_sweep_override() else arg)
+        first.append(
+            f"{parsed.get_key_element()}={next(iter(parsed.sweep_string_iterator()))}"
+            if parsed.is_sweep_override()
+            else arg
+        )
     return first
 
 
@@ -299,7 +311,7 @@ def _run_py(script: Path, args: list[str], keep: int = 20) -> tuple[int, list[st
         try:
             for line in proc.stderr:
                 sys.stderr.write(line)
-                lines = [*lines[-keep + 1:], line.rstrip("\n")]
+                lines = [*lines[-keep + 1 :], line.rstrip("\n")]
             proc.wait()
         except KeyboardInterrupt:
             proc.send_signal(signal.SIGINT)

@@ -35,10 +35,17 @@ from fairsim.errors import InputError, Number, check_keys, is_number, require
 from fairsim.files import note_input
 
 DATASHEET = "fairsim/data/gpu_specs.csv"
-FIGURES = ("memory_gb", "fp32_tflops", "fp16_tflops", "mem_bw_gb_s")  # a type's datasheet figures, as a preset writes them
+FIGURES = (
+    "memory_gb",
+    "fp32_tflops",
+    "fp16_tflops",
+    "mem_bw_gb_s",
+)  # a type's datasheet figures, as a preset writes them
 TYPE_KEYS = (*FIGURES, "like", "speed", "efficiency")
-HOW_TO_ADD = ("a type of your own: the cluster preset's gpu_types.<name>: {memory_gb, fp32_tflops, fp16_tflops, mem_bw_gb_s} "
-              f"or {{like: <a known type>, speed: <its throughput ratio>}}, or gpu_specs: <a CSV like {DATASHEET}>; docs/clusters.md")
+HOW_TO_ADD = (
+    "a type of your own: the cluster preset's gpu_types.<name>: {memory_gb, fp32_tflops, fp16_tflops, mem_bw_gb_s} "
+    f"or {{like: <a known type>, speed: <its throughput ratio>}}, or gpu_specs: <a CSV like {DATASHEET}>; docs/clusters.md"
+)
 
 
 @dataclass(frozen=True)
@@ -49,7 +56,9 @@ class GpuSpec:
     fp16_tflops: float  # dense tensor-core FP16; equals fp32 for GPUs without tensor cores
     mem_bw_gb_s: float
     like: str | None = None  # a known type whose throughputs this one's are scaled from, by ``speed``
-    speed: tuple[tuple[str, float], ...] = ()  # (model or "default", throughput / like's); () = modelled from the figures
+    speed: tuple[
+        tuple[str, float], ...
+    ] = ()  # (model or "default", throughput / like's); () = modelled from the figures
     efficiency: tuple[float, float] | None = None  # achieved (compute, memory) fractions for the paper catalog's model
 
     def speed_of(self, model: str) -> float:
@@ -72,9 +81,7 @@ def _gpu_specs(path: Path) -> dict[str, GpuSpec]:
     for row in csv.DictReader(text.splitlines()):
         fp32 = float(row["fp32_tflops"])
         fp16 = float(row["fp16_tensor_tflops_dense"]) if row["fp16_tensor_tflops_dense"] else fp32
-        specs[row["gpu"].lower()] = GpuSpec(
-            row["gpu"], float(row["memory_gb"]), fp32, fp16, float(row["mem_bw_gb_s"])
-        )
+        specs[row["gpu"].lower()] = GpuSpec(row["gpu"], float(row["memory_gb"]), fp32, fp16, float(row["mem_bw_gb_s"]))
     return specs
 
 
@@ -94,8 +101,13 @@ def canonical_name(name: Any, specs: Mapping[str, GpuSpec], source: str, field: 
     if spec is None:
         names = [s.name for s in specs.values()]
         close = closest_names(str(name), names)
-        raise InputError(source, field, f"unknown GPU type {name!r} (allowed: {', '.join(names)})"
-                         + (f"; closest: {', '.join(close)}" if close else "") + (f"; {hint}" if hint else ""))
+        raise InputError(
+            source,
+            field,
+            f"unknown GPU type {name!r} (allowed: {', '.join(names)})"
+            + (f"; closest: {', '.join(close)}" if close else "")
+            + (f"; {hint}" if hint else ""),
+        )
     return spec.name
 
 
@@ -109,7 +121,12 @@ def own_types(raw: Any, source: str) -> tuple[GpuSpec, ...]:
     known before it (the datasheet's, or one listed earlier) whose figures it takes unless given."""
     if raw is None:
         return ()
-    require(isinstance(raw, Mapping), source, "gpu_types", f"must map type names to their figures ({HOW_TO_ADD}), got {raw!r}")
+    require(
+        isinstance(raw, Mapping),
+        source,
+        "gpu_types",
+        f"must map type names to their figures ({HOW_TO_ADD}), got {raw!r}",
+    )
     specs = dict(gpu_specs())
     out = []
     for name, entry in raw.items():
@@ -117,10 +134,19 @@ def own_types(raw: Any, source: str) -> tuple[GpuSpec, ...]:
         require(isinstance(name, str) and name.strip() != "", source, field, "a type's name must be a non-empty string")
         if name.lower() in specs:
             where = DATASHEET if name.lower() in gpu_specs() else "listed earlier"
-            raise InputError(source, field, f"{specs[name.lower()].name} is a known type already ({where}): give yours "
-                             "another name (memory_gb.<type> changes a known type's memory)")
-        require(isinstance(entry, Mapping), source, field, f"must be {{memory_gb, fp32_tflops, fp16_tflops, mem_bw_gb_s}} or "
-                f"{{like: <a known type>, speed: <ratio>}}, got {entry!r}")
+            raise InputError(
+                source,
+                field,
+                f"{specs[name.lower()].name} is a known type already ({where}): give yours "
+                "another name (memory_gb.<type> changes a known type's memory)",
+            )
+        require(
+            isinstance(entry, Mapping),
+            source,
+            field,
+            f"must be {{memory_gb, fp32_tflops, fp16_tflops, mem_bw_gb_s}} or "
+            f"{{like: <a known type>, speed: <ratio>}}, got {entry!r}",
+        )
         out.append(_own_type(name, entry, specs, source, field))
         specs[name.lower()] = out[-1]
     return tuple(out)
@@ -128,20 +154,41 @@ def own_types(raw: Any, source: str) -> tuple[GpuSpec, ...]:
 
 def _own_type(name: str, entry: Mapping[str, Any], specs: Mapping[str, GpuSpec], source: str, field: str) -> GpuSpec:
     check_keys(entry, TYPE_KEYS, source, prefix=f"{field}.", noun="key of a GPU type")
-    like = None if entry.get("like") is None else specs[canonical_name(entry["like"], specs, source, f"{field}.like").lower()]
-    base = {} if like is None else {"memory_gb": like.memory_gb, "fp32_tflops": like.fp32_tflops,
-                                    "fp16_tflops": like.fp16_tflops, "mem_bw_gb_s": like.mem_bw_gb_s}
+    like = (
+        None
+        if entry.get("like") is None
+        else specs[canonical_name(entry["like"], specs, source, f"{field}.like").lower()]
+    )
+    base = (
+        {}
+        if like is None
+        else {
+            "memory_gb": like.memory_gb,
+            "fp32_tflops": like.fp32_tflops,
+            "fp16_tflops": like.fp16_tflops,
+            "mem_bw_gb_s": like.mem_bw_gb_s,
+        }
+    )
     figures = {}
     for key in FIGURES:
         value = entry.get(key, base.get(key, entry.get("fp32_tflops") if key == "fp16_tflops" else None))
-        require(value is not None, source, f"{field}.{key}", "is required (or like: <a known type> to take its figures)")
+        require(
+            value is not None, source, f"{field}.{key}", "is required (or like: <a known type> to take its figures)"
+        )
         figures[key] = Number(lo=0, lo_open=True).check(value, source, f"{field}.{key}")
     speed = _speed(entry.get("speed"), like, source, f"{field}.speed")
     eff = entry.get("efficiency")
     if eff is not None:
-        require(isinstance(eff, Mapping) and set(eff) == {"compute", "memory"}, source, f"{field}.efficiency",
-                f"must be {{compute: <fraction>, memory: <fraction>}}, got {eff!r}")
-        eff = tuple(Number(lo=0, lo_open=True, hi=1).check(eff[k], source, f"{field}.efficiency.{k}") for k in ("compute", "memory"))
+        require(
+            isinstance(eff, Mapping) and set(eff) == {"compute", "memory"},
+            source,
+            f"{field}.efficiency",
+            f"must be {{compute: <fraction>, memory: <fraction>}}, got {eff!r}",
+        )
+        eff = tuple(
+            Number(lo=0, lo_open=True, hi=1).check(eff[k], source, f"{field}.efficiency.{k}")
+            for k in ("compute", "memory")
+        )
     return GpuSpec(name, **figures, like=None if like is None else like.name, speed=speed, efficiency=eff)
 
 
@@ -154,11 +201,21 @@ def _speed(raw: Any, like: GpuSpec | None, source: str, field: str) -> tuple[tup
     table = raw if isinstance(raw, Mapping) else {"default": raw}
     require(len(table) > 0, source, field, "must be a ratio > 0 or {<model>: <ratio>, default: <ratio>}, got {}")
     rule = Number(lo=0, lo_open=True, what="a throughput ratio > 0")
-    return tuple((str(model), rule.check(ratio, source, field if table is not raw else f"{field}.{model}"))
-                 for model, ratio in table.items())
+    return tuple(
+        (str(model), rule.check(ratio, source, field if table is not raw else f"{field}.{model}"))
+        for model, ratio in table.items()
+    )
 
 
-CONFIG_KEYS = ("name", "counts", "gpus_per_host", "inter_host_gbps", "intra_host_gbps", "memory_gb", "gpu_types")  # a cluster written out
+CONFIG_KEYS = (
+    "name",
+    "counts",
+    "gpus_per_host",
+    "inter_host_gbps",
+    "intra_host_gbps",
+    "memory_gb",
+    "gpu_types",
+)  # a cluster written out
 
 # GPUs of one type (and on one host) a cluster may have: beyond the largest clusters built, and
 # the engine keeps arrays per host and GPU, so a corrupt count fails here, not in memory.
@@ -214,7 +271,9 @@ class ClusterSpec:
     def type_index(self, name: str) -> int:
         canon = self.canonical(name)
         if canon not in self.gpu_types:
-            raise InputError("cluster", "gpu type", f"{name!r} is not in this cluster (has: {', '.join(self.gpu_types)})")
+            raise InputError(
+                "cluster", "gpu type", f"{name!r} is not in this cluster (has: {', '.join(self.gpu_types)})"
+            )
         return self.gpu_types.index(canon)
 
     def host_sizes(self, t: int) -> np.ndarray:
@@ -235,20 +294,37 @@ class ClusterSpec:
         own = own_types(cfg.get("gpu_types"), source)
         known = {**gpu_specs(), **{t.name.lower(): t for t in own}}
         counts_cfg = cfg.get("counts")
-        require(isinstance(counts_cfg, Mapping) and len(counts_cfg) > 0, source, "counts",
-                "must map GPU type names to GPU counts, e.g. {T4: 12, A10: 12}")
+        require(
+            isinstance(counts_cfg, Mapping) and len(counts_cfg) > 0,
+            source,
+            "counts",
+            "must map GPU type names to GPU counts, e.g. {T4: 12, A10: 12}",
+        )
         names, counts = [], []
         for raw_name, raw_count in counts_cfg.items():
             name = canonical_name(raw_name, known, source, f"counts.{raw_name}", HOW_TO_ADD)
             require(name not in names, source, f"counts.{raw_name}", f"GPU type {name} is listed twice")
             count = _as_int(raw_count, source, f"counts.{raw_name}")
-            require(0 <= count <= MAX_GPUS, source, f"counts.{raw_name}", f"must be a GPU count >= 0 and <= {MAX_GPUS}, got {count}")
+            require(
+                0 <= count <= MAX_GPUS,
+                source,
+                f"counts.{raw_name}",
+                f"must be a GPU count >= 0 and <= {MAX_GPUS}, got {count}",
+            )
             names.append(name)
             counts.append(count)
         require(sum(counts) > 0, source, "counts", "the cluster must have at least one GPU")
         gpus_per_host = _as_int(cfg.get("gpus_per_host", 4), source, "gpus_per_host")
-        require(1 <= gpus_per_host <= MAX_GPUS, source, "gpus_per_host", f"must be >= 1 and <= {MAX_GPUS}, got {gpus_per_host}")
-        overrides = {canonical_name(k, known, source, f"memory_gb.{k}", HOW_TO_ADD): v for k, v in (cfg.get("memory_gb") or {}).items()}
+        require(
+            1 <= gpus_per_host <= MAX_GPUS,
+            source,
+            "gpus_per_host",
+            f"must be >= 1 and <= {MAX_GPUS}, got {gpus_per_host}",
+        )
+        overrides = {
+            canonical_name(k, known, source, f"memory_gb.{k}", HOW_TO_ADD): v
+            for k, v in (cfg.get("memory_gb") or {}).items()
+        }
         memory = []
         for name in names:
             mem = overrides.get(name, known[name.lower()].memory_gb)
@@ -256,7 +332,12 @@ class ClusterSpec:
             memory.append(mem)
         for key in ("inter_host_gbps", "intra_host_gbps"):
             if key in cfg:
-                require(is_number(cfg[key]) and float(cfg[key]) > 0, source, key, f"must be a bandwidth > 0 in Gbit/s, got {cfg[key]!r}")
+                require(
+                    is_number(cfg[key]) and float(cfg[key]) > 0,
+                    source,
+                    key,
+                    f"must be a bandwidth > 0 in Gbit/s, got {cfg[key]!r}",
+                )
         return cls(
             name=str(cfg.get("name", "custom")),
             gpu_types=tuple(names),

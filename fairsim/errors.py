@@ -35,7 +35,9 @@ class InputError(ValueError):
         """The error a one-line report states (``[error: ]<source>: <field>: <problem>``, as another
         fairsim process prints it): its message is the line's."""
         text = line.strip().removeprefix("error: ")
-        source, field, problem = (text.split(": ", 2) + ["", ""])[:3] if text.count(": ") >= 2 else ("fairsim", "error", text)
+        source, field, problem = (
+            (text.split(": ", 2) + ["", ""])[:3] if text.count(": ") >= 2 else ("fairsim", "error", text)
+        )
         return cls(source, field, problem)
 
 
@@ -118,7 +120,11 @@ class OneOf:
 
     def check(self, value: Any, source: str, key: str) -> Any:
         listed = ", ".join(self.allowed)
-        problem = f"{value!r} is not one of {listed}" if self.wording == "is_not" else f"must be one of {listed}, got {value!r}"
+        problem = (
+            f"{value!r} is not one of {listed}"
+            if self.wording == "is_not"
+            else f"must be one of {listed}, got {value!r}"
+        )
         require(isinstance(value, str) and value in self.allowed, source, key, problem)
         return value
 
@@ -141,7 +147,9 @@ class Ascending:
 Rule = Bool | Number | OneOf | Ascending  # Integer is a Number
 
 
-def check_keys(cfg: Mapping[str, Any], allowed: Iterable[str], source: str, *, noun: str = "option", prefix: str = "") -> None:
+def check_keys(
+    cfg: Mapping[str, Any], allowed: Iterable[str], source: str, *, noun: str = "option", prefix: str = ""
+) -> None:
     """Refuse a key not in ``allowed``: "<prefix><key>: unknown <noun> (allowed: <sorted>)"."""
     allowed = tuple(allowed)
     for key in cfg:

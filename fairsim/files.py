@@ -17,7 +17,9 @@ def atomic_write(path: Path, write: Callable[[Path], object]) -> None:
     reader sees the old file or the new one, never a torn one. The temporary name is unique, so
     two processes writing the same cell (an orphaned worker and a rerun) cannot clobber each
     other's half-written file; a failed write removes its temporary file."""
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.{uuid.uuid4().hex[:8]}.tmp")  # created by write(): usual permissions
+    tmp = path.with_name(
+        f".{path.name}.{os.getpid()}.{uuid.uuid4().hex[:8]}.tmp"
+    )  # created by write(): usual permissions
     try:
         write(tmp)
         tmp.replace(path)

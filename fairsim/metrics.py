@@ -57,8 +57,9 @@ def active_jobs_integral(rounds: pd.DataFrame) -> tuple[np.ndarray, np.ndarray]:
     return np.concatenate([t[:1], t + dur]), area
 
 
-def add_job_metrics(table: pd.DataFrame, jobs: JobSet, cluster: ClusterSpec, rounds: pd.DataFrame,
-                    fluid_finish=fluid_finish_times) -> pd.DataFrame:
+def add_job_metrics(
+    table: pd.DataFrame, jobs: JobSet, cluster: ClusterSpec, rounds: pd.DataFrame, fluid_finish=fluid_finish_times
+) -> pd.DataFrame:
     """Add rho (dynamic N), rho_static and the N used for each, and rho_fluid with its T_id
     (``t_id_fluid_s``), to the per-job table. ``fluid_finish``: ``fluid_finish_times`` or a
     cache of it (``fairsim.experiment.fluid_cache``)."""
@@ -89,8 +90,14 @@ def in_window(table: pd.DataFrame, window: tuple[int, int] | None) -> pd.DataFra
     return table if window is None else table[(table["job_id"] >= window[0]) & (table["job_id"] < window[1])]
 
 
-def summarize(table: pd.DataFrame, rounds: pd.DataFrame, cluster: ClusterSpec, stats: dict,
-              window: tuple[int, int] | None = None, tenants: pd.DataFrame | None = None) -> dict:
+def summarize(
+    table: pd.DataFrame,
+    rounds: pd.DataFrame,
+    cluster: ClusterSpec,
+    stats: dict,
+    window: tuple[int, int] | None = None,
+    tenants: pd.DataFrame | None = None,
+) -> dict:
     """The run's summary. ``window`` restricts job statistics to trace job ids in [lo, hi) (steady state).
     ``tenants``: the window's ``tenant_table``, when the caller has it already."""
     jobs = in_window(table, window)
@@ -143,8 +150,17 @@ def jain_index(values: np.ndarray) -> float:
     return float(values.sum() ** 2 / (len(values) * square_sum)) if len(values) and square_sum > 0 else float("nan")
 
 
-TENANT_COLUMNS = ("tenant", "jobs", "finished_jobs", "gpu_hours", "gpu_share", "avg_jct_s", "rho_fluid_mean", "rho_mean",
-                  "starvation_max_s")
+TENANT_COLUMNS = (
+    "tenant",
+    "jobs",
+    "finished_jobs",
+    "gpu_hours",
+    "gpu_share",
+    "avg_jct_s",
+    "rho_fluid_mean",
+    "rho_mean",
+    "starvation_max_s",
+)
 
 
 def tenant_table(table: pd.DataFrame) -> pd.DataFrame:
@@ -159,20 +175,29 @@ def tenant_table(table: pd.DataFrame) -> pd.DataFrame:
     for tenant, part in named.groupby("tenant", sort=True):
         finished = part[done[named.index.get_indexer(part.index)]]
         gpu_s = float(part["attained_gpu_s"].sum())
-        rows.append({
-            "tenant": str(tenant), "jobs": int(len(part)), "finished_jobs": int(len(finished)),
-            "gpu_hours": gpu_s / 3600.0, "gpu_share": gpu_s / total_gpu_s if total_gpu_s > 0 else float("nan"),
-            "avg_jct_s": _stat(np.mean, finished["jct_s"].to_numpy(float)),
-            "rho_fluid_mean": _stat(np.mean, finished["rho_fluid"].to_numpy(float)),
-            "rho_mean": _stat(np.mean, finished["rho"].to_numpy(float)),
-            "starvation_max_s": _stat(np.max, part["starvation_s"].to_numpy(float)),
-        })
+        rows.append(
+            {
+                "tenant": str(tenant),
+                "jobs": int(len(part)),
+                "finished_jobs": int(len(finished)),
+                "gpu_hours": gpu_s / 3600.0,
+                "gpu_share": gpu_s / total_gpu_s if total_gpu_s > 0 else float("nan"),
+                "avg_jct_s": _stat(np.mean, finished["jct_s"].to_numpy(float)),
+                "rho_fluid_mean": _stat(np.mean, finished["rho_fluid"].to_numpy(float)),
+                "rho_mean": _stat(np.mean, finished["rho"].to_numpy(float)),
+                "starvation_max_s": _stat(np.max, part["starvation_s"].to_numpy(float)),
+            }
+        )
     return pd.DataFrame(rows, columns=list(TENANT_COLUMNS))
 
 
 def tenant_summary(tenants: pd.DataFrame) -> dict:
-    return {"tenant_count": int(len(tenants)),
-            "tenant_jain_rho_fluid": jain_index(tenants["rho_fluid_mean"].to_numpy(float)) if len(tenants) >= 2 else float("nan")}
+    return {
+        "tenant_count": int(len(tenants)),
+        "tenant_jain_rho_fluid": jain_index(tenants["rho_fluid_mean"].to_numpy(float))
+        if len(tenants) >= 2
+        else float("nan"),
+    }
 
 
 def _stat(fn, values: np.ndarray) -> float:

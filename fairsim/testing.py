@@ -16,8 +16,18 @@ def toy_cluster(counts: dict[str, int], gpus_per_host: int = 4, **kw) -> Cluster
     return ClusterSpec.from_config({"name": "toy", "counts": counts, "gpus_per_host": gpus_per_host, **kw})
 
 
-def toy_jobs(throughput, work, arrival=None, workers=None, state_bytes=None, spread=None,
-             feasible=None, weight=None, tenant=None, work_unit: str = "unit") -> JobSet:
+def toy_jobs(
+    throughput,
+    work,
+    arrival=None,
+    workers=None,
+    state_bytes=None,
+    spread=None,
+    feasible=None,
+    weight=None,
+    tenant=None,
+    work_unit: str = "unit",
+) -> JobSet:
     """Jobs from a throughput table [J, T] (units/s on each cluster type; 0 = cannot run)."""
     tput = np.asarray(throughput, dtype=np.float64)
     n = tput.shape[0]
@@ -42,17 +52,39 @@ def toy_jobs(throughput, work, arrival=None, workers=None, state_bytes=None, spr
     return JobSet(work_unit=work_unit, **arrays)
 
 
-def toy_view(throughput, capacity, workers=None, work=None, done=None, arrival=None, now: float = 0.0,
-             round_len: float = 300.0, last_type=None, prev_type=None, switch_cost_s=None, feasible=None,
-             state_bytes=None, attained_gpu_s=None, weight=None, changed: bool = True,
-             gpus_per_host: int = 4, run_s=None, first_start=None) -> PolicyView:
+def toy_view(
+    throughput,
+    capacity,
+    workers=None,
+    work=None,
+    done=None,
+    arrival=None,
+    now: float = 0.0,
+    round_len: float = 300.0,
+    last_type=None,
+    prev_type=None,
+    switch_cost_s=None,
+    feasible=None,
+    state_bytes=None,
+    attained_gpu_s=None,
+    weight=None,
+    changed: bool = True,
+    gpus_per_host: int = 4,
+    run_s=None,
+    first_start=None,
+) -> PolicyView:
     """A policy view over n jobs and T types from small arrays; unspecified fields get neutral
     values (nothing done, never run: ``run_s`` 0, ``first_start`` NaN)."""
     tput = np.asarray(throughput, dtype=np.float64)
     n, t = tput.shape
     cap = np.asarray(capacity, dtype=np.int64)
-    cluster = ClusterSpec(name="toy", gpu_types=tuple(f"type{k}" for k in range(t)), counts=cap,
-                          memory_gb=np.full(t, 80.0), gpus_per_host=gpus_per_host)
+    cluster = ClusterSpec(
+        name="toy",
+        gpu_types=tuple(f"type{k}" for k in range(t)),
+        counts=cap,
+        memory_gb=np.full(t, 80.0),
+        gpus_per_host=gpus_per_host,
+    )
     wk = np.ones(n, dtype=np.int64) if workers is None else np.asarray(workers, dtype=np.int64)
     feas = (tput > 0) & (wk[:, None] <= cap[None, :])
     if feasible is not None:
@@ -62,13 +94,24 @@ def toy_view(throughput, capacity, workers=None, work=None, done=None, arrival=N
         return np.asarray(default if value is None else value, dtype=dtype)
 
     return PolicyView(
-        now=float(now), round_len=float(round_len), cluster=cluster, capacity=cap,
-        job_id=np.arange(n, dtype=np.int64), arrival=arr(arrival, np.zeros(n)), workers=wk,
-        work=arr(work, np.ones(n)), done=arr(done, np.zeros(n)), weight=arr(weight, np.ones(n)),
-        throughput=np.where(feas, tput, 0.0), feasible=feas,
-        last_type=arr(last_type, np.full(n, -1), np.int64), prev_type=arr(prev_type, np.full(n, -1), np.int64),
-        switch_cost_s=arr(switch_cost_s, np.zeros((n, t))), state_bytes=arr(state_bytes, np.zeros(n)),
-        attained_gpu_s=arr(attained_gpu_s, np.zeros(n)), run_s=arr(run_s, np.zeros(n)),
+        now=float(now),
+        round_len=float(round_len),
+        cluster=cluster,
+        capacity=cap,
+        job_id=np.arange(n, dtype=np.int64),
+        arrival=arr(arrival, np.zeros(n)),
+        workers=wk,
+        work=arr(work, np.ones(n)),
+        done=arr(done, np.zeros(n)),
+        weight=arr(weight, np.ones(n)),
+        throughput=np.where(feas, tput, 0.0),
+        feasible=feas,
+        last_type=arr(last_type, np.full(n, -1), np.int64),
+        prev_type=arr(prev_type, np.full(n, -1), np.int64),
+        switch_cost_s=arr(switch_cost_s, np.zeros((n, t))),
+        state_bytes=arr(state_bytes, np.zeros(n)),
+        attained_gpu_s=arr(attained_gpu_s, np.zeros(n)),
+        run_s=arr(run_s, np.zeros(n)),
         first_start=arr(first_start, np.full(n, np.nan)),
         changed=changed,
     )

@@ -22,8 +22,9 @@ def run_py_command(*args: str) -> list[str]:
     return [sys.executable, str(ROOT / "run.py"), *args]
 
 
-def _run_py(*args: str, timeout: float | None = 300,
-            env: Mapping[str, str | None] | None = None) -> subprocess.CompletedProcess:
+def _run_py(
+    *args: str, timeout: float | None = 300, env: Mapping[str, str | None] | None = None
+) -> subprocess.CompletedProcess:
     """Run ``python run.py *args`` from the repository root; stdout and stderr captured as text.
 
     The subprocess inherits this process's environment, PYTHONPATH included (so it imports the

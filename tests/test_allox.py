@@ -29,8 +29,9 @@ def test_decide_uses_type_queues_not_just_free_gpus():
     # B on type 1 costs 1.25 + 5 = 6.25 (+1 for A on 0) = 7.25; both on type 0 cost 2 + 2 = 4.
     # So B queues behind A on type 0 and waits although a type-1 GPU is free.
     policy = fresh(AlloxPolicy())
-    view = toy_view([[1, 1], [1, 0.1], [1, 0.8]], capacity=[1, 2], work=[10, 1, 2],
-                    last_type=[1, -1, -1], prev_type=[1, -1, -1])
+    view = toy_view(
+        [[1, 1], [1, 0.1], [1, 0.8]], capacity=[1, 2], work=[10, 1, 2], last_type=[1, -1, -1], prev_type=[1, -1, -1]
+    )
     assert policy.decide(view).tolist() == [1, 0, -1]
 
 
@@ -38,15 +39,15 @@ def test_started_jobs_never_move_or_stop():
     # job 0 runs on the slow type; a much shorter job 1 arrives that would love the same type.
     # AlloX does not preempt: job 0 keeps its GPU, job 1 takes the other type.
     policy = fresh(AlloxPolicy())
-    view = toy_view([[1, 0.5], [1, 0.5]], capacity=[1, 1], work=[1000, 1], done=[10, 0],
-                    last_type=[0, -1], prev_type=[0, -1])
+    view = toy_view(
+        [[1, 0.5], [1, 0.5]], capacity=[1, 1], work=[1000, 1], done=[10, 0], last_type=[0, -1], prev_type=[0, -1]
+    )
     assert policy.decide(view).tolist() == [0, 1]
 
 
 def test_unchanged_rounds_keep_the_decision():
     policy = fresh(AlloxPolicy())
-    view = toy_view([[1.0], [1.0]], capacity=[1], work=[10, 10], last_type=[0, -1], prev_type=[0, -1],
-                    changed=False)
+    view = toy_view([[1.0], [1.0]], capacity=[1], work=[10, 10], last_type=[0, -1], prev_type=[0, -1], changed=False)
     assert policy.decide(view).tolist() == [0, -1]
     assert policy.matchings == 0  # a full type: no matching needed
 
@@ -76,10 +77,18 @@ def test_on_arrival_binds_a_job_to_its_queue_for_good():
     from fairsim.testing import with_job_ids
 
     def views():
-        v1 = toy_view([[1, 1], [1, 1], [1, 10]], capacity=[1, 1], work=[50, 100, 10],
-                      last_type=[0, 1, -1], prev_type=[0, 1, -1])
-        v2 = toy_view([[1, 1], [1, 10]], capacity=[1, 1], work=[50, 10], done=[10, 0], now=300,
-                      last_type=[0, -1], prev_type=[0, -1])
+        v1 = toy_view(
+            [[1, 1], [1, 1], [1, 10]], capacity=[1, 1], work=[50, 100, 10], last_type=[0, 1, -1], prev_type=[0, 1, -1]
+        )
+        v2 = toy_view(
+            [[1, 1], [1, 10]],
+            capacity=[1, 1],
+            work=[50, 10],
+            done=[10, 0],
+            now=300,
+            last_type=[0, -1],
+            prev_type=[0, -1],
+        )
         return with_job_ids(v1, [0, 1, 2]), with_job_ids(v2, [0, 2])
 
     policy = fresh(AlloxPolicy(queue_choice="on_arrival"))
@@ -98,7 +107,12 @@ def test_on_arrival_counts_the_jobs_it_delays():
     # -> 10; type 1: 5 + 3.5 = 8.5 -> type 1 (by A's own finish time alone type 0 would win).
     policy = fresh(AlloxPolicy(queue_choice="on_arrival"))
     policy.bound[:] = [-1, -1, 0, 0, -1, -1, -1, -1]
-    view = toy_view([[1, 1], [1, 1], [1, 0], [1, 0], [1, 2 / 3.5]], capacity=[1, 1], work=[5, 5, 1, 10, 2],
-                    last_type=[0, 1, -1, -1, -1], prev_type=[0, 1, -1, -1, -1])
+    view = toy_view(
+        [[1, 1], [1, 1], [1, 0], [1, 0], [1, 2 / 3.5]],
+        capacity=[1, 1],
+        work=[5, 5, 1, 10, 2],
+        last_type=[0, 1, -1, -1, -1],
+        prev_type=[0, 1, -1, -1, -1],
+    )
     assert policy.decide(view).tolist() == [0, 1, -1, -1, -1]
     assert policy.bound[4] == 1

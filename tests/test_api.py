@@ -28,8 +28,12 @@ def test_run_returns_the_folder_it_wrote(tmp_path):
     assert r.tenants is not None and r.tenants["jobs"].sum() == 20  # the Philly trace names its virtual clusters
     assert r.schedule is None  # sim.record_schedule is off
     assert r.provenance["code_digest"] and r.config["seed"] == 3
-    assert yaml.safe_load((r.folder / ".hydra" / "overrides.yaml").read_text()) == [*SMALL, f"results_dir={tmp_path}",
-                                                                                   "track=false", "seed=3"]
+    assert yaml.safe_load((r.folder / ".hydra" / "overrides.yaml").read_text()) == [
+        *SMALL,
+        f"results_dir={tmp_path}",
+        "track=false",
+        "seed=3",
+    ]
     again = fairsim.load(r.folder)
     assert isinstance(again, fairsim.Run) and table_digest(again.jobs) == table_digest(r.jobs)
     assert not (tmp_path / "mlflow.db").exists()  # track=False
@@ -39,21 +43,34 @@ def test_keyword_values_are_written_as_hydra_overrides():
     from fairsim.api import overrides_of
 
     assert overrides_of(["policy=ours"], {"track": False, "cluster.counts.T4": 4, "x": None, "w": [1, 2]}) == [
-        "policy=ours", "track=false", "cluster.counts.T4=4", "x=null", "w=[1,2]"]
+        "policy=ours",
+        "track=false",
+        "cluster.counts.T4=4",
+        "x=null",
+        "w=[1,2]",
+    ]
     assert overrides_of([], {"load": [0.5, 0.8], "policy": ("ours", "themis")}, sweep=True) == [
-        "load=0.5,0.8", "policy=ours,themis"]
+        "load=0.5,0.8",
+        "policy=ours,themis",
+    ]
     assert overrides_of([["policy=ours,themis", "load=0.5"], "seed=1"], {}, sweep=True) == [
-        "policy=ours,themis", "load=0.5", "seed=1"]  # fairsim.sweep([...]) as well as fairsim.sweep(...)
+        "policy=ours,themis",
+        "load=0.5",
+        "seed=1",
+    ]  # fairsim.sweep([...]) as well as fairsim.sweep(...)
     with pytest.raises(fairsim.InputError, match="each must be a string"):
         overrides_of([3], {})
 
 
-@pytest.mark.parametrize("args, keys, words", [
-    (("policy=ourss",), {}, "command line: policy: no preset 'ourss'"),
-    (("lod=0.5",), {}, "command line: lod: no such key; closest: load"),
-    ((), {"load": -1}, "config: load: must be a number in (0, 10], got -1"),
-    ((), {"seed": True}, "config: seed: must be an integer >= 0"),
-])
+@pytest.mark.parametrize(
+    "args, keys, words",
+    [
+        (("policy=ourss",), {}, "command line: policy: no preset 'ourss'"),
+        (("lod=0.5",), {}, "command line: lod: no such key; closest: load"),
+        ((), {"load": -1}, "config: load: must be a number in (0, 10], got -1"),
+        ((), {"seed": True}, "config: seed: must be an integer >= 0"),
+    ],
+)
 def test_bad_input_raises_input_error_worded_as_the_command_line(tmp_path, args, keys, words):
     with pytest.raises(fairsim.InputError) as caught:
         fairsim.run(*args, results_dir=str(tmp_path), track=False, **keys)
@@ -88,12 +105,19 @@ def test_run_is_the_command_lines_run(tmp_path, run_py):
     assert proc.returncode == 0, proc.stderr
     cli = fairsim.load(next(f for f in (tmp_path / "runs").iterdir() if f != api.folder))
     assert table_digest(api.jobs) == table_digest(cli.jobs)
-    assert {k: v for k, v in api.summary.items() if k not in TIMING} == {k: v for k, v in cli.summary.items() if k not in TIMING}
+    assert {k: v for k, v in api.summary.items() if k not in TIMING} == {
+        k: v for k, v in cli.summary.items() if k not in TIMING
+    }
     same = {"code_digest", "code_files", "config_files", "inputs", "fairsim_version", "packages"}
     assert {k: api.provenance[k] for k in same} == {k: cli.provenance[k] for k in same}
     assert sorted(p.name for p in api.folder.iterdir()) == sorted(p.name for p in cli.folder.iterdir())
+
     def printed(run):  # but the lines naming its folder or this machine's seconds
-        return [line for line in (run.folder / "run.log").read_text().splitlines() if not line.startswith(("  results", "  policy time"))]
+        return [
+            line
+            for line in (run.folder / "run.log").read_text().splitlines()
+            if not line.startswith(("  results", "  policy time"))
+        ]
 
     assert printed(api) == printed(cli) and len(printed(api)) > 10
     assert sorted(logged_cells(tmp_path, RUNS_EXPERIMENT)) == sorted([api.folder.name, cli.folder.name])
@@ -117,14 +141,23 @@ def test_sweep_runs_the_command_lines_sweep(tmp_path, capfd):
 
 
 def _python(code: str, cwd, *flags: str, env: dict | None = None) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, *flags, "-c", code], cwd=cwd, capture_output=True, text=True, timeout=300,
-                          env={**os.environ, **(env or {})})
+    return subprocess.run(
+        [sys.executable, *flags, "-c", code],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env={**os.environ, **(env or {})},
+    )
 
 
 @pytest.mark.slow
 def test_import_is_cheap():
-    proc = _python("import sys, fairsim; print(fairsim.__version__, sorted({'numpy', 'pandas', 'hydra', 'omegaconf'} & "
-                   "{m.split('.')[0] for m in sys.modules}))", ROOT)
+    proc = _python(
+        "import sys, fairsim; print(fairsim.__version__, sorted({'numpy', 'pandas', 'hydra', 'omegaconf'} & "
+        "{m.split('.')[0] for m in sys.modules}))",
+        ROOT,
+    )
     assert proc.stdout.split() == [fairsim.__version__, "[]"], proc.stderr
 
 
@@ -137,8 +170,11 @@ def test_a_script_beside_the_clone_imports_the_package(tmp_path):
     assert installed.stdout.strip() == str(ROOT / "fairsim" / "__init__.py"), installed.stderr
     # no installed fairsim: the editable install's finder taken out first
     uninstalled = "import sys; sys.meta_path[:] = [f for f in sys.meta_path if 'editable' not in repr(f).lower()]; "
-    bare = _python(uninstalled + "import fairsim; r = fairsim.run('policy=themis', 'num_jobs=100', track=False, "
-                   f"results_dir={str(tmp_path / 'r')!r}); print(fairsim.__file__, r.jobs.shape, r.summary['avg_jct_s'])", tmp_path)
+    bare = _python(
+        uninstalled + "import fairsim; r = fairsim.run('policy=themis', 'num_jobs=100', track=False, "
+        f"results_dir={str(tmp_path / 'r')!r}); print(fairsim.__file__, r.jobs.shape, r.summary['avg_jct_s'])",
+        tmp_path,
+    )
     assert bare.returncode == 0, bare.stderr
     where, *_, jct = bare.stdout.splitlines()[-1].split()
     assert where == str(tmp_path / "fairsim" / "fairsim" / "__init__.py")

@@ -100,8 +100,13 @@ def trace(name: str) -> list[str]:
 
 
 def table(tput: str, models: str = "models.csv", trace_file: str = "table_trace.csv") -> list[str]:
-    return ["workload=file", f"workload.path={{d}}/{trace_file}", "workload.catalog=table",
-            f"+workload.throughputs_path={{d}}/{tput}", f"+workload.models_path={{d}}/{models}"]
+    return [
+        "workload=file",
+        f"workload.path={{d}}/{trace_file}",
+        "workload.catalog=table",
+        f"+workload.throughputs_path={{d}}/{tput}",
+        f"+workload.models_path={{d}}/{models}",
+    ]
 
 
 @dataclass(frozen=True)
@@ -120,8 +125,13 @@ CASES = [
     case("gpu_unknown", ["+cluster.counts.H900=4"], "cluster paper", "counts.H900", "allowed: K80, P100, T4"),
     case("count_negative", ["cluster.counts.T4=-2"], "cluster paper", "counts.T4", ">= 0"),
     case("count_text", ["cluster.counts.T4=many"], "cluster paper", "counts.T4", "an integer"),
-    case("cluster_no_gpus", ["cluster.counts.T4=0", "cluster.counts.A10=0", "cluster.counts.V100=0"],
-         "cluster paper", "counts", "at least one GPU"),
+    case(
+        "cluster_no_gpus",
+        ["cluster.counts.T4=0", "cluster.counts.A10=0", "cluster.counts.V100=0"],
+        "cluster paper",
+        "counts",
+        "at least one GPU",
+    ),
     case("gpus_per_host_zero", ["cluster.gpus_per_host=0"], "cluster paper", "gpus_per_host", ">= 1"),
     case("bandwidth_negative", ["cluster.inter_host_gbps=-1"], "cluster paper", "inter_host_gbps", "> 0"),
     case("gpu_memory_zero", ["+cluster.memory_gb.T4=0"], "cluster paper", "memory_gb.T4", "> 0"),
@@ -136,9 +146,23 @@ CASES = [
     case("round_negative", ["sim.round_len_s=-300"], "sim", "round_len_s", "in [1, 86400]"),
     case("round_tiny", ["sim.round_len_s=1e-9"], "sim", "round_len_s", "in [1, 86400]"),  # would spin to max_rounds
     case("round_above_a_day", ["sim.round_len_s=100000"], "sim", "round_len_s", "in [1, 86400]"),
-    case("restart_as_long_as_a_round", ["sim.overheads.restart_s=300"], "sim", "overheads.restart_s", "shorter than a round"),
-    case("max_rounds_before_last_arrival", ["+sim.max_rounds=3"], "sim", "max_rounds", "end before workload philly can finish"),
-    case("max_rounds_bool", ["+sim.max_rounds=true"], "sim", "max_rounds", "an integer in [1, 1e+12]"),  # true is no round count
+    case(
+        "restart_as_long_as_a_round",
+        ["sim.overheads.restart_s=300"],
+        "sim",
+        "overheads.restart_s",
+        "shorter than a round",
+    ),
+    case(
+        "max_rounds_before_last_arrival",
+        ["+sim.max_rounds=3"],
+        "sim",
+        "max_rounds",
+        "end before workload philly can finish",
+    ),
+    case(
+        "max_rounds_bool", ["+sim.max_rounds=true"], "sim", "max_rounds", "an integer in [1, 1e+12]"
+    ),  # true is no round count
     case("round_end_unknown", ["sim.round_end=bogus"], "sim", "round_end", "fixed, latest_finish"),
     case("until_unknown", ["sim.until=forever"], "sim", "until", "all, window"),
     case("restart_negative", ["sim.overheads.restart_s=-1"], "sim", "overheads.restart_s", ">= 0"),
@@ -153,32 +177,95 @@ CASES = [
     case("policy_option_type", ["policy=fifo", "policy.backfill=maybe"], "policy fifo", "backfill", "must be bool"),
     case("policy_time_limit_zero", ["policy.time_limit_s=0"], "policy ours", "time_limit_s", "> 0"),
     case("policy_solver_unknown", ["policy.solver=cplex"], "policy ours", "solver", "lp_dive, lp_repair, milp"),
-    case("ablation_names_its_preset", ["policy=ours_nofair", "policy.dive_gap=-1"], "policy ours_nofair", "dive_gap", ">= 0"),
-    case("policy_lp_iterations_zero", ["policy.lp_iterations=0"], "policy ours", "lp_iterations", "null (no limit) or an integer >= 1"),
-    case("themis_mip_nodes_zero", ["policy=themis", "policy.mip_nodes=0"], "policy themis", "mip_nodes", "integer >= 1"),
-    case("gavel_lp_iterations_negative", ["policy=gavel_mmf", "policy.lp_iterations=-3"], "policy gavel_mmf", "lp_iterations",
-         "integer >= 1"),
-    case("policy_target_missing", ["policy._target_=fairsim.policies.nosuch.X"], "policy ours", "_target_", "cannot import"),
+    case(
+        "ablation_names_its_preset",
+        ["policy=ours_nofair", "policy.dive_gap=-1"],
+        "policy ours_nofair",
+        "dive_gap",
+        ">= 0",
+    ),
+    case(
+        "policy_lp_iterations_zero",
+        ["policy.lp_iterations=0"],
+        "policy ours",
+        "lp_iterations",
+        "null (no limit) or an integer >= 1",
+    ),
+    case(
+        "themis_mip_nodes_zero", ["policy=themis", "policy.mip_nodes=0"], "policy themis", "mip_nodes", "integer >= 1"
+    ),
+    case(
+        "gavel_lp_iterations_negative",
+        ["policy=gavel_mmf", "policy.lp_iterations=-3"],
+        "policy gavel_mmf",
+        "lp_iterations",
+        "integer >= 1",
+    ),
+    case(
+        "policy_target_missing",
+        ["policy._target_=fairsim.policies.nosuch.X"],
+        "policy ours",
+        "_target_",
+        "cannot import",
+    ),
     case("themis_knob", ["policy=themis", "policy.fairness_knob=1.5"], "policy themis", "fairness_knob", "[0, 1)"),
-    case("gavel_mechanism", ["policy=gavel", "policy.mechanism.unallocated=maybe"], "policy gavel",
-         "mechanism.unallocated", "reserve, skip"),
+    case(
+        "gavel_mechanism",
+        ["policy=gavel", "policy.mechanism.unallocated=maybe"],
+        "policy gavel",
+        "mechanism.unallocated",
+        "reserve, skip",
+    ),
     case("workload_kind", ["workload.kind=bogus"], "workload philly", "kind", "philly, gavel_generated, file"),
     case("workload_catalog", ["workload.catalog=bogus"], "workload philly", "catalog", "paper, gavel, table"),
     case("workload_option", ["+workload.foo=1"], "workload philly", "foo", "allowed: arrivals, catalog"),
     case("workload_worker_mix", ["+workload.workers={3: 0.5}"], "workload philly", "workers", "sum to 1"),
-    case("arrivals_unknown", ["workload=trace2", "workload.arrivals=bursty"], "workload trace2", "arrivals", "poisson, philly"),
+    case(
+        "arrivals_unknown",
+        ["workload=trace2", "workload.arrivals=bursty"],
+        "workload trace2",
+        "arrivals",
+        "poisson, philly",
+    ),
     case("span_negative", ["workload=trace2", "workload.span_h=-1"], "workload trace2", "span_h", "> 0"),
-    case("span_with_duration_scale", ["workload=trace2", "+workload.duration_scale=0.05"], "workload trace2",
-         "duration_scale", "span_h"),
-    case("span_load_unreachable", ["workload=trace2", "workload.max_duration_s=61", "load=3"], "workload trace2",
-         "load", "span_h"),
-    case("philly_window_too_long", ["+workload.arrivals=philly", "num_jobs=90000"], "workload philly", "num_jobs",
-         "at most 82247"),
+    case(
+        "span_with_duration_scale",
+        ["workload=trace2", "+workload.duration_scale=0.05"],
+        "workload trace2",
+        "duration_scale",
+        "span_h",
+    ),
+    case(
+        "span_load_unreachable",
+        ["workload=trace2", "workload.max_duration_s=61", "load=3"],
+        "workload trace2",
+        "load",
+        "span_h",
+    ),
+    case(
+        "philly_window_too_long",
+        ["+workload.arrivals=philly", "num_jobs=90000"],
+        "workload philly",
+        "num_jobs",
+        "at most 82247",
+    ),
     case("trace_path_missing", ["workload=file"], "workload file", "path", "workload.path="),
-    case("trace_path_nonexistent", ["workload=file", "workload.path={d}/nope.csv"], "nope.csv", "path", ".csv or .parquet"),
+    case(
+        "trace_path_nonexistent",
+        ["workload=file", "workload.path={d}/nope.csv"],
+        "nope.csv",
+        "path",
+        ".csv or .parquet",
+    ),
     case("trace_path_directory", ["workload=file", "workload.path={d}"], "path", "no such file", ".csv or .parquet"),
     # ---- trace files -------------------------------------------------------------------------
-    case("trace_no_work", trace("no_work.csv"), "no_work.csv", "columns", "required: job_id, arrival_s, model, workers, work"),
+    case(
+        "trace_no_work",
+        trace("no_work.csv"),
+        "no_work.csv",
+        "columns",
+        "required: job_id, arrival_s, model, workers, work",
+    ),
     case("trace_no_model", trace("no_model.csv"), "no_model.csv", "columns", "required: job_id"),
     case("trace_workers_text", trace("workers_text.csv"), "workers_text.csv", "workers", "finite number"),
     case("trace_arrival_text", trace("arrival_text.csv"), "arrival_text.csv", "arrival_s", "finite number"),
@@ -203,68 +290,173 @@ CASES = [
     case("trace_binary_parquet", trace("binary.parquet"), "binary.parquet", "file", "cannot be read as parquet"),
     case("trace_empty_parquet", trace("empty.parquet"), "empty.parquet", "file", "cannot be read as parquet"),
     case("trace_unknown_suffix", trace("trace.txt"), "trace.txt", "path", "allowed: .csv, .parquet"),
-    case("gavel_trace_binary", ["workload=gavel_trace", "workload.path={d}/binary.trace"], "binary.trace", "file", "not a text file"),
-    case("gavel_trace_short_line", ["workload=gavel_trace", "workload.path={d}/short.trace"], "short.trace:1", "fields",
-         "expected 10"),
+    case(
+        "gavel_trace_binary",
+        ["workload=gavel_trace", "workload.path={d}/binary.trace"],
+        "binary.trace",
+        "file",
+        "not a text file",
+    ),
+    case(
+        "gavel_trace_short_line",
+        ["workload=gavel_trace", "workload.path={d}/short.trace"],
+        "short.trace:1",
+        "fields",
+        "expected 10",
+    ),
     # ---- catalog and throughput files ---------------------------------------------------------------
-    case("catalog_yaml_missing", ["+workload.catalog_path={d}/nope.yaml"], "nope.yaml", "path", "performance-model YAML"),
+    case(
+        "catalog_yaml_missing", ["+workload.catalog_path={d}/nope.yaml"], "nope.yaml", "path", "performance-model YAML"
+    ),
     case("catalog_yaml_binary", ["+workload.catalog_path={d}/binary.yaml"], "binary.yaml", "file", "not a text file"),
-    case("catalog_yaml_incomplete", ["+workload.catalog_path={d}/no_constants.yaml"], "no_constants.yaml",
-         "state_bytes_per_param", "> 0"),
+    case(
+        "catalog_yaml_incomplete",
+        ["+workload.catalog_path={d}/no_constants.yaml"],
+        "no_constants.yaml",
+        "state_bytes_per_param",
+        "> 0",
+    ),
     case("tput_unknown_model", table("tp_unknown_model.csv"), "tp_unknown_model.csv", "model", "'netB' is not in"),
     case("tput_zero", table("tp_zero.csv"), "tp_zero.csv", "throughput", "> 0"),
     case("tput_negative", table("tp_neg.csv"), "tp_neg.csv", "throughput", "> 0 (leave a configuration out"),
     case("tput_blank", table("tp_blank.csv"), "tp_blank.csv", "throughput", "> 0"),
     case("tput_unknown_gpu", table("tp_unknown_gpu.csv"), "tp_unknown_gpu.csv", "gpu", "allowed: K80"),
     case("tput_missing_gpu_type", table("tp_missing_gpu.csv"), "tp_missing_gpu.csv", "gpu", "has: T4, A10"),
-    case("tput_no_placement_column", table("tp_no_placement.csv"), "tp_no_placement.csv", "columns", "required: model, gpu"),
+    case(
+        "tput_no_placement_column",
+        table("tp_no_placement.csv"),
+        "tp_no_placement.csv",
+        "columns",
+        "required: model, gpu",
+    ),
     case("tput_bad_placement", table("tp_bad_placement.csv"), "tp_bad_placement.csv", "placement", "packed, spread"),
     case("tput_duplicate_row", table("tp_dup.csv"), "tp_dup.csv", "rows", "repeats"),
     case("tput_workers_zero", table("tp_workers_zero.csv"), "tp_workers_zero.csv", "workers", "integer >= 1"),
     case("tput_binary", table("tp_binary.csv"), "tp_binary.csv:2", "file", "not a text file (byte 0x80"),
     case("tput_file_missing", table("nope.csv"), "nope.csv", "path", "no such file"),
-    case("models_param_negative", table("tp_good.csv", "models_param_neg.csv"), "models_param_neg.csv", "param_count", "> 0"),
-    case("models_no_param_column", table("tp_good.csv", "models_no_params.csv"), "models_no_params.csv", "columns",
-         "required: model, param_count"),
-    case("memory_fits_no_type", table("tp_good.csv", "models_huge_mem.csv"), "table_trace.csv", "model", "largest: 24 GB"),
-    case("trace_model_not_in_table", table("tp_good.csv", trace_file="table_trace_resnet.csv"), "table_trace_resnet.csv",
-         "model", "allowed: netA"),
-    case("table_paths_missing", ["workload=file", "workload.path={d}/table_trace.csv", "workload.catalog=table"],
-         "workload file", "throughputs_path", "is required"),
+    case(
+        "models_param_negative",
+        table("tp_good.csv", "models_param_neg.csv"),
+        "models_param_neg.csv",
+        "param_count",
+        "> 0",
+    ),
+    case(
+        "models_no_param_column",
+        table("tp_good.csv", "models_no_params.csv"),
+        "models_no_params.csv",
+        "columns",
+        "required: model, param_count",
+    ),
+    case(
+        "memory_fits_no_type", table("tp_good.csv", "models_huge_mem.csv"), "table_trace.csv", "model", "largest: 24 GB"
+    ),
+    case(
+        "trace_model_not_in_table",
+        table("tp_good.csv", trace_file="table_trace_resnet.csv"),
+        "table_trace_resnet.csv",
+        "model",
+        "allowed: netA",
+    ),
+    case(
+        "table_paths_missing",
+        ["workload=file", "workload.path={d}/table_trace.csv", "workload.catalog=table"],
+        "workload file",
+        "throughputs_path",
+        "is required",
+    ),
     # ---- found by the fuzzers (tests/test_fuzz_readers.py, tests/test_fuzz_config.py) ----------------
-    case("trace_work_huge", trace("work_huge.csv"), "work_huge.csv", "work", "job 0 (1e+308 epochs) runs beyond any number of "
-         "seconds at its fastest; a job runs 0.001 to 1e+09 s"),  # overflowed the engine's fast-forward
+    case(
+        "trace_work_huge",
+        trace("work_huge.csv"),
+        "work_huge.csv",
+        "work",
+        "job 0 (1e+308 epochs) runs beyond any number of seconds at its fastest; a job runs 0.001 to 1e+09 s",
+    ),  # overflowed the engine's fast-forward
     case("trace_work_tiny", trace("work_tiny.csv"), "work_tiny.csv", "work", "0.001 to 1e+09 s"),  # ran with a NaN rho
-    case("trace_arrival_huge", trace("arrival_huge.csv"), "arrival_huge.csv", "arrival_s", "<= 1e+12 seconds (line 3 has"),
-    case("trace_workers_huge", trace("workers_huge.csv"), "workers_huge.csv", "workers",
-         "an integer of at most 9007199254740992 in size (line 2 has '1e308')"),  # cast to INT64_MIN
-    case("trace_ragged_after_a_blank_line", trace("ragged.csv"), "ragged.csv:4", "fields", "has 6 comma-separated fields"),
+    case(
+        "trace_arrival_huge", trace("arrival_huge.csv"), "arrival_huge.csv", "arrival_s", "<= 1e+12 seconds (line 3 has"
+    ),
+    case(
+        "trace_workers_huge",
+        trace("workers_huge.csv"),
+        "workers_huge.csv",
+        "workers",
+        "an integer of at most 9007199254740992 in size (line 2 has '1e308')",
+    ),  # cast to INT64_MIN
+    case(
+        "trace_ragged_after_a_blank_line", trace("ragged.csv"), "ragged.csv:4", "fields", "has 6 comma-separated fields"
+    ),
     case("trace_header_twice", trace("header_twice.csv"), "header_twice.csv:1", "header", "'work' more than once"),
     case("max_rounds_huge", ["+sim.max_rounds=10000000000000"], "sim", "max_rounds", "an integer in [1, 1e+12]"),
-    case("count_huge", ["cluster.counts.T4=10000000"], "cluster paper", "counts.T4", "<= 1000000"),  # overflowed int64 past 2**63
+    case(
+        "count_huge", ["cluster.counts.T4=10000000"], "cluster paper", "counts.T4", "<= 1000000"
+    ),  # overflowed int64 past 2**63
     case("count_nan", ["cluster.counts.T4=nan"], "cluster paper", "counts.T4", "must be an integer, got nan"),
     case("gpu_memory_inf", ["+cluster.memory_gb.T4=inf"], "cluster paper", "memory_gb.T4", "a number of GB > 0"),
-    case("pal_class_edges_text", ["policy=pal", "policy.class_edges=abc"], "policy pal", "class_edges",
-         "a list of increasing throughput ratios, got 'abc'"),  # list('abc') reached numpy
-    case("tiresias_thresholds_number", ["policy=tiresias_las", "policy.thresholds_gpu_s=5"], "policy tiresias_las",
-         "thresholds_gpu_s", "a list of increasing GPU-second values > 0, got 5"),
-    case("workload_kind_mapping", ["workload.kind={a: 1}"], "workload philly", "kind", "is not one of philly"),  # unhashable
-    case("models_number_twice", table("tp_good.csv", "models_number_twice.csv"), "models_number_twice.csv", "model",
-         "'1.5' is listed twice (line 3)"),  # shown as np.float64(1.5)
-    case("models_param_huge", table("tp_good.csv", "models_param_huge.csv"), "models_param_huge.csv", "param_count",
-         "<= 1e+15 (line 2 has '1e308')"),  # 16 x 1e308 overflowed the state size
-    case("num_jobs_huge", ["workload=trace2", "workload.num_jobs=1000000000000000"], "workload trace2", "num_jobs",
-         "<= 1e+07"),  # allocated 7 PiB
+    case(
+        "pal_class_edges_text",
+        ["policy=pal", "policy.class_edges=abc"],
+        "policy pal",
+        "class_edges",
+        "a list of increasing throughput ratios, got 'abc'",
+    ),  # list('abc') reached numpy
+    case(
+        "tiresias_thresholds_number",
+        ["policy=tiresias_las", "policy.thresholds_gpu_s=5"],
+        "policy tiresias_las",
+        "thresholds_gpu_s",
+        "a list of increasing GPU-second values > 0, got 5",
+    ),
+    case(
+        "workload_kind_mapping", ["workload.kind={a: 1}"], "workload philly", "kind", "is not one of philly"
+    ),  # unhashable
+    case(
+        "models_number_twice",
+        table("tp_good.csv", "models_number_twice.csv"),
+        "models_number_twice.csv",
+        "model",
+        "'1.5' is listed twice (line 3)",
+    ),  # shown as np.float64(1.5)
+    case(
+        "models_param_huge",
+        table("tp_good.csv", "models_param_huge.csv"),
+        "models_param_huge.csv",
+        "param_count",
+        "<= 1e+15 (line 2 has '1e308')",
+    ),  # 16 x 1e308 overflowed the state size
+    case(
+        "num_jobs_huge",
+        ["workload=trace2", "workload.num_jobs=1000000000000000"],
+        "workload trace2",
+        "num_jobs",
+        "<= 1e+07",
+    ),  # allocated 7 PiB
 ]
 BY_ID = {c.id: c for c in CASES}
 
 # through `python run.py` too: one of each kind of failure (tests/test_cli.py has a few more)
-SUBPROCESS_IDS = ["gpu_unknown", "sim_bool_text", "seed_text", "trace_path_nonexistent", "trace_work_nan",
-                  "trace_binary_csv", "gavel_trace_binary", "memory_fits_no_type", "tput_missing_gpu_type"]
+SUBPROCESS_IDS = [
+    "gpu_unknown",
+    "sim_bool_text",
+    "seed_text",
+    "trace_path_nonexistent",
+    "trace_work_nan",
+    "trace_binary_csv",
+    "gavel_trace_binary",
+    "memory_fits_no_type",
+    "tput_missing_gpu_type",
+]
 # caught on the command line before Hydra starts
 GROUP_CASES = [
     case("policy_unknown", ["policy=nosuch"], "command line", "policy", "allowed: allox, fifo"),
-    case("cluster_unknown", ["cluster=nosuch"], "command line", "cluster", "allowed: gavel, openb, pai2020, paper, scale8"),
+    case(
+        "cluster_unknown",
+        ["cluster=nosuch"],
+        "command line",
+        "cluster",
+        "allowed: gavel, openb, pai2020, paper, scale8",
+    ),
     case("workload_unknown", ["workload=nosuch"], "command line", "workload", "allowed: file"),
     case("sim_unknown", ["sim=nosuch"], "command line", "sim", "allowed: default, gavel_compat"),
 ]
@@ -319,6 +511,7 @@ def test_refused_in_process_with_one_line(c, files):
 
 # ---- through run.py -----------------------------------------------------------------------------
 
+
 def run_cli(run_py, args: list[str], results: Path, debug: bool = False) -> subprocess.CompletedProcess:
     env = {"FAIRSIM_DEBUG": "1" if debug else None}  # None: not inherited from the caller either
     return run_py(f"results_dir={results}", "num_jobs=20", *args, timeout=120, env=env)
@@ -372,19 +565,26 @@ def test_unknown_config_key_is_one_line(tmp_path, run_py):
     fairsim runs; run.py prints Hydra's error as one line with the keys sim has and how to add
     one, exit 2 (tests/test_user_config.py has the other Hydra errors)."""
     proc = run_cli(run_py, ["sim.max_round=5"], tmp_path)
-    assert_refused(proc, tmp_path, ("command line: sim.max_round: no such key", "sim has: check, clock,", "+sim.max_round=5"))
+    assert_refused(
+        proc, tmp_path, ("command line: sim.max_round: no such key", "sim has: check, clock,", "+sim.max_round=5")
+    )
 
 
 def test_an_option_past_int64_is_checked_without_numpy():
     """Gavel's mechanism checked numbers with np.isfinite, which raises TypeError on 10**30."""
     from fairsim.experiment.single import build_policy
 
-    assert build_policy(config_for(["policy=gavel", "policy.mechanism.initial_time_rounds=1000000000000000000000000000000"]).policy)
+    assert build_policy(
+        config_for(["policy=gavel", "policy.mechanism.initial_time_rounds=1000000000000000000000000000000"]).policy
+    )
     with pytest.raises(InputError, match="mechanism.initial_time_rounds: must be a number >= 0"):
-        build_policy(config_for(["policy=gavel", "policy.mechanism.initial_time_rounds=-1000000000000000000000000000000"]).policy)
+        build_policy(
+            config_for(["policy=gavel", "policy.mechanism.initial_time_rounds=-1000000000000000000000000000000"]).policy
+        )
 
 
 # ---- the run's horizon -------------------------------------------------------------------------------
+
 
 def test_an_idle_gap_longer_than_max_rounds_runs(tmp_path):
     """The horizon check counts the rounds jobs keep the cluster busy (an idle cluster jumps to the
@@ -401,8 +601,10 @@ def test_a_run_that_cannot_finish_within_max_rounds_is_refused_up_front(tmp_path
     path.write_text(HEAD + "0,0,ResNet50,1,3\n1,0,ResNet50,1,30000\n")
     with pytest.raises(InputError) as caught:
         run_config(compose_config(["workload=file", f"workload.path={path}", "policy=fifo", "+sim.max_rounds=1000"]))
-    assert str(caught.value).startswith(f"sim: max_rounds: 1000 rounds of 300 s end before workload file ({path}) can finish: "
-                                        "its jobs keep the cluster busy for at least")
+    assert str(caught.value).startswith(
+        f"sim: max_rounds: 1000 rounds of 300 s end before workload file ({path}) can finish: "
+        "its jobs keep the cluster busy for at least"
+    )
 
 
 def test_a_message_quoting_a_line_break_stays_one_line(tmp_path):
@@ -465,27 +667,42 @@ def test_a_read_only_results_dir_is_one_line(tmp_path, run_py):
     env = {**site(tmp_path, SITE_READ_ONLY), "FAIRSIM_TEST_READ_ONLY": str(results)}
     line = one_line_on_stderr(run_py(f"results_dir={results}", "num_jobs=5", "policy=fifo", env=env, timeout=120))
     assert line.startswith(f"error: read-only file system: {results}/runs/") and line.endswith(
-        ": choose a writable results_dir=, then rerun the same command")
+        ": choose a writable results_dir=, then rerun the same command"
+    )
 
 
 @pytest.mark.slow
 def test_a_store_that_fills_up_while_logging_is_one_line(tmp_path, run_py):
     """MLflow logged the SQLAlchemy error with its traceback and Hydra printed another (201 lines)."""
     results = tmp_path / "results"
-    proc = run_py(f"results_dir={results}", "num_jobs=5", "policy=fifo", f"hydra.run.dir={tmp_path / 'run'}",
-                  env=site(tmp_path, SITE_STORE_FULL), timeout=120)
+    proc = run_py(
+        f"results_dir={results}",
+        "num_jobs=5",
+        "policy=fifo",
+        f"hydra.run.dir={tmp_path / 'run'}",
+        env=site(tmp_path, SITE_STORE_FULL),
+        timeout=120,
+    )
     line = one_line_on_stderr(proc)
-    assert line == (f"error: MLflow store sqlite:///{results.resolve()}/mlflow.db cannot be opened or written (database or disk "
-                    f"is full); the run is complete in {tmp_path / 'run'}; free space, or repair or move the store away, and "
-                    "rerun the same command")
+    assert line == (
+        f"error: MLflow store sqlite:///{results.resolve()}/mlflow.db cannot be opened or written (database or disk "
+        f"is full); the run is complete in {tmp_path / 'run'}; free space, or repair or move the store away, and "
+        "rerun the same command"
+    )
     assert (tmp_path / "run" / "summary.json").exists()
 
 
 # ---- arrival times out of order: accepted, sorted, same run ------------------------------------------
 
+
 def test_out_of_order_arrivals_are_sorted_and_give_the_same_run(tmp_path):
-    rows = [(0, 0.0, "ResNet50", 1, 2.0), (1, 400.0, "VGG16", 2, 1.5), (2, 400.0, "ResNet50", 1, 0.5),
-            (3, 900.0, "DenseNet121", 4, 3.0), (4, 1200.0, "ResNet50", 1, 1.0)]
+    rows = [
+        (0, 0.0, "ResNet50", 1, 2.0),
+        (1, 400.0, "VGG16", 2, 1.5),
+        (2, 400.0, "ResNet50", 1, 0.5),
+        (3, 900.0, "DenseNet121", 4, 3.0),
+        (4, 1200.0, "ResNet50", 1, 1.0),
+    ]
     sorted_df = pd.DataFrame(rows, columns=["job_id", "arrival_s", "model", "workers", "work"])
     shuffled = sorted_df.iloc[[3, 0, 4, 2, 1]]
     assert not shuffled["arrival_s"].is_monotonic_increasing

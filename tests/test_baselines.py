@@ -1,7 +1,6 @@
 """All non-Gavel baselines: contract checks on random views, end-to-end runs through the engine,
 and their Hydra configs."""
 
-
 import numpy as np
 import pandas as pd
 import pytest
@@ -25,8 +24,9 @@ CONF = ROOT / "conf" / "policy"
 POLICIES = {
     "themis": lambda: ThemisPolicy(),
     "themis_f0": lambda: ThemisPolicy(fairness_knob=0.0, lease_s=300),
-    "themis_simple_reading": lambda: ThemisPolicy(fairness_knob=0.8, lease_s=600, rank="all", leftover="greedy",
-                                               waiting_rho="lease_wait"),
+    "themis_simple_reading": lambda: ThemisPolicy(
+        fairness_knob=0.8, lease_s=600, rank="all", leftover="greedy", waiting_rho="lease_wait"
+    ),
     "tiresias": lambda: TiresiasPolicy(),
     "tiresias_random": lambda: TiresiasPolicy(queue_choice="random"),
     "tiresias_las": lambda: TiresiasLasPolicy(promote_knob=2.0),
@@ -49,9 +49,19 @@ def random_view(rng, n, types=3):
     last = np.where(running, 0, -1)
     # keep the "running" set within type 0's capacity, as a real previous round would
     last[np.flatnonzero(running)[np.cumsum(workers[running]) > capacity[0]]] = -1
-    return toy_view(tput, capacity, workers=workers, work=work, done=work * rng.random(n) * 0.5,
-                    arrival=np.sort(rng.uniform(0, 1000, n)), now=1000, last_type=last, prev_type=last,
-                    attained_gpu_s=rng.uniform(0, 20000, n), changed=True)
+    return toy_view(
+        tput,
+        capacity,
+        workers=workers,
+        work=work,
+        done=work * rng.random(n) * 0.5,
+        arrival=np.sort(rng.uniform(0, 1000, n)),
+        now=1000,
+        last_type=last,
+        prev_type=last,
+        attained_gpu_s=rng.uniform(0, 20000, n),
+        changed=True,
+    )
 
 
 @pytest.mark.parametrize("name", sorted(POLICIES))
@@ -73,8 +83,13 @@ def test_assignments_respect_the_rules_on_random_views(name):
 def workload(seed=0, n=40):
     rng = np.random.default_rng(seed)
     tput = rng.uniform(0.5, 3.0, size=(n, 3)) * np.array([1.0, 1.6, 2.5])
-    return toy_jobs(tput, work=rng.uniform(500, 20000, n), arrival=np.sort(rng.uniform(0, 20000, n)),
-                    workers=rng.choice([1, 2, 4], size=n), state_bytes=rng.uniform(0, 5e9, n))
+    return toy_jobs(
+        tput,
+        work=rng.uniform(500, 20000, n),
+        arrival=np.sort(rng.uniform(0, 20000, n)),
+        workers=rng.choice([1, 2, 4], size=n),
+        state_bytes=rng.uniform(0, 5e9, n),
+    )
 
 
 CLUSTER = toy_cluster({"T4": 8, "A10": 8, "V100": 8})
@@ -127,10 +142,17 @@ def test_policy_yaml_builds(name):
 
 
 def test_bad_options_are_input_errors():
-    for make in (lambda: ThemisPolicy(fairness_knob=1.0), lambda: PalPolicy(order="lifo"),
-                 lambda: TiresiasLasPolicy(thresholds_gpu_s=[10, 5]), lambda: AlloxPolicy(max_matched=0),
-                 lambda: ThemisPolicy(rank="some"), lambda: ThemisPolicy(leftover="idle"),
-                 lambda: ThemisPolicy(waiting_rho="zero"), lambda: TiresiasPolicy(queue_choice="fastest"),
-                 lambda: AlloxPolicy(queue_choice="random"), lambda: PalPolicy(head_of_line="yes")):
+    for make in (
+        lambda: ThemisPolicy(fairness_knob=1.0),
+        lambda: PalPolicy(order="lifo"),
+        lambda: TiresiasLasPolicy(thresholds_gpu_s=[10, 5]),
+        lambda: AlloxPolicy(max_matched=0),
+        lambda: ThemisPolicy(rank="some"),
+        lambda: ThemisPolicy(leftover="idle"),
+        lambda: ThemisPolicy(waiting_rho="zero"),
+        lambda: TiresiasPolicy(queue_choice="fastest"),
+        lambda: AlloxPolicy(queue_choice="random"),
+        lambda: PalPolicy(head_of_line="yes"),
+    ):
         with pytest.raises(InputError):
             make()

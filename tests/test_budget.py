@@ -69,7 +69,9 @@ def test_a_dive_cut_short_still_answers_feasibly_and_the_same_each_time(limits, 
         budget = Budget(limits)
         sol = solve_lp_dive(p, budget, exact_columns=0)
         assert budget.hits.get(kind, 0) > 0
-        assert p.is_valid(sol.assignment) and p.gpus_used(sol.assignment) >= p.min_gpus  # the repair or the MILP reached K
+        assert (
+            p.is_valid(sol.assignment) and p.gpus_used(sol.assignment) >= p.min_gpus
+        )  # the repair or the MILP reached K
         answers.append(sol.assignment)
     np.testing.assert_array_equal(*answers)
 
@@ -84,8 +86,14 @@ def small_run(*overrides: str, jobs: int = 40):
 def test_ours_with_every_limit_binding_is_feasible_counted_and_repeatable():
     # the dive on the testbed (exact_columns=0: unlimited, up to 69 iterations an LP and 7 dive
     # LPs a round), every limit tiny, the engine checking each round
-    tight = ["load=3", "policy.exact_columns=0", "policy.lp_iterations=10", "policy.dive_lps=2", "policy.mip_nodes=1",
-             "sim.check=true"]
+    tight = [
+        "load=3",
+        "policy.exact_columns=0",
+        "policy.lp_iterations=10",
+        "policy.dive_lps=2",
+        "policy.mip_nodes=1",
+        "sim.check=true",
+    ]
     first, second = small_run(*tight, jobs=100), small_run(*tight, jobs=100)
     s = first.summary
     assert s["solver_limit_hits_lp_iterations"] > 0 and s["solver_limit_hits_dive_lps"] > 0

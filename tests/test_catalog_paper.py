@@ -113,7 +113,9 @@ def test_placement_effects(cat):
     w1, w4, w8 = (cat.worker_counts.index(w) for w in (1, 4, 8))
     np.testing.assert_array_equal(cat.spread[:, :, w1], cat.packed[:, :, w1])
     both8 = np.isfinite(cat.packed[:, :, w8])
-    np.testing.assert_array_equal(cat.spread[:, :, w8][both8], cat.packed[:, :, w8][both8])  # 8 > 4 per host: LAN either way
+    np.testing.assert_array_equal(
+        cat.spread[:, :, w8][both8], cat.packed[:, :, w8][both8]
+    )  # 8 > 4 per host: LAN either way
     vgg, gpt2 = cat.models.index("VGG16"), cat.models.index("GPT2-medium")
     t4 = cat.gpu_types.index("T4")
     vgg_keep = cat.spread[vgg, t4, w4] / cat.packed[vgg, t4, w4]
@@ -127,7 +129,9 @@ def test_bandwidth_comes_from_the_cluster():
     m, w4 = slow.models.index("VGG16"), slow.worker_counts.index(4)
     assert np.all(fast.spread[m, :, w4] > slow.spread[m, :, w4])
     np.testing.assert_array_equal(fast.packed[m, :, w4], slow.packed[m, :, w4])
-    links = paper_catalog(Links(4, PAPER.intra_host_bytes_per_s, PAPER.inter_host_bytes_per_s), gpu_types=("T4", "A10", "V100"))
+    links = paper_catalog(
+        Links(4, PAPER.intra_host_bytes_per_s, PAPER.inter_host_bytes_per_s), gpu_types=("T4", "A10", "V100")
+    )
     np.testing.assert_array_equal(links.packed, slow.packed)
 
 
@@ -147,15 +151,18 @@ def test_user_constants_file(tmp_path):
     assert cat.name == "mine" and cat.models == ("TinyNet",) and cat.worker_counts == (1, 2, 4)
 
 
-@pytest.mark.parametrize("edit, field", [
-    (lambda r: r["models"][0].pop("train_gflop"), "models.VGG16.train_gflop"),
-    (lambda r: r["models"][0].update(parallelism="tensor"), "models.VGG16.parallelism"),
-    (lambda r: r["models"][0].update(workers=[0]), "models.VGG16.workers"),
-    (lambda r: r["models"][12].pop("boundary_gb"), "models.GPT2-medium.boundary_gb"),
-    (lambda r: r["gpus"].update(T4={"compute": 1.5, "memory": 0.7}), "gpus.T4.compute"),
-    (lambda r: r["gpus"].update(Z80={"compute": 0.5, "memory": 0.7}), "gpus.Z80"),
-    (lambda r: r.pop("state_bytes_per_param"), "state_bytes_per_param"),
-])
+@pytest.mark.parametrize(
+    "edit, field",
+    [
+        (lambda r: r["models"][0].pop("train_gflop"), "models.VGG16.train_gflop"),
+        (lambda r: r["models"][0].update(parallelism="tensor"), "models.VGG16.parallelism"),
+        (lambda r: r["models"][0].update(workers=[0]), "models.VGG16.workers"),
+        (lambda r: r["models"][12].pop("boundary_gb"), "models.GPT2-medium.boundary_gb"),
+        (lambda r: r["gpus"].update(T4={"compute": 1.5, "memory": 0.7}), "gpus.T4.compute"),
+        (lambda r: r["gpus"].update(Z80={"compute": 0.5, "memory": 0.7}), "gpus.Z80"),
+        (lambda r: r.pop("state_bytes_per_param"), "state_bytes_per_param"),
+    ],
+)
 def test_bad_constants_name_the_field(tmp_path, edit, field):
     raw = yaml.safe_load(default_constants_path().read_text())
     edit(raw)
@@ -173,5 +180,13 @@ def test_missing_constants_file():
 
 def _trace(rows):
     import pandas as pd
-    return pd.DataFrame({"job_id": range(len(rows)), "arrival_s": 0.0, "model": [r[0] for r in rows],
-                         "workers": [r[1] for r in rows], "work": 1.0})
+
+    return pd.DataFrame(
+        {
+            "job_id": range(len(rows)),
+            "arrival_s": 0.0,
+            "model": [r[0] for r in rows],
+            "workers": [r[1] for r in rows],
+            "work": 1.0,
+        }
+    )

@@ -37,7 +37,9 @@ def test_gavel_values_match_the_json(gavel):
     # zero in the JSON (did not run) -> not available
     assert math.isnan(cell(gavel, "ResNet-50 (batch size 128)", "K80", 2))
     # no unconsolidated entry in the JSON -> spread falls back to packed
-    assert cell(gavel, "ResNet-50 (batch size 64)", "K80", 4, "spread") == cell(gavel, "ResNet-50 (batch size 64)", "K80", 4)
+    assert cell(gavel, "ResNet-50 (batch size 64)", "K80", 4, "spread") == cell(
+        gavel, "ResNet-50 (batch size 64)", "K80", 4
+    )
 
 
 def test_gavel_non_distributed_templates_are_single_worker(gavel):
@@ -62,7 +64,11 @@ def test_converter_on_a_small_json(tmp_path):
     src = tmp_path / "t.json"
     src.write_text(json.dumps(raw))
     out = convert(src, tmp_path / "t.csv")
-    assert out.values.tolist() == [["A", "V100", 1, "packed", 2.5], ["A", "V100", 1, "spread", 2.5], ["B", "K80", 4, "packed", 0.125]]
+    assert out.values.tolist() == [
+        ["A", "V100", 1, "packed", 2.5],
+        ["A", "V100", 1, "spread", 2.5],
+        ["B", "K80", 4, "packed", 0.125],
+    ]
     again = pd.read_csv(tmp_path / "t.csv")
     pd.testing.assert_frame_equal(again, out)
 
@@ -88,9 +94,11 @@ def write(tmp_path, tput_rows, model_rows):
     return t, m
 
 
-GOOD_T = [dict(model="a", gpu="t4", workers=1, placement="packed", throughput=2.0),
-          dict(model="a", gpu="A10", workers=2, placement="packed", throughput=5.0),
-          dict(model="a", gpu="A10", workers=2, placement="spread", throughput=4.0)]
+GOOD_T = [
+    dict(model="a", gpu="t4", workers=1, placement="packed", throughput=2.0),
+    dict(model="a", gpu="A10", workers=2, placement="packed", throughput=5.0),
+    dict(model="a", gpu="A10", workers=2, placement="spread", throughput=4.0),
+]
 GOOD_M = [dict(model="a", param_count=1e6, mem_gb=3.0, large="true")]
 
 
@@ -103,19 +111,22 @@ def test_user_table(tmp_path):
     assert cat.state_bytes.tolist() == [16e6]
 
 
-@pytest.mark.parametrize("tput, models, field", [
-    ([{k: v for k, v in GOOD_T[0].items() if k != "placement"}], GOOD_M, "columns"),
-    ([GOOD_T[0] | {"gpu": "Z80"}], GOOD_M, "gpu"),
-    ([GOOD_T[0] | {"model": "zzz"}], GOOD_M, "model"),
-    ([GOOD_T[0] | {"throughput": -1.0}], GOOD_M, "throughput"),
-    ([GOOD_T[0] | {"workers": 1.5}], GOOD_M, "workers"),
-    ([GOOD_T[0] | {"placement": "scattered"}], GOOD_M, "placement"),
-    ([GOOD_T[0], GOOD_T[0]], GOOD_M, "rows"),
-    ([GOOD_T[2]], GOOD_M, "placement"),  # spread without packed
-    (GOOD_T, [GOOD_M[0] | {"param_count": 0}], "param_count"),
-    (GOOD_T, [{"model": "a"}], "columns"),
-    (GOOD_T, [GOOD_M[0] | {"large": "maybe"}], "large"),
-])
+@pytest.mark.parametrize(
+    "tput, models, field",
+    [
+        ([{k: v for k, v in GOOD_T[0].items() if k != "placement"}], GOOD_M, "columns"),
+        ([GOOD_T[0] | {"gpu": "Z80"}], GOOD_M, "gpu"),
+        ([GOOD_T[0] | {"model": "zzz"}], GOOD_M, "model"),
+        ([GOOD_T[0] | {"throughput": -1.0}], GOOD_M, "throughput"),
+        ([GOOD_T[0] | {"workers": 1.5}], GOOD_M, "workers"),
+        ([GOOD_T[0] | {"placement": "scattered"}], GOOD_M, "placement"),
+        ([GOOD_T[0], GOOD_T[0]], GOOD_M, "rows"),
+        ([GOOD_T[2]], GOOD_M, "placement"),  # spread without packed
+        (GOOD_T, [GOOD_M[0] | {"param_count": 0}], "param_count"),
+        (GOOD_T, [{"model": "a"}], "columns"),
+        (GOOD_T, [GOOD_M[0] | {"large": "maybe"}], "large"),
+    ],
+)
 def test_bad_tables_name_the_field(tmp_path, tput, models, field):
     with pytest.raises(InputError) as err:
         table_catalog(*write(tmp_path, tput, models))

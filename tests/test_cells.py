@@ -38,6 +38,7 @@ def write_cell(folder, overrides: list[str]):
 
 # ---- identity -----------------------------------------------------------------------------------
 
+
 def test_spellings_of_one_config_are_one_identity():
     default = digest(TINY)
     assert digest([*TINY, "load=1"]) == digest([*TINY, "load=1.0"]) == default  # the default is load: 1.0
@@ -57,9 +58,13 @@ def test_spellings_of_one_config_give_the_same_run():
 
 # ---- folder names -------------------------------------------------------------------------------
 
+
 def test_cell_names_keep_the_overrides_as_written_and_fit_the_file_system():
-    for name in ("policy=allox,seed=0,workload=trace1", "cluster=scale8,num_jobs=20000,policy=ours,seed=0,workload=trace3",
-                 "+fft_variant=tau_from_now,policy=ours,seed=0,workload=trace1"):
+    for name in (
+        "policy=allox,seed=0,workload=trace1",
+        "cluster=scale8,num_jobs=20000,policy=ours,seed=0,workload=trace3",
+        "+fft_variant=tau_from_now,policy=ours,seed=0,workload=trace1",
+    ):
         assert cell_name(name) == name  # the committed cells' names do not move
     assert cell_name("") == "default"
     assert cell_name("workload.path=data/t.csv") == "workload.path=data%2Ft.csv"  # one folder, not three
@@ -84,6 +89,7 @@ def test_a_sweeps_figures_and_other_folders_are_not_cells(tmp_path):
 
 # ---- one row per identity -----------------------------------------------------------------------
 
+
 def test_folders_made_before_with_one_config_collect_once_and_say_which(tmp_path):
     first = write_cell(tmp_path / "load=1,num_jobs=10,policy=fifo", [*TINY, "load=1"])
     shutil.copytree(first, tmp_path / "load=1.0,num_jobs=10,policy=fifo")
@@ -91,8 +97,10 @@ def test_folders_made_before_with_one_config_collect_once_and_say_which(tmp_path
     write_cell(tmp_path / "load=0.5,num_jobs=10,policy=fifo", [*TINY, "load=0.5"])
     complete, _, duplicates = survey(tmp_path)
     assert [p.name for p in complete] == ["load=0.5,num_jobs=10,policy=fifo", "load=1,num_jobs=10,policy=fifo"]
-    assert duplicates == {name: "the same config as load=1,num_jobs=10,policy=fifo (one row per config; this folder is "
-                                "not collected)" for name in ("load=1.0,num_jobs=10,policy=fifo", "num_jobs=10,policy=fifo")}
+    assert duplicates == {
+        name: "the same config as load=1,num_jobs=10,policy=fifo (one row per config; this folder is not collected)"
+        for name in ("load=1.0,num_jobs=10,policy=fifo", "num_jobs=10,policy=fifo")
+    }
     index_sweep(tmp_path)  # the sweep's index (its runner's choice) decides which one stays
     (tmp_path / ".cells" / digest(TINY)).write_text("num_jobs=10,policy=fifo\n")
     assert sorted(survey(tmp_path)[2]) == ["load=1,num_jobs=10,policy=fifo", "load=1.0,num_jobs=10,policy=fifo"]
@@ -102,6 +110,7 @@ def test_folders_made_before_with_one_config_collect_once_and_say_which(tmp_path
 
 # ---- columns that tell cells apart --------------------------------------------------------------
 
+
 @pytest.fixture(scope="module")
 def option_sweep(tmp_path_factory):
     """A sweep over a policy option, and over policies: fifo backfill=true/false and tiresias_las
@@ -109,8 +118,10 @@ def option_sweep(tmp_path_factory):
     sweep = tmp_path_factory.mktemp("option")
     for seed in (0, 1):
         for backfill in ("true", "false"):
-            write_cell(sweep / f"policy.backfill={backfill},policy=fifo,seed={seed}",
-                       [*TINY, f"policy.backfill={backfill}", f"seed={seed}"])
+            write_cell(
+                sweep / f"policy.backfill={backfill},policy=fifo,seed={seed}",
+                [*TINY, f"policy.backfill={backfill}", f"seed={seed}"],
+            )
         write_cell(sweep / f"policy=tiresias_las,seed={seed}", ["policy=tiresias_las", "num_jobs=10", f"seed={seed}"])
     collect(sweep)
     return sweep
@@ -119,12 +130,18 @@ def option_sweep(tmp_path_factory):
 def test_results_have_a_column_per_varying_key_and_jobs_their_cells_identity(option_sweep):
     table = pd.read_parquet(option_sweep / "results.parquet")
     assert table.set_index("cell")["policy.backfill"].to_dict() == {
-        "policy.backfill=true,policy=fifo,seed=0": True, "policy.backfill=false,policy=fifo,seed=0": False,
-        "policy.backfill=true,policy=fifo,seed=1": True, "policy.backfill=false,policy=fifo,seed=1": False,
-        "policy=tiresias_las,seed=0": None, "policy=tiresias_las,seed=1": None}
-    assert "policy._target_" in table and "policy.name" not in table and "config.num_jobs" not in table  # num_jobs is fixed
+        "policy.backfill=true,policy=fifo,seed=0": True,
+        "policy.backfill=false,policy=fifo,seed=0": False,
+        "policy.backfill=true,policy=fifo,seed=1": True,
+        "policy.backfill=false,policy=fifo,seed=1": False,
+        "policy=tiresias_las,seed=0": None,
+        "policy=tiresias_las,seed=1": None,
+    }
+    assert (
+        "policy._target_" in table and "policy.name" not in table and "config.num_jobs" not in table
+    )  # num_jobs is fixed
     jobs = pd.read_parquet(option_sweep / "jobs.parquet")
-    assert list(jobs.columns[:len(IDENTITY_COLUMNS) - 1]) == [c for c in IDENTITY_COLUMNS if c != "variant"]
+    assert list(jobs.columns[: len(IDENTITY_COLUMNS) - 1]) == [c for c in IDENTITY_COLUMNS if c != "variant"]
     assert "policy.backfill" in jobs and "policy._target_" not in jobs  # the policy column tells that one already
     assert isinstance(jobs["cell"].dtype, pd.CategoricalDtype) and isinstance(jobs["policy"].dtype, pd.CategoricalDtype)
     counts = jobs.groupby(["policy", "policy.backfill", "seed"], observed=True, dropna=False).size()
@@ -148,33 +165,56 @@ def test_a_per_job_column_named_like_an_identity_column_is_refused(tmp_path):
 
 
 def test_distinct_settings_are_the_keys_that_split_cells_of_one_preset():
-    base = {"policy": ["fifo", "fifo", "srtf", "srtf"], "load": [1.0] * 4, "seed": [0, 1, 0, 1],
-            "policy.backfill": [True, True, None, None], "workload": ["philly"] * 4}
+    base = {
+        "policy": ["fifo", "fifo", "srtf", "srtf"],
+        "load": [1.0] * 4,
+        "seed": [0, 1, 0, 1],
+        "policy.backfill": [True, True, None, None],
+        "workload": ["philly"] * 4,
+    }
     assert distinct_settings(pd.DataFrame(base)) == []  # an option that varies only with the policy
     tied = {**base, "workload.seed": [0, 1, 0, 1]}  # a workload key interpolating ${seed}
     assert distinct_settings(pd.DataFrame(tied)) == []
     split = {**base, "policy": ["fifo"] * 4, "policy.backfill": [True, False, True, False], "seed": [0, 0, 1, 1]}
     assert distinct_settings(pd.DataFrame(split)) == ["policy.backfill"]
-    both = pd.concat([pd.DataFrame(split).assign(workload=w, **{"workload.span_h": h}) for w, h in (("trace1", 48), ("trace2", 24))])
-    assert distinct_settings(both) == ["workload", "policy.backfill"]  # the preset first; a key that follows it adds nothing
+    both = pd.concat(
+        [pd.DataFrame(split).assign(workload=w, **{"workload.span_h": h}) for w, h in (("trace1", 48), ("trace2", 24))]
+    )
+    assert distinct_settings(both) == [
+        "workload",
+        "policy.backfill",
+    ]  # the preset first; a key that follows it adds nothing
     assert distinct_settings(both, ("policy", "workload", "seed")) == ["policy.backfill"]
 
 
 # ---- the summary figure -------------------------------------------------------------------------
 
+
 def test_the_summary_draws_a_series_per_setting_with_n_per_point(option_sweep):
     sweep_summary.draw(option_sweep)
     data = pd.read_csv(option_sweep / "figures" / "data" / "summary.csv")
     jct = data[data["metric"] == "avg_jct_h"]
-    assert sorted(zip(jct["policy"], jct["policy.backfill"].astype(str))) == [("fifo", "False"), ("fifo", "True"),
-                                                                             ("tiresias_las", "none")]
+    assert sorted(zip(jct["policy"], jct["policy.backfill"].astype(str))) == [
+        ("fifo", "False"),
+        ("fifo", "True"),
+        ("tiresias_las", "none"),
+    ]
     assert set(jct["n"]) == {2}  # the two seeds of each, never the four of fifo pooled
 
 
 def test_the_summary_refuses_more_series_than_a_figure_shows(tmp_path, capsys):
     n = sweep_summary.MAX_SERIES + 1
-    cells = pd.DataFrame({"cell": [f"c{i}" for i in range(n)], "policy": ["fifo"] * n, "load": [1.0] * n, "seed": [0] * n,
-                          "policy.starve_h": [float(i) for i in range(n)], "avg_jct_s": [1.0] * n, "rho_fluid_mean": [1.0] * n})
+    cells = pd.DataFrame(
+        {
+            "cell": [f"c{i}" for i in range(n)],
+            "policy": ["fifo"] * n,
+            "load": [1.0] * n,
+            "seed": [0] * n,
+            "policy.starve_h": [float(i) for i in range(n)],
+            "avg_jct_s": [1.0] * n,
+            "rho_fluid_mean": [1.0] * n,
+        }
+    )
     cells.to_parquet(tmp_path / "results.parquet", index=False)
     with pytest.raises(InputError, match=r"settings: policy.starve_h vary beyond policy, load and seed: 13 series"):
         sweep_summary.draw(tmp_path)

@@ -28,16 +28,19 @@ def test_default_run_writes_complete_results(tmp_path, run_py):
     assert "avg JCT" in proc.stdout
 
 
-@pytest.mark.parametrize("overrides, needle", [
-    (["+cluster.counts.H900=4"], "counts.H900: unknown GPU type 'H900' (allowed:"),
-    (["cluster.counts.T4=-2"], "counts.T4: must be a GPU count >= 0"),
-    (["load=0"], "load: must be a number in (0, 10]"),
-    (["load=-1"], "load: must be a number in (0, 10]"),
-    (["seed=1.5"], "seed: must be an integer >= 0"),
-    (["sim.round_len_s=0"], "round_len_s: must be a number of seconds in [1, 86400]"),
-    (["workload=nosuch"], "workload"),
-    (["policy=fifo", "policy.backfill=maybe"], "policy fifo: backfill: must be bool"),
-])
+@pytest.mark.parametrize(
+    "overrides, needle",
+    [
+        (["+cluster.counts.H900=4"], "counts.H900: unknown GPU type 'H900' (allowed:"),
+        (["cluster.counts.T4=-2"], "counts.T4: must be a GPU count >= 0"),
+        (["load=0"], "load: must be a number in (0, 10]"),
+        (["load=-1"], "load: must be a number in (0, 10]"),
+        (["seed=1.5"], "seed: must be an integer >= 0"),
+        (["sim.round_len_s=0"], "round_len_s: must be a number of seconds in [1, 86400]"),
+        (["workload=nosuch"], "workload"),
+        (["policy=fifo", "policy.backfill=maybe"], "policy fifo: backfill: must be bool"),
+    ],
+)
 def test_bad_config_one_line_exit_2(tmp_path, overrides, needle, run_py):
     proc = run_py(f"results_dir={tmp_path}", "num_jobs=20", *overrides)
     assert proc.returncode == 2, proc.stdout + proc.stderr
@@ -47,12 +50,15 @@ def test_bad_config_one_line_exit_2(tmp_path, overrides, needle, run_py):
     assert not list(tmp_path.glob("runs/*"))  # a refused run is set aside in failed/ or never got a folder
 
 
-@pytest.mark.parametrize("rows, needle", [
-    ("job_id,arrival_s,model,workers\n0,0,ResNet50,1\n", "columns: missing work"),
-    ("job_id,arrival_s,model,workers,work\n0,0,ResNet50,1,-3\n", "work: must be > 0"),
-    ("job_id,arrival_s,model,workers,work\n0,0,ResNet50,64,10\n", "workers:"),
-    ("job_id,arrival_s,model,workers,work\n0,0,NoSuchNet,1,10\n", "model: unknown model 'NoSuchNet'"),
-])
+@pytest.mark.parametrize(
+    "rows, needle",
+    [
+        ("job_id,arrival_s,model,workers\n0,0,ResNet50,1\n", "columns: missing work"),
+        ("job_id,arrival_s,model,workers,work\n0,0,ResNet50,1,-3\n", "work: must be > 0"),
+        ("job_id,arrival_s,model,workers,work\n0,0,ResNet50,64,10\n", "workers:"),
+        ("job_id,arrival_s,model,workers,work\n0,0,NoSuchNet,1,10\n", "model: unknown model 'NoSuchNet'"),
+    ],
+)
 def test_bad_trace_file_one_line_exit_2(tmp_path, rows, needle, run_py):
     trace = tmp_path / "bad.csv"
     trace.write_text(rows)
@@ -66,6 +72,7 @@ def test_a_run_from_another_folder(tmp_path):
     """A shipped preset's repository-relative file is found, results go to the working folder's
     results/, the folder's name gives the cluster and load that are not the defaults, and a refused
     run leaves nothing among the runs (its log goes to results/failed/)."""
+
     def run(*args):
         return subprocess.run(run_py_command(*args), capture_output=True, text=True, cwd=tmp_path, timeout=300)
 
@@ -77,7 +84,9 @@ def test_a_run_from_another_folder(tmp_path):
     named = run("num_jobs=10", "policy=fifo", "cluster=scale8", "load=0.5", "track=false")
     assert named.returncode == 0, named.stderr
     assert sorted(f.name[16:] for f in (tmp_path / "results" / "runs").iterdir()) == [
-        "fifo-philly-scale8-load0.5-seed0", "fifo-team_cluster-seed0"]
+        "fifo-philly-scale8-load0.5-seed0",
+        "fifo-team_cluster-seed0",
+    ]
     refused = run("+cluster.counts.H900=4", "track=false")
     assert refused.returncode == 2
     assert len(list((tmp_path / "results" / "runs").iterdir())) == 2
@@ -87,8 +96,9 @@ def test_a_run_from_another_folder(tmp_path):
 
 def test_version_and_help_are_fairsims(run_py):
     version = run_py("--version")
-    assert version.returncode == 0 and version.stdout == (f"fairsim {fairsim.__version__} (Hydra {hydra.__version__}, "
-                                                          f"Python {platform.python_version()})\n")
+    assert version.returncode == 0 and version.stdout == (
+        f"fairsim {fairsim.__version__} (Hydra {hydra.__version__}, Python {platform.python_version()})\n"
+    )
     helped = run_py("--help")
     assert helped.returncode == 0 and helped.stdout.startswith("fairsim: deep-learning training jobs")
     groups = helped.stdout.index("== Config groups: group=preset ==")

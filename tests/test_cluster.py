@@ -24,16 +24,19 @@ def test_memory_override():
     assert c.memory_gb.tolist() == [32.0]
 
 
-@pytest.mark.parametrize("cfg, field", [
-    ({"counts": {"H900": 4}}, "counts.H900"),
-    ({"counts": {"T4": -1}}, "counts.T4"),
-    ({"counts": {"T4": 1.5}}, "counts.T4"),
-    ({"counts": {"T4": 0}}, "counts"),
-    ({"counts": {}}, "counts"),
-    ({"counts": {"T4": 4}, "gpus_per_host": 0}, "gpus_per_host"),
-    ({"counts": {"T4": 4}, "inter_host_gbps": -10}, "inter_host_gbps"),
-    ({"counts": {"T4": 4}, "memory_gb": {"T4": 0}}, "memory_gb.T4"),
-])
+@pytest.mark.parametrize(
+    "cfg, field",
+    [
+        ({"counts": {"H900": 4}}, "counts.H900"),
+        ({"counts": {"T4": -1}}, "counts.T4"),
+        ({"counts": {"T4": 1.5}}, "counts.T4"),
+        ({"counts": {"T4": 0}}, "counts"),
+        ({"counts": {}}, "counts"),
+        ({"counts": {"T4": 4}, "gpus_per_host": 0}, "gpus_per_host"),
+        ({"counts": {"T4": 4}, "inter_host_gbps": -10}, "inter_host_gbps"),
+        ({"counts": {"T4": 4}, "memory_gb": {"T4": 0}}, "memory_gb.T4"),
+    ],
+)
 def test_bad_cluster_names_the_field(cfg, field):
     with pytest.raises(InputError) as err:
         ClusterSpec.from_config(cfg)
@@ -46,14 +49,17 @@ def test_unknown_gpu_lists_allowed_types():
         ClusterSpec.from_config({"counts": {"H900": 4}})
 
 
-@pytest.mark.parametrize("cfg, field", [
-    ({"round_len_s": 0}, "round_len_s"),
-    ({"round_len_s": -5}, "round_len_s"),
-    ({"round_end": "sometimes"}, "round_end"),
-    ({"rounds": 3}, "rounds"),
-    ({"overheads": {"restart_s": -1}}, "overheads.restart_s"),
-    ({"overheads": {"teleport": True}}, "overheads.teleport"),
-])
+@pytest.mark.parametrize(
+    "cfg, field",
+    [
+        ({"round_len_s": 0}, "round_len_s"),
+        ({"round_len_s": -5}, "round_len_s"),
+        ({"round_end": "sometimes"}, "round_end"),
+        ({"rounds": 3}, "rounds"),
+        ({"overheads": {"restart_s": -1}}, "overheads.restart_s"),
+        ({"overheads": {"teleport": True}}, "overheads.teleport"),
+    ],
+)
 def test_bad_sim_config_names_the_field(cfg, field):
     with pytest.raises(InputError) as err:
         SimConfig.from_config(cfg)

@@ -55,8 +55,9 @@ def test_migration_overhead_accounting():
 def test_migration_overhead_switched_off():
     cluster = toy_cluster({"T4": 1, "A10": 1})
     jobs = toy_jobs([[1.0, 2.0]], work=[200.0], state_bytes=[GB_PER_S_AT_10GBPS])
-    res = simulate(jobs, cluster, Scripted([{0: 0}, {0: 1}]),
-                   SimConfig(round_len_s=60, overheads=Overheads(migration=False)))
+    res = simulate(
+        jobs, cluster, Scripted([{0: 0}, {0: 1}]), SimConfig(round_len_s=60, overheads=Overheads(migration=False))
+    )
     # 60 on T4, then 140 at 2/s = 70 s -> finish 130; still counted as a migration, with no cost
     assert res.jobs["finish_s"].iloc[0] == pytest.approx(130.0)
     assert res.jobs["overhead_s"].iloc[0] == 0.0
@@ -80,7 +81,9 @@ def test_preemption_restart_and_resume_elsewhere():
 def test_penalty_longer_than_a_round_carries_over():
     cluster = toy_cluster({"T4": 1, "A10": 1})
     jobs = toy_jobs([[1.0, 1.0]], work=[100.0], state_bytes=[100 * GB_PER_S_AT_10GBPS])  # 100 s transfer
-    res = simulate(jobs, cluster, Scripted([{0: 0}, {0: 1}]), SimConfig(round_len_s=60, overheads=Overheads(restart_s=0)))
+    res = simulate(
+        jobs, cluster, Scripted([{0: 0}, {0: 1}]), SimConfig(round_len_s=60, overheads=Overheads(restart_s=0))
+    )
     # round 0: 60 units. rounds 1-2 pay 100 s of transfer: round 2 keeps 20 s -> 80 units;
     # the last 20 units take 20 s of round 3 -> finish 180 + 20
     assert res.jobs["finish_s"].iloc[0] == pytest.approx(200.0)
@@ -90,16 +93,19 @@ def test_penalty_longer_than_a_round_carries_over():
 def test_profiling_charged_once_on_first_run():
     cluster = toy_cluster({"T4": 1, "A10": 1})
     jobs = toy_jobs([[1.0, 1.0]], work=[100.0])
-    res = simulate(jobs, cluster, FifoPolicy(),
-                   SimConfig(round_len_s=60, overheads=Overheads(profiling=True, profiling_s_per_type=10)))
+    res = simulate(
+        jobs,
+        cluster,
+        FifoPolicy(),
+        SimConfig(round_len_s=60, overheads=Overheads(profiling=True, profiling_s_per_type=10)),
+    )
     # 2 types x 10 s, then 100 units at 1/s
     assert res.jobs["finish_s"].iloc[0] == pytest.approx(120.0)
 
 
 def test_gang_is_packed_on_one_host_when_it_can_be():
     cluster = toy_cluster({"V100": 8}, gpus_per_host=4)
-    jobs = toy_jobs([[1.0], [1.0], [1.0]], work=[60.0, 6000.0, 600.0], workers=[1, 1, 4],
-                    spread=[[1.0], [1.0], [0.5]])
+    jobs = toy_jobs([[1.0], [1.0], [1.0]], work=[60.0, 6000.0, 600.0], workers=[1, 1, 4], spread=[[1.0], [1.0], [0.5]])
     # biggest gang first: job 2 takes a whole host, the two 1-GPU jobs share the other
     res = simulate(jobs, cluster, Scripted([{0: 0, 1: 0, 2: 0}]), SimConfig(round_len_s=60, check=True))
     assert res.jobs["spread_rounds"].tolist() == [0, 0, 0]
@@ -111,11 +117,20 @@ def test_consolidation_moves_spread_job_smallest_state_first():
     # round 0: job 0 (3 workers) and job 1 (3 workers) take one host each (best fit);
     # round 1: job 2 (2 workers) must spread over the 1 + 1 free GPUs;
     # job 0 finishes in round 1, so in round 2 job 2 consolidates onto the freed host.
-    jobs = toy_jobs([[1.0], [1.0], [1.0]], work=[100.0, 10_000.0, 300.0], workers=[3, 3, 2],
-                    spread=[[1.0], [1.0], [0.5]], state_bytes=[0, 0, GB_PER_S_AT_10GBPS],
-                    arrival=[0, 0, 60])
-    res = simulate(jobs, cluster, Scripted([{0: 0, 1: 0}, {0: 0, 1: 0, 2: 0}, {1: 0, 2: 0}]),
-                   SimConfig(round_len_s=60, check=True, overheads=Overheads(restart_s=0)))
+    jobs = toy_jobs(
+        [[1.0], [1.0], [1.0]],
+        work=[100.0, 10_000.0, 300.0],
+        workers=[3, 3, 2],
+        spread=[[1.0], [1.0], [0.5]],
+        state_bytes=[0, 0, GB_PER_S_AT_10GBPS],
+        arrival=[0, 0, 60],
+    )
+    res = simulate(
+        jobs,
+        cluster,
+        Scripted([{0: 0, 1: 0}, {0: 0, 1: 0, 2: 0}, {1: 0, 2: 0}]),
+        SimConfig(round_len_s=60, check=True, overheads=Overheads(restart_s=0)),
+    )
     row = res.jobs.iloc[2]
     # round 1 (t=60): spread, 60 s * 0.5 = 30 units. round 2 (t=120): moved (1 s transfer), then
     # packed: 59 units -> 89; remaining 211 at 1/s -> finish at 180 + 211
@@ -168,8 +183,14 @@ def _random_instance(seed, n=60):
     rng = np.random.default_rng(seed)
     tput = rng.uniform(0.2, 2.0, size=(n, 3)) * (rng.random((n, 3)) > 0.1)
     tput[:, 0] = np.maximum(tput[:, 0], 0.1)
-    return toy_jobs(tput, work=rng.uniform(100, 5000, n), arrival=np.sort(rng.uniform(0, 20_000, n)),
-                    workers=rng.choice([1, 2, 4], n), state_bytes=rng.uniform(0, 5e9, n), spread=tput * 0.7)
+    return toy_jobs(
+        tput,
+        work=rng.uniform(100, 5000, n),
+        arrival=np.sort(rng.uniform(0, 20_000, n)),
+        workers=rng.choice([1, 2, 4], n),
+        state_bytes=rng.uniform(0, 5e9, n),
+        spread=tput * 0.7,
+    )
 
 
 def test_fast_forward_matches_round_by_round():
@@ -265,8 +286,12 @@ def test_a_spread_job_on_a_full_type_stays_where_it_is():
     # spread 1 + 1. Job 3 on the T4 finishes after round 0, a churn that asks for consolidation,
     # but with no free V100 no placement spans fewer hosts: job 2 is never moved.
     cluster = toy_cluster({"V100": 8, "T4": 1}, gpus_per_host=4)
-    jobs = toy_jobs([[1.0, 0.0], [1.0, 0.0], [1.0, 0.0], [0.0, 1.0]], work=[10_000.0, 10_000.0, 300.0, 30.0],
-                    workers=[3, 3, 2, 1], spread=[[1.0, 1.0], [1.0, 1.0], [0.5, 1.0], [1.0, 1.0]])
+    jobs = toy_jobs(
+        [[1.0, 0.0], [1.0, 0.0], [1.0, 0.0], [0.0, 1.0]],
+        work=[10_000.0, 10_000.0, 300.0, 30.0],
+        workers=[3, 3, 2, 1],
+        spread=[[1.0, 1.0], [1.0, 1.0], [0.5, 1.0], [1.0, 1.0]],
+    )
     step = {0: 0, 1: 0, 2: 0, 3: 1}
     res = simulate(jobs, cluster, Scripted([step] + [{0: 0, 1: 0, 2: 0}] * 12), SimConfig(round_len_s=60, check=True))
     row = res.jobs.iloc[2]

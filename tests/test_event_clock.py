@@ -65,8 +65,7 @@ def test_overheads_are_charged_under_events_as_under_rounds():
     # the preemption of test_srtf_preempts... with the restart on: job 0 resumes at 43 s, pays
     # 30 s + 2 s of state transfer, then its 67 s of work -> 142 s
     cluster = toy_cluster({"T4": 1})
-    jobs = toy_jobs([[1.0], [1.0]], work=[100.0, 10.0], arrival=[0.0, 33.0],
-                    state_bytes=[2 * GB_PER_S_AT_10GBPS, 0.0])
+    jobs = toy_jobs([[1.0], [1.0]], work=[100.0, 10.0], arrival=[0.0, 33.0], state_bytes=[2 * GB_PER_S_AT_10GBPS, 0.0])
     res = simulate(jobs, cluster, SrtfPolicy(), events(check=True))
     job = res.jobs.iloc[0]
     assert job["finish_s"] == pytest.approx(142.0)
@@ -75,10 +74,18 @@ def test_overheads_are_charged_under_events_as_under_rounds():
     # the same charge as the round clock makes when a resume happens at a boundary: job 1
     # arriving at 0 s under 60 s rounds runs 0..10, job 0 waits, starts at 60 s with no restart
     # (never ran), so compare the restart on a scripted pause instead
-    on_rounds = simulate(toy_jobs([[1.0]], work=[100.0], state_bytes=[2 * GB_PER_S_AT_10GBPS]), cluster,
-                         _Pause(at=[60.0], resume=[120.0]), SimConfig(round_len_s=60)).jobs.iloc[0]
-    on_events = simulate(toy_jobs([[1.0]], work=[100.0], state_bytes=[2 * GB_PER_S_AT_10GBPS]), cluster,
-                         _Pause(at=[60.0], resume=[120.0]), events(round_len_s=60)).jobs.iloc[0]
+    on_rounds = simulate(
+        toy_jobs([[1.0]], work=[100.0], state_bytes=[2 * GB_PER_S_AT_10GBPS]),
+        cluster,
+        _Pause(at=[60.0], resume=[120.0]),
+        SimConfig(round_len_s=60),
+    ).jobs.iloc[0]
+    on_events = simulate(
+        toy_jobs([[1.0]], work=[100.0], state_bytes=[2 * GB_PER_S_AT_10GBPS]),
+        cluster,
+        _Pause(at=[60.0], resume=[120.0]),
+        events(round_len_s=60),
+    ).jobs.iloc[0]
     assert on_events["overhead_s"] == on_rounds["overhead_s"] == pytest.approx(32.0)
     assert on_events["finish_s"] == on_rounds["finish_s"] == pytest.approx(192.0)
 
@@ -111,13 +118,16 @@ def test_a_2d_las_job_is_demoted_at_its_threshold_crossing():
     # queue since 10 s, preempts it then; job 0 resumes when job 1 ends at 80 s
     cluster = toy_cluster({"V100": 2}, gpus_per_host=2)
     jobs = toy_jobs([[1.0], [1.0]], work=[200.0, 30.0], arrival=[0.0, 10.0], workers=[2, 2])
-    res = simulate(jobs, cluster, TiresiasLasPolicy(thresholds_gpu_s=[100.0]), events(overheads=NO_OVERHEADS, check=True))
+    res = simulate(
+        jobs, cluster, TiresiasLasPolicy(thresholds_gpu_s=[100.0]), events(overheads=NO_OVERHEADS, check=True)
+    )
     assert res.jobs["first_start_s"].tolist() == [0.0, 50.0]
     assert res.jobs["finish_s"].tolist() == [230.0, 80.0]
     assert res.jobs["preemptions"].tolist() == [1, 0]
     # on 60 s rounds the demotion waits for the boundary at 60 s
-    rounds = simulate(jobs, cluster, TiresiasLasPolicy(thresholds_gpu_s=[100.0]),
-                      SimConfig(round_len_s=60, overheads=NO_OVERHEADS)).jobs
+    rounds = simulate(
+        jobs, cluster, TiresiasLasPolicy(thresholds_gpu_s=[100.0]), SimConfig(round_len_s=60, overheads=NO_OVERHEADS)
+    ).jobs
     assert rounds["first_start_s"].iloc[1] == 60.0
 
 
@@ -155,8 +165,14 @@ def test_event_clock_results_are_bit_identical_across_runs():
     rng = np.random.default_rng(4)
     n = 80
     tput = rng.uniform(0.2, 2.0, size=(n, 3))
-    jobs = toy_jobs(tput, work=rng.uniform(100, 5000, n), arrival=np.sort(rng.uniform(0, 20_000, n)),
-                    workers=rng.choice([1, 2, 4], n), state_bytes=rng.uniform(0, 5e9, n), spread=tput * 0.7)
+    jobs = toy_jobs(
+        tput,
+        work=rng.uniform(100, 5000, n),
+        arrival=np.sort(rng.uniform(0, 20_000, n)),
+        workers=rng.choice([1, 2, 4], n),
+        state_bytes=rng.uniform(0, 5e9, n),
+        spread=tput * 0.7,
+    )
     cluster = toy_cluster({"T4": 4, "A10": 4, "V100": 8})
     for make in (FifoPolicy, SrtfPolicy, TiresiasPolicy, TiresiasLasPolicy):
         a = simulate(jobs, cluster, make(), events(check=True))
@@ -184,11 +200,14 @@ def test_a_policy_that_never_runs_a_job_stops_the_run_with_one_line():
         simulate(toy_jobs([[1.0]], work=[10.0]), toy_cluster({"T4": 1}), Idle(), events())
 
 
-@pytest.mark.parametrize("bad, field", [
-    ({"clock": "event"}, "clock"),
-    ({"clock": "events", "round_end": "latest_finish"}, "round_end"),
-    ({"clock": "events", "integer_steps": True}, "integer_steps"),
-])
+@pytest.mark.parametrize(
+    "bad, field",
+    [
+        ({"clock": "event"}, "clock"),
+        ({"clock": "events", "round_end": "latest_finish"}, "round_end"),
+        ({"clock": "events", "integer_steps": True}, "integer_steps"),
+    ],
+)
 def test_bad_clock_settings_are_refused_naming_the_field(bad, field):
     with pytest.raises(InputError, match=f"sim: {field}: "):
         SimConfig.from_config(bad)
@@ -197,7 +216,9 @@ def test_bad_clock_settings_are_refused_naming_the_field(bad, field):
 def test_a_restart_longer_than_the_round_is_allowed_under_events_only():
     with pytest.raises(InputError, match="restart_s"):
         SimConfig.from_config({"round_len_s": 10, "overheads": {"restart_s": 30}})
-    assert SimConfig.from_config({"clock": "events", "round_len_s": 10, "overheads": {"restart_s": 30}}).clock == "events"
+    assert (
+        SimConfig.from_config({"clock": "events", "round_len_s": 10, "overheads": {"restart_s": 30}}).clock == "events"
+    )
 
 
 @pytest.mark.parametrize("preset", sorted(p.stem for p in (ROOT / "conf" / "policy").glob("*.yaml")))
@@ -208,8 +229,14 @@ def test_every_policy_preset_runs_under_the_event_clock_with_invariants_checked(
     rng = np.random.default_rng(7)
     n = 40
     tput = rng.uniform(0.2, 2.0, size=(n, 3))
-    jobs = toy_jobs(tput, work=rng.uniform(300, 3000, n), arrival=np.sort(rng.uniform(0, 5_000, n)),
-                    workers=rng.choice([1, 2, 4], n), state_bytes=rng.uniform(0, 2e9, n), spread=tput * 0.7)
+    jobs = toy_jobs(
+        tput,
+        work=rng.uniform(300, 3000, n),
+        arrival=np.sort(rng.uniform(0, 5_000, n)),
+        workers=rng.choice([1, 2, 4], n),
+        state_bytes=rng.uniform(0, 2e9, n),
+        spread=tput * 0.7,
+    )
     cluster = toy_cluster({"T4": 4, "A10": 4, "V100": 8})
     policy = build_policy(compose_config([f"policy={preset}"]).policy)
     res = simulate(jobs, cluster, policy, events(check=True))

@@ -14,11 +14,26 @@ def cells(policies: dict[str, float]) -> pd.DataFrame:
         for workload in ("trace1", "trace2"):
             for seed in range(3):
                 v = factor * (1 + seed / 10)
-                rows.append({"cell": f"{policy}-{workload}-{seed}", "policy": policy, "workload": workload, "cluster": "paper",
-                             "seed": seed, "avg_jct_s": 3600 * v, "starvation_max_s": 7200 * v,
-                             "rho_mean": v, "rho_lt1_share": 0.5 / v, "rho_max": 2 * v,
-                             "rho_static_mean": 1.1 * v, "rho_static_lt1_share": 0.4 / v, "rho_static_max": 2.2 * v,
-                             "rho_fluid_mean": 1.5 * v, "rho_fluid_lt1_share": 0.2 / v, "rho_fluid_max": 3 * v})
+                rows.append(
+                    {
+                        "cell": f"{policy}-{workload}-{seed}",
+                        "policy": policy,
+                        "workload": workload,
+                        "cluster": "paper",
+                        "seed": seed,
+                        "avg_jct_s": 3600 * v,
+                        "starvation_max_s": 7200 * v,
+                        "rho_mean": v,
+                        "rho_lt1_share": 0.5 / v,
+                        "rho_max": 2 * v,
+                        "rho_static_mean": 1.1 * v,
+                        "rho_static_lt1_share": 0.4 / v,
+                        "rho_static_max": 2.2 * v,
+                        "rho_fluid_mean": 1.5 * v,
+                        "rho_fluid_lt1_share": 0.2 / v,
+                        "rho_fluid_max": 3 * v,
+                    }
+                )
     return pd.DataFrame(rows)
 
 

@@ -42,6 +42,7 @@ CELLS = sorted(f"num_jobs={n},policy=ours,seed={s}" for n in (20, 80) for s in (
 
 # ---- processes through /proc ------------------------------------------------------------------
 
+
 def _stat(pid: int) -> list[str] | None:
     try:
         return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
@@ -105,6 +106,7 @@ def wait_for(condition, timeout: float, what: str) -> None:
 
 # ---- sweeps -----------------------------------------------------------------------------------
 
+
 @pytest.fixture(scope="module")
 def results(tmp_path_factory) -> Path:
     """One results folder (and MLflow store, created once: its migrations take seconds) for the module."""
@@ -118,8 +120,14 @@ def sweep_args(results: Path, name: str) -> list[str]:
 
 
 def launch(results: Path, name: str) -> subprocess.Popen:
-    return subprocess.Popen(run_py_command(*sweep_args(results, name)), cwd=ROOT, stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True, start_new_session=True)
+    return subprocess.Popen(
+        run_py_command(*sweep_args(results, name)),
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+    )
 
 
 def rerun(run_py, results: Path, name: str) -> str:
@@ -175,7 +183,9 @@ def test_worker_killed_mid_cell_then_rerun(results, run_py):
     assert proc.returncode == 1  # the dead worker ends the sweep, in one line
     assert "Traceback" not in err and "TerminatedWorkerError" not in err
     lines = [ln for ln in err.splitlines() if ln.strip() and not ln.startswith("[20")]
-    assert len(lines) == 1 and lines[0].startswith(f"error: a worker process of sweep {name} died (exit codes {{SIGKILL(-9)}}"), err
+    assert len(lines) == 1 and lines[0].startswith(
+        f"error: a worker process of sweep {name} died (exit codes {{SIGKILL(-9)}}"
+    ), err
     done = [c.name for c in complete_cells(sweep_dir)]
     assert 2 <= len(done) < len(CELLS)
     assert not (sweep_dir / "results.parquet").exists()  # nothing was collected from a broken sweep
@@ -236,6 +246,7 @@ def test_a_refused_cell_leaves_the_others_to_finish(results, run_py):
 
 
 # ---- solver failures inside a policy --------------------------------------------------------------
+
 
 def small_run(*overrides: str) -> dict:
     out = run_config(compose_config(["num_jobs=30", *overrides]))
@@ -298,6 +309,7 @@ def test_gavel_lp_failure_falls_back(monkeypatch):
 
 # ---- atomic writes ----------------------------------------------------------------------------------
 
+
 def half_then_crash(self, path, *args, **kwargs):
     """A parquet writer that writes part of a file and then dies (disk full, kill)."""
     Path(path).write_bytes(b"PAR1 half a file")
@@ -330,7 +342,11 @@ def test_crash_while_writing_a_run_keeps_previous_files_and_no_summary(tmp_path,
         assert (folder / name).read_bytes() == data  # previous files untouched and readable
     monkeypatch.undo()
     assert len(pd.read_parquet(folder / "jobs.parquet")) == 10
-    assert sorted(p.name for p in folder.iterdir()) == ["jobs.parquet", "rounds.parquet", "tenants.parquet"]  # no temporary left
+    assert sorted(p.name for p in folder.iterdir()) == [
+        "jobs.parquet",
+        "rounds.parquet",
+        "tenants.parquet",
+    ]  # no temporary left
 
 
 def test_crash_while_collecting_keeps_previous_results_parquet(tmp_path, tiny_run, monkeypatch):
@@ -374,6 +390,7 @@ def test_two_writers_of_one_file_do_not_clobber_each_other(tmp_path):
 
 # ---- MLflow logging cut off ---------------------------------------------------------------------
 
+
 @pytest.mark.slow
 def test_mlflow_logging_cut_off_is_repaired_exactly_once(results, tiny_run, monkeypatch):
     from mlflow.tracking import MlflowClient
@@ -408,12 +425,15 @@ def test_orphaned_progress_files_of_this_machine_are_removed(tmp_path):
 
     from fairsim.experiment.sweep import new_run_id, progress_file, remove_orphaned_progress
 
-    dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True,
-                          check=True).stdout.strip()
-    files = {"dead_here": progress_file(tmp_path, f"{dead}-0badc0de@{socket.gethostname()}"),
-             "dead_old_format": progress_file(tmp_path, f"{dead}-0badc0de"),
-             "alive_here": progress_file(tmp_path, new_run_id()),
-             "elsewhere": progress_file(tmp_path, f"{dead}-0badc0de@another-host.example")}
+    dead = subprocess.run(
+        [sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True, check=True
+    ).stdout.strip()
+    files = {
+        "dead_here": progress_file(tmp_path, f"{dead}-0badc0de@{socket.gethostname()}"),
+        "dead_old_format": progress_file(tmp_path, f"{dead}-0badc0de"),
+        "alive_here": progress_file(tmp_path, new_run_id()),
+        "elsewhere": progress_file(tmp_path, f"{dead}-0badc0de@another-host.example"),
+    }
     for path in files.values():
         path.write_text("cell\t1.0\tran\n")
     remove_orphaned_progress(tmp_path)

@@ -15,9 +15,18 @@ from fairsim.testing import toy_view
 def two_job_view(**kw):
     """Job 0 (1 worker, 900 units, 300 done) ran on type 0 last round; job 1 (2 workers, 600 units)
     is new and cannot use type 1. Rounds of 300 s, now = 600 s."""
-    args = dict(throughput=[[1.0, 2.0], [1.0, 0.0]], capacity=[4, 4], workers=[1, 2], work=[900, 600],
-                done=[300, 0], arrival=[0, 300], now=600, round_len=300, last_type=[0, -1],
-                switch_cost_s=[[0.0, 60.0], [30.0, 30.0]])
+    args = dict(
+        throughput=[[1.0, 2.0], [1.0, 0.0]],
+        capacity=[4, 4],
+        workers=[1, 2],
+        work=[900, 600],
+        done=[300, 0],
+        arrival=[0, 300],
+        now=600,
+        round_len=300,
+        last_type=[0, -1],
+        switch_cost_s=[[0.0, 60.0], [30.0, 30.0]],
+    )
     args.update(kw)
     return toy_view(**args)
 
@@ -49,8 +58,12 @@ def test_work_term_remaining_and_switch_options():
     assert remaining[0, 1] == pytest.approx(3.2)
     # switching penalty of the 2-worker job: gpu_rounds 0.2, rounds 0.1, seconds 30, zero when idle, off
     base = 0.5 + 4.0
-    for options, s in (({"switch_units": "rounds"}, 0.1), ({"switch_units": "seconds"}, 30.0),
-                       ({"switch_when_idle": "zero"}, 0.0), ({"switch_penalty": False}, 0.0)):
+    for options, s in (
+        ({"switch_units": "rounds"}, 0.1),
+        ({"switch_units": "seconds"}, 30.0),
+        ({"switch_when_idle": "zero"}, 0.0),
+        ({"switch_penalty": False}, 0.0),
+    ):
         assert fresh(**options).build_problem(view).cost[1, 0] == pytest.approx(base + s), options
 
 
@@ -72,8 +85,18 @@ def test_negative_age_weight_makes_age_a_priority():
     cost = fresh(age_weight=-1.0).build_problem(view).cost
     # job 0 on type 1: -2*600/900 + 900/600 + 0.2
     assert cost[0, 1] == pytest.approx(-4 / 3 + 1.5 + 0.2)
-    twins = toy_view(throughput=[[1.0], [1.0]], capacity=[1], workers=[1, 1], work=[900, 900], done=[0, 0],
-                     arrival=[0, 300], now=600, round_len=300, last_type=[-1, -1], switch_cost_s=[[0.0], [0.0]])
+    twins = toy_view(
+        throughput=[[1.0], [1.0]],
+        capacity=[1],
+        workers=[1, 1],
+        work=[900, 900],
+        done=[0, 0],
+        arrival=[0, 300],
+        now=600,
+        round_len=300,
+        last_type=[-1, -1],
+        switch_cost_s=[[0.0], [0.0]],
+    )
     assert fresh(age_weight=-1.0).decide(twins).tolist() == [0, -1]  # the older job runs
     assert fresh(age_weight=1.0).decide(twins).tolist() == [-1, 0]  # as printed, the younger one
 
@@ -95,7 +118,8 @@ def test_fair_rate_for_multi_worker_jobs():
     assert fair_rate(tput, workers, cap, 4, "time_share").tolist() == pytest.approx([0.75, 0.75])
     # gpu_share is the metric's isolated rate (the policy steers toward what it is judged by)
     assert fair_rate(tput, workers, cap, 4).tolist() == pytest.approx(
-        share_rate(tput, workers, cap, np.full(2, 4.0)).tolist())
+        share_rate(tput, workers, cap, np.full(2, 4.0)).tolist()
+    )
 
 
 def test_tau_from_arrival_and_from_now():
@@ -114,8 +138,10 @@ def starving_views():
     """One GPU, two jobs of 10 rounds (3000 units at 1/s), both arrived at 0. The view at round r
     says who ran in round r-1: job 0 in rounds 0-2, job 1 in round 3."""
     last = {0: [-1, -1], 1: [0, -1], 2: [0, -1], 3: [0, -1], 4: [-1, 0]}
-    return [toy_view([[1.0], [1.0]], [1], work=[3000, 3000], now=300 * r, last_type=last[r], changed=(r == 0))
-            for r in range(5)]
+    return [
+        toy_view([[1.0], [1.0]], [1], work=[3000, 3000], now=300 * r, last_type=last[r], changed=(r == 0))
+        for r in range(5)
+    ]
 
 
 def test_rho_rises_while_starved_and_falls_once_running():
@@ -144,8 +170,7 @@ def test_rho_ablations():
 
 
 def test_memory_infeasible_type_never_chosen_even_with_huge_rho():
-    view = toy_view([[1.0, 5.0], [1.0, 5.0]], [2, 2], work=[100, 100],
-                    feasible=[[True, False], [True, True]])
+    view = toy_view([[1.0, 5.0], [1.0, 5.0]], [2, 2], work=[100, 100], feasible=[[True, False], [True, True]])
     policy = fresh()
     policy.rho[:] = 1e6  # every job desperately wants its fastest type
     assignment = policy.decide(view)
@@ -162,8 +187,9 @@ def test_decision_is_work_conserving_with_positive_costs():
 
 def test_fig2_decision_keeps_j4_where_srtf_migrates():
     # J4 alone at t = 5 min, 564 of 864 units left, on T4 (1/s) last round; A10 is 1.125/s, moving costs 120 s.
-    view = toy_view([[1.0, 1.125]], [1, 1], work=[864], done=[300], now=300, last_type=[0],
-                    switch_cost_s=[[0.0, 120.0]])
+    view = toy_view(
+        [[1.0, 1.125]], [1, 1], work=[864], done=[300], now=300, last_type=[0], switch_cost_s=[[0.0, 120.0]]
+    )
     assert fresh(1).decide(view).tolist() == [0]
     assert OverheadAgnosticSRTF().decide(view).tolist() == [1]
 
@@ -195,9 +221,18 @@ def test_milp_solver_option_gives_the_same_decision():
     assert fresh(solver="milp").decide(view).tolist() == fresh().decide(view).tolist() == [1, 0]
 
 
-@pytest.mark.parametrize("options", [{"solver": "cplex"}, {"work_term": "half"}, {"time_limit_s": 0},
-                                     {"repair_core": 0}, {"mu_const": -1}, {"tau_from": "later"},
-                                     {"rho_weight": -1}])
+@pytest.mark.parametrize(
+    "options",
+    [
+        {"solver": "cplex"},
+        {"work_term": "half"},
+        {"time_limit_s": 0},
+        {"repair_core": 0},
+        {"mu_const": -1},
+        {"tau_from": "later"},
+        {"rho_weight": -1},
+    ],
+)
 def test_bad_options_raise_input_error(options):
     with pytest.raises(InputError):
         FFTPolicy(**options)
@@ -213,8 +248,9 @@ def test_rounds_above_the_certified_gap_are_counted(monkeypatch):
     def canned(problem, *args, **kwargs):
         objective, bound = next(answers)
         fallback = np.isnan(bound)
-        return program.Solution(np.array([0, -1]), objective, "greedy" if fallback else "lp_dive", not fallback,
-                                fallback, 0.0, bound)
+        return program.Solution(
+            np.array([0, -1]), objective, "greedy" if fallback else "lp_dive", not fallback, fallback, 0.0, bound
+        )
 
     monkeypatch.setitem(fft.SOLVERS, "lp_dive", canned)
     policy = fresh(dive_gap=1e-3)

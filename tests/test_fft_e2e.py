@@ -97,8 +97,14 @@ def test_every_round_is_work_conserving_and_feasible():
     feasible = rng.random((n, 3)) > 0.25
     feasible[np.arange(n), rng.integers(0, 3, n)] = True
     workers = rng.choice([1, 2, 4], size=n, p=[0.6, 0.25, 0.15])
-    jobs = toy_jobs(tput, work=rng.uniform(300, 6000, n), arrival=np.sort(rng.uniform(0, 6000, n)),
-                    workers=workers, feasible=feasible, state_bytes=rng.uniform(1e9, 20e9, n))
+    jobs = toy_jobs(
+        tput,
+        work=rng.uniform(300, 6000, n),
+        arrival=np.sort(rng.uniform(0, 6000, n)),
+        workers=workers,
+        feasible=feasible,
+        state_bytes=rng.uniform(1e9, 20e9, n),
+    )
     cluster = toy_cluster({"T4": 4, "A10": 6, "V100": 5}, gpus_per_host=2)
     policy = Recording()
     res = simulate(jobs, cluster, policy, SimConfig(round_len_s=300, check=True))  # check: engine invariants

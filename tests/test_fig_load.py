@@ -20,11 +20,26 @@ def load_cells() -> pd.DataFrame:
             for seed in range(3):
                 base = 100.0 + 10 * seed  # seed-to-seed spread, identical ratio in every pair
                 for policy, jct in (("ours", base), ("gavel", base * ratio)):
-                    rows.append({"cell": f"{arrivals}-{load}-{workload}-{seed}-{policy}", "policy": policy,
-                                 "workload": workload, "cluster": "paper", "seed": seed, "load": load,
-                                 "arrivals": arrivals, "num_jobs": 800, "avg_jct_s": jct, "makespan_s": 10 * jct,
-                                 "rho_fluid_mean": jct / 100, "rho_fluid_max": jct / 50, "rho_fluid_lt1_share": 50 / jct,
-                                 "starvation_max_s": 36 * jct, "switches_to_faster_share": 0.5, "type_switches": 10})
+                    rows.append(
+                        {
+                            "cell": f"{arrivals}-{load}-{workload}-{seed}-{policy}",
+                            "policy": policy,
+                            "workload": workload,
+                            "cluster": "paper",
+                            "seed": seed,
+                            "load": load,
+                            "arrivals": arrivals,
+                            "num_jobs": 800,
+                            "avg_jct_s": jct,
+                            "makespan_s": 10 * jct,
+                            "rho_fluid_mean": jct / 100,
+                            "rho_fluid_max": jct / 50,
+                            "rho_fluid_lt1_share": 50 / jct,
+                            "starvation_max_s": 36 * jct,
+                            "switches_to_faster_share": 0.5,
+                            "type_switches": 10,
+                        }
+                    )
     return pd.DataFrame(rows)
 
 
@@ -63,6 +78,8 @@ def test_fig_load_draws_and_redraws_byte_identical(tmp_path):
     for a, b in zip(first, second):
         assert a.read_bytes() == b.read_bytes()
     table = pd.read_csv(first[2])
-    gavel = table[(table["metric"] == "avg_jct_s") & (table["policy"] == "gavel")].set_index(["arrivals", "load"])["value"]
+    gavel = table[(table["metric"] == "avg_jct_s") & (table["policy"] == "gavel")].set_index(["arrivals", "load"])[
+        "value"
+    ]
     for key, ratio in GAVEL_OVER_FFT.items():
         assert abs(gavel[key] - ratio) < 1e-9

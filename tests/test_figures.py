@@ -14,21 +14,45 @@ from fairsim.paper.headlines import evaluate, verdict
 from fairsim.paper.report import write_report
 
 # avg JCT per (policy, workload, seed): gavel is 2x ours on trace1, 1.5x on trace2 (seed 0, 1)
-JCT = {("ours", "trace1"): [100.0, 200.0], ("gavel", "trace1"): [200.0, 400.0],
-       ("ours", "trace2"): [100.0, 100.0], ("gavel", "trace2"): [150.0, 160.0],
-       ("tiresias", "trace1"): [90.0, 210.0], ("tiresias", "trace2"): [95.0, 90.0]}
+JCT = {
+    ("ours", "trace1"): [100.0, 200.0],
+    ("gavel", "trace1"): [200.0, 400.0],
+    ("ours", "trace2"): [100.0, 100.0],
+    ("gavel", "trace2"): [150.0, 160.0],
+    ("tiresias", "trace1"): [90.0, 210.0],
+    ("tiresias", "trace2"): [95.0, 90.0],
+}
 
 
 def cells_table() -> pd.DataFrame:
     rows = []
     for (policy, workload), values in JCT.items():
         for seed, jct in enumerate(values):
-            rows.append({"cell": f"policy={policy},seed={seed},workload={workload}", "policy": policy, "workload": workload,
-                         "cluster": "paper", "seed": seed, "num_jobs": 3, "finished_jobs": 3, "avg_jct_s": jct,
-                         "makespan_s": 10 * jct, "rho_mean": jct / 100, "rho_max": jct / 50, "rho_lt1_share": 100 / jct / 2,
-                         "rho_fluid_mean": jct / 100, "rho_fluid_max": jct / 50, "rho_fluid_lt1_share": 100 / jct / 2,
-                         "starvation_max_s": jct * 36, "starvation_mean_s": jct * 3, "migrations": int(jct) // 10,
-                         "switches_to_faster_share": 0.5, "overhead_s_total": jct, "type_switches": int(jct) // 20})
+            rows.append(
+                {
+                    "cell": f"policy={policy},seed={seed},workload={workload}",
+                    "policy": policy,
+                    "workload": workload,
+                    "cluster": "paper",
+                    "seed": seed,
+                    "num_jobs": 3,
+                    "finished_jobs": 3,
+                    "avg_jct_s": jct,
+                    "makespan_s": 10 * jct,
+                    "rho_mean": jct / 100,
+                    "rho_max": jct / 50,
+                    "rho_lt1_share": 100 / jct / 2,
+                    "rho_fluid_mean": jct / 100,
+                    "rho_fluid_max": jct / 50,
+                    "rho_fluid_lt1_share": 100 / jct / 2,
+                    "starvation_max_s": jct * 36,
+                    "starvation_mean_s": jct * 3,
+                    "migrations": int(jct) // 10,
+                    "switches_to_faster_share": 0.5,
+                    "overhead_s_total": jct,
+                    "type_switches": int(jct) // 20,
+                }
+            )
     return pd.DataFrame(rows)
 
 
@@ -38,12 +62,27 @@ def write_sweep(folder, cells: pd.DataFrame) -> SweepData:
     cells.assign(sweep=folder.name).to_parquet(folder / "results.parquet", index=False)
     jobs = []
     for i, row in enumerate(cells.itertuples()):
-        jobs.append(pd.DataFrame({"cell": row.cell, "job_id": [0, 1, 2], "rho": [0.5, 1.0 + i / 10, 2.0],
-                                  "rho_fluid": [0.5, 1.0 + i / 10, 2.0],
-                                  "starvation_s": [0.0, 60.0 * i, 3600.0]}))
+        jobs.append(
+            pd.DataFrame(
+                {
+                    "cell": row.cell,
+                    "job_id": [0, 1, 2],
+                    "rho": [0.5, 1.0 + i / 10, 2.0],
+                    "rho_fluid": [0.5, 1.0 + i / 10, 2.0],
+                    "starvation_s": [0.0, 60.0 * i, 3600.0],
+                }
+            )
+        )
         (folder / row.cell).mkdir()
-        pd.DataFrame({"t_s": [0.0, 300.0], "duration_s": [300.0, 300.0], "rounds": [1, 1], "active_jobs": [2, 3],
-                      "policy_s": [0.01, 0.02]}).to_parquet(folder / row.cell / "rounds.parquet", index=False)
+        pd.DataFrame(
+            {
+                "t_s": [0.0, 300.0],
+                "duration_s": [300.0, 300.0],
+                "rounds": [1, 1],
+                "active_jobs": [2, 3],
+                "policy_s": [0.01, 0.02],
+            }
+        ).to_parquet(folder / row.cell / "rounds.parquet", index=False)
     pd.concat(jobs, ignore_index=True).to_parquet(folder / "jobs.parquet", index=False)
     return SweepData.load(folder)
 
@@ -83,16 +122,54 @@ def test_verdict_needs_the_whole_interval_on_the_paper_side():
 def test_headlines_pool_max_compare_and_missing(tmp_path):
     inputs = Inputs({"testbed": write_sweep(tmp_path / "tb", cells_table())}, {})
     specs = [
-        {"claim": "pool", "paper": "1.4x", "kind": "ratio", "sweep": "testbed", "metric": "avg_jct_s",
-         "baselines": ["gavel"], "reduce": "pool"},
-        {"claim": "max", "paper": "up to 3x", "kind": "ratio", "sweep": "testbed", "metric": "avg_jct_s",
-         "baselines": ["gavel", "tiresias"], "workloads": ["trace1", "trace2"], "reduce": "max"},
-        {"claim": "cmp", "paper": "-", "kind": "compare", "sweep": "testbed", "metric": "starvation_max_s",
-         "policies": ["ours", "gavel"], "better": "lower", "scale": 1 / 3600, "unit": " h"},
-        {"claim": "absent", "paper": "2x", "kind": "ratio", "sweep": "testbed", "metric": "avg_jct_s",
-         "baselines": ["pal"], "reduce": "pool"},
-        {"claim": "no sweep", "paper": "2x", "kind": "ratio", "sweep": "simulated", "metric": "avg_jct_s",
-         "baselines": ["gavel"], "reduce": "max"},
+        {
+            "claim": "pool",
+            "paper": "1.4x",
+            "kind": "ratio",
+            "sweep": "testbed",
+            "metric": "avg_jct_s",
+            "baselines": ["gavel"],
+            "reduce": "pool",
+        },
+        {
+            "claim": "max",
+            "paper": "up to 3x",
+            "kind": "ratio",
+            "sweep": "testbed",
+            "metric": "avg_jct_s",
+            "baselines": ["gavel", "tiresias"],
+            "workloads": ["trace1", "trace2"],
+            "reduce": "max",
+        },
+        {
+            "claim": "cmp",
+            "paper": "-",
+            "kind": "compare",
+            "sweep": "testbed",
+            "metric": "starvation_max_s",
+            "policies": ["ours", "gavel"],
+            "better": "lower",
+            "scale": 1 / 3600,
+            "unit": " h",
+        },
+        {
+            "claim": "absent",
+            "paper": "2x",
+            "kind": "ratio",
+            "sweep": "testbed",
+            "metric": "avg_jct_s",
+            "baselines": ["pal"],
+            "reduce": "pool",
+        },
+        {
+            "claim": "no sweep",
+            "paper": "2x",
+            "kind": "ratio",
+            "sweep": "simulated",
+            "metric": "avg_jct_s",
+            "baselines": ["gavel"],
+            "reduce": "max",
+        },
     ]
     rows = evaluate(specs, inputs)
     # pooled gavel/ours ratios: 2, 2, 1.5, 1.6 -> geometric mean (2 * 2 * 1.5 * 1.6) ** (1/4) = 1.760, all > 1
@@ -100,7 +177,9 @@ def test_headlines_pool_max_compare_and_missing(tmp_path):
     assert rows[0].verdict == "yes"
     # largest per-trace mean: gavel on trace1 (2.0, both seeds); tiresias stays below 1.2
     assert rows[1].ours.startswith("up to 2.00x") and "Gavel, Trace 1" in rows[1].ours and "> 1 in 2/4" in rows[1].ours
-    assert rows[2].claim == "cmp [FFT vs Gavel]" and rows[2].verdict == "weak"  # diffs -1, -2, -0.5, -0.6 h: CI reaches 0
+    assert (
+        rows[2].claim == "cmp [FFT vs Gavel]" and rows[2].verdict == "weak"
+    )  # diffs -1, -2, -0.5, -0.6 h: CI reaches 0
     assert rows[3].verdict == "not measured" and "pal" in rows[3].ours
     assert rows[4].verdict == "not measured" and "simulated" in rows[4].ours
     gapped = evaluate(specs[:1], inputs, gaps={"testbed": "needs option x"})
@@ -117,11 +196,19 @@ def draw(modules, inputs: Inputs, out) -> dict:
 def test_every_figure_draws_pdf_png_and_data_byte_identical_on_rerun(tmp_path):
     cells = cells_table()
     testbed = write_sweep(tmp_path / "tb", cells)
-    ablation = write_sweep(tmp_path / "ab", cells[cells["policy"] != "tiresias"].assign(
-        policy=lambda c: c["policy"].replace({"gavel": "ours_noswitch", "ours": "srtf_agnostic"}),
-        cell=lambda c: c["cell"] + "_ab"))
-    simulated = write_sweep(tmp_path / "sim", cells.assign(workload=cells["workload"].map({"trace1": "trace3", "trace2": "trace9"}),
-                                                            cell=cells["cell"] + "_sim"))
+    ablation = write_sweep(
+        tmp_path / "ab",
+        cells[cells["policy"] != "tiresias"].assign(
+            policy=lambda c: c["policy"].replace({"gavel": "ours_noswitch", "ours": "srtf_agnostic"}),
+            cell=lambda c: c["cell"] + "_ab",
+        ),
+    )
+    simulated = write_sweep(
+        tmp_path / "sim",
+        cells.assign(
+            workload=cells["workload"].map({"trace1": "trace3", "trace2": "trace9"}), cell=cells["cell"] + "_sim"
+        ),
+    )
     bench = pd.DataFrame({"jobs": [250.0, 500.0], "ours_s": [0.05, 0.09]})
     inputs = Inputs({"testbed": testbed, "ablation": ablation, "simulated": simulated}, {"solver": bench})
     first = draw((fig7, fig8, fig9, fig10, fig11, fig12, fig13), inputs, tmp_path / "a")
@@ -132,7 +219,9 @@ def test_every_figure_draws_pdf_png_and_data_byte_identical_on_rerun(tmp_path):
     second = draw((fig7, fig13), inputs, tmp_path / "b")
     assert second == {k: v for k, v in first.items() if k.stem in ("fig7", "fig13", "fig13a_timing")}
     fig7_data = pd.read_csv(tmp_path / "a" / "data" / "fig7.csv")
-    rows = fig7_data[(fig7_data["metric"] == "avg_jct_s") & (fig7_data["policy"] == "gavel") & (fig7_data["workload"] == "trace1")]
+    rows = fig7_data[
+        (fig7_data["metric"] == "avg_jct_s") & (fig7_data["policy"] == "gavel") & (fig7_data["workload"] == "trace1")
+    ]
     ours, paper = rows[rows["source"] == "ours"], rows[rows["source"] == "paper"]
     assert ours["mean"].item() == pytest.approx(2.0) and ours["n"].item() == 2
     assert paper["paper"].item() == pytest.approx(1.46)  # PAPER.md sec. 4, drawn beside ours
@@ -154,10 +243,29 @@ def test_fig13_without_the_profile_error_sweep_says_so(tmp_path):
 
 def test_report_lists_rows_gaps_and_sweeps(tmp_path):
     inputs = Inputs({"testbed": write_sweep(tmp_path / "tb", cells_table())}, {})
-    rows = evaluate([{"claim": "pool", "paper": "1.4x", "kind": "ratio", "sweep": "testbed", "metric": "avg_jct_s",
-                      "baselines": ["gavel"], "reduce": "pool"}], inputs)
-    path = write_report(tmp_path / "REPORT.md", "small", rows, inputs, {"fig7": "JCT"}, {"profile_error": "needs option x"},
-                        "python -m fairsim.paper.reproduce")
+    rows = evaluate(
+        [
+            {
+                "claim": "pool",
+                "paper": "1.4x",
+                "kind": "ratio",
+                "sweep": "testbed",
+                "metric": "avg_jct_s",
+                "baselines": ["gavel"],
+                "reduce": "pool",
+            }
+        ],
+        inputs,
+    )
+    path = write_report(
+        tmp_path / "REPORT.md",
+        "small",
+        rows,
+        inputs,
+        {"fig7": "JCT"},
+        {"profile_error": "needs option x"},
+        "python -m fairsim.paper.reproduce",
+    )
     text = path.read_text()
     assert "| pool | 1.4x | 1.7" in text and "| yes |" in text
     assert "1 yes, 0 weak, 0 no, of 1 numbers" in text
@@ -168,8 +276,23 @@ def test_report_lists_rows_gaps_and_sweeps(tmp_path):
 def test_every_policy_has_its_own_colour_and_unknown_names_a_stable_one():
     from fairsim.figures import style
 
-    named = ["ours", "gavel", "gavel_mmf", "gavel_ftf", "themis", "tiresias", "tiresias_las", "allox", "pal", "fifo",
-             "srtf", "srtf_agnostic", "ours_nofair", "ours_constmu", "ours_noswitch"]
+    named = [
+        "ours",
+        "gavel",
+        "gavel_mmf",
+        "gavel_ftf",
+        "themis",
+        "tiresias",
+        "tiresias_las",
+        "allox",
+        "pal",
+        "fifo",
+        "srtf",
+        "srtf_agnostic",
+        "ours_nofair",
+        "ours_constmu",
+        "ours_noswitch",
+    ]
     colours = [style.color(p) for p in named]
     assert len(set(c.lower() for c in colours)) == len(named)
     assert style.color("gavel") != style.color("gavel_mmf")

@@ -18,7 +18,9 @@ from fairsim.testing import toy_cluster, toy_jobs
 
 def test_one_gpu_two_equal_jobs_share_it_half_and_half():
     # each holds 0.5 GPU -> rate 0.5 -> both finish at 200 s
-    assert fluid_finish_times([0, 0], [100.0, 100.0], [1, 1], [[1.0], [1.0]], [1]).tolist() == pytest.approx([200.0, 200.0])
+    assert fluid_finish_times([0, 0], [100.0, 100.0], [1, 1], [[1.0], [1.0]], [1]).tolist() == pytest.approx(
+        [200.0, 200.0]
+    )
 
 
 def test_gang_capped_below_its_share_passes_the_rest_on():
@@ -140,15 +142,24 @@ def test_event_loop_matches_a_plain_job_by_job_replay():
 
 def test_reference_is_the_same_for_two_policies():
     cluster = toy_cluster({"T4": 2, "V100": 2})
-    jobs = toy_jobs([[1.0, 2.0], [1.0, 3.0], [0.5, 0.0], [1.0, 1.0], [2.0, 4.0]],
-                    work=[3000.0, 600.0, 900.0, 4000.0, 1200.0], arrival=[0.0, 0.0, 100.0, 400.0, 900.0],
-                    workers=[2, 1, 1, 2, 1])
-    tables = [add_job_metrics(res.jobs, jobs, cluster, res.rounds)
-              for res in (simulate(jobs, cluster, policy, SimConfig(round_len_s=60)) for policy in (FifoPolicy(), SrtfPolicy()))]
+    jobs = toy_jobs(
+        [[1.0, 2.0], [1.0, 3.0], [0.5, 0.0], [1.0, 1.0], [2.0, 4.0]],
+        work=[3000.0, 600.0, 900.0, 4000.0, 1200.0],
+        arrival=[0.0, 0.0, 100.0, 400.0, 900.0],
+        workers=[2, 1, 1, 2, 1],
+    )
+    tables = [
+        add_job_metrics(res.jobs, jobs, cluster, res.rounds)
+        for res in (
+            simulate(jobs, cluster, policy, SimConfig(round_len_s=60)) for policy in (FifoPolicy(), SrtfPolicy())
+        )
+    ]
     assert not np.array_equal(tables[0]["jct_s"].to_numpy(), tables[1]["jct_s"].to_numpy())  # the policies differ
     assert np.array_equal(tables[0]["t_id_fluid_s"].to_numpy(), tables[1]["t_id_fluid_s"].to_numpy())
     for table in tables:
-        assert table["rho_fluid"].to_numpy() == pytest.approx(table["jct_s"].to_numpy() / table["t_id_fluid_s"].to_numpy())
+        assert table["rho_fluid"].to_numpy() == pytest.approx(
+            table["jct_s"].to_numpy() / table["t_id_fluid_s"].to_numpy()
+        )
 
 
 def test_memory_infeasible_type_gets_no_share_in_the_metrics():

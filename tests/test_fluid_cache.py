@@ -32,7 +32,10 @@ def test_other_inputs_are_other_entries(tmp_path):
     cache(arrival, work, workers, tput, counts)
     work = work.copy()
     work[0] *= 1.0 + 1e-12  # the smallest change of one job is a new key
-    assert cache(arrival, work, workers, tput, counts).tobytes() == fluid_finish_times(arrival, work, workers, tput, counts).tobytes()
+    assert (
+        cache(arrival, work, workers, tput, counts).tobytes()
+        == fluid_finish_times(arrival, work, workers, tput, counts).tobytes()
+    )
     counts = counts + [0.0, 0.0, 4.0]
     cache(arrival, work, workers, tput, counts)
     assert cache.hits == 0 and len(list(tmp_path.glob("*.npy"))) == 3

@@ -33,10 +33,27 @@ from fairsim.sim.engine import PolicyContractError
 BASES = {
     "fifo_philly": (("policy=fifo", "num_jobs=20"), ("policy", "cluster", "workload", "sim", "")),
     "srtf_trace": (("policy=srtf", "workload=trace2", "num_jobs=20"), ("policy", "workload", "sim", "")),
-    "fifo_gavel": (("policy=fifo", "workload=gavel_generated", "cluster=gavel", "sim=gavel_compat", "num_jobs=30",
-                    "workload.window=[10,20]"), ("workload", "sim")),
-    "las_tiresias": (("policy=tiresias_las", "workload=tiresias_trace", "cluster=tiresias", "cluster.counts.V100=16",
-                      "sim=tiresias_compat"), ("policy", "workload", "cluster", "sim")),
+    "fifo_gavel": (
+        (
+            "policy=fifo",
+            "workload=gavel_generated",
+            "cluster=gavel",
+            "sim=gavel_compat",
+            "num_jobs=30",
+            "workload.window=[10,20]",
+        ),
+        ("workload", "sim"),
+    ),
+    "las_tiresias": (
+        (
+            "policy=tiresias_las",
+            "workload=tiresias_trace",
+            "cluster=tiresias",
+            "cluster.counts.V100=16",
+            "sim=tiresias_compat",
+        ),
+        ("policy", "workload", "cluster", "sim"),
+    ),
     "ours": (("policy=ours", "num_jobs=20"), ("policy",)),
     "themis": (("policy=themis", "num_jobs=20"), ("policy",)),
     "gavel": (("policy=gavel", "num_jobs=20"), ("policy",)),
@@ -44,7 +61,15 @@ BASES = {
     "allox": (("policy=allox", "num_jobs=20"), ("policy",)),
     "team_log": (("policy=fifo", "workload=team_cluster"), ("workload",)),
 }
-SKIP = {"results_dir", "sweep_name", "track", "reuse_stale", "name", "_target_", "path"}  # bookkeeping, and files (the reader fuzz)
+SKIP = {
+    "results_dir",
+    "sweep_name",
+    "track",
+    "reuse_stale",
+    "name",
+    "_target_",
+    "path",
+}  # bookkeeping, and files (the reader fuzz)
 
 NUMBERS = [0, -1, 1, 2, 0.5, -0.5, 1e-300, 1e308, -1e308, 1e15, 2**63, 10**30, math.nan, math.inf, -math.inf]
 OTHERS = [True, False, None, "", "abc", "1", "nan", [], [1], [1, 2], {}, {"a": 1}]
@@ -83,7 +108,9 @@ def near(value, pick: int):
     """Two times in three a value near ``value`` (doubled, halved, one more, a million times, negated,
     off by a half; for text: upper case, a letter more or less), else one far from it (NUMBERS, OTHERS)."""
     if isinstance(value, (int, float)) and not isinstance(value, bool) and pick % 3:
-        return [value * 2, value / 2, value + 1, value * 1e6, value * 1e-6, -value, value + 0.5, value - 1][pick // 3 % 8]
+        return [value * 2, value / 2, value + 1, value * 1e6, value * 1e-6, -value, value + 0.5, value - 1][
+            pick // 3 % 8
+        ]
     if isinstance(value, str) and pick % 3:
         return [value.upper(), f"{value}x", f" {value}", value[:-1]][pick // 3 % 4]
     pool = NUMBERS + OTHERS
@@ -127,7 +154,9 @@ def outcome(cfg) -> str:
             assert "np.float64(" not in message and "np.int64(" not in message, message
             return "refused"
         except PolicyContractError as exc:
-            assert "ran no job in" in str(exc) and len(str(exc).splitlines()) == 1, exc  # any other breach is a policy's bug
+            assert "ran no job in" in str(exc) and len(str(exc).splitlines()) == 1, (
+                exc
+            )  # any other breach is a policy's bug
             return "stalled"
     return "ran"
 
@@ -137,7 +166,9 @@ COUNTS: Counter = Counter()
 
 
 @pytest.mark.slow  # about 15 s
-@settings(max_examples=EXAMPLES, deadline=None, derandomize=True, database=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(
+    max_examples=EXAMPLES, deadline=None, derandomize=True, database=None, suppress_health_check=[HealthCheck.too_slow]
+)
 @given(example=settings_())
 def test_a_config_value_runs_or_is_refused_in_one_line(example):
     base, changes = example
@@ -150,6 +181,8 @@ def test_the_config_fuzz_reached_both_outcomes():
     run some, and far enough to refuse some."""
     if not COUNTS:
         pytest.skip("the property did not run in this session")
-    print(f"fuzz config: {sum(COUNTS.values())} configs, {COUNTS['ran']} ran, {COUNTS['refused']} refused in one line, "
-          f"{COUNTS['stalled']} stalled in one line")
+    print(
+        f"fuzz config: {sum(COUNTS.values())} configs, {COUNTS['ran']} ran, {COUNTS['refused']} refused in one line, "
+        f"{COUNTS['stalled']} stalled in one line"
+    )
     assert COUNTS["ran"] > 0 and COUNTS["refused"] > 0, COUNTS

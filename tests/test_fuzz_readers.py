@@ -41,23 +41,46 @@ from fairsim.experiment.single import run_config
 
 DATA = ROOT / "tests" / "data"
 SHIPPED = ROOT / "fairsim" / "data"
-OWN_SCHEMA = ("job_id,arrival_s,model,workers,work,weight,tenant\n"
-              + "".join(f"{i},{i * 450.0},{m},{w},{wk},1,team{i % 3}\n"
-                        for i, (m, w, wk) in enumerate([("ResNet50", 1, 2.5), ("VGG16", 2, 1.0), ("ResNet152", 4, 3.0),
-                                                        ("BERT-base", 1, 0.5), ("ResNet50", 2, 4.0), ("VGG16", 1, 1.5)] * 3)))
-LOG_COLUMNS = ("job_id,submit_s,duration_s,gpus,gpu_type,gpu_types,model,tenant,status\n"
-               + "".join(f"j{i},{1000 + i * 300},{600 + 97 * i},{g},{t},{a},{m},team{i % 3},{s}\n"
-                         for i, (g, t, a, m, s) in enumerate([(1, "V100", "", "", "Pass"), (2, "T4", "T4|A10", "", "Killed"),
-                                                              (4, "", "", "ResNet50", "Pass"), (1, "A10", "", "VGG16", "Pass"),
-                                                              (8, "V100", "V100", "", "Failed")] * 3)))
+OWN_SCHEMA = "job_id,arrival_s,model,workers,work,weight,tenant\n" + "".join(
+    f"{i},{i * 450.0},{m},{w},{wk},1,team{i % 3}\n"
+    for i, (m, w, wk) in enumerate(
+        [
+            ("ResNet50", 1, 2.5),
+            ("VGG16", 2, 1.0),
+            ("ResNet152", 4, 3.0),
+            ("BERT-base", 1, 0.5),
+            ("ResNet50", 2, 4.0),
+            ("VGG16", 1, 1.5),
+        ]
+        * 3
+    )
+)
+LOG_COLUMNS = "job_id,submit_s,duration_s,gpus,gpu_type,gpu_types,model,tenant,status\n" + "".join(
+    f"j{i},{1000 + i * 300},{600 + 97 * i},{g},{t},{a},{m},team{i % 3},{s}\n"
+    for i, (g, t, a, m, s) in enumerate(
+        [
+            (1, "V100", "", "", "Pass"),
+            (2, "T4", "T4|A10", "", "Killed"),
+            (4, "", "", "ResNet50", "Pass"),
+            (1, "A10", "", "VGG16", "Pass"),
+            (8, "V100", "V100", "", "Failed"),
+        ]
+        * 3
+    )
+)
 
 # a throughput catalog of the table kind (fairsim/workload/table_catalog.py) and a trace on it
 THROUGHPUTS = "model,gpu,workers,placement,throughput\n" + "".join(
-    f"{m},{g},{w},{p},{t * w * (0.8 if p == 'spread' else 1):.4f}\n" for m in ("netA", "netB") for g, t in (("T4", 0.01), ("A10", 0.02), ("V100", 0.03))
-    for w in (1, 2, 4) for p in (("packed", "spread") if w > 1 else ("packed",)))
-MODELS = "model,param_count,mem_gb,large,notes\nnetA,1000000,1,false,small\nnetB,50000000,12,true,\"a, quoted note\"\n"
-TABLE_TRACE = "job_id,arrival_s,model,workers,work\n" + "".join(f"{i},{i * 300},{'netA' if i % 2 else 'netB'},{(1, 2, 4)[i % 3]},{2 + i % 5}\n"
-                                                                for i in range(12))
+    f"{m},{g},{w},{p},{t * w * (0.8 if p == 'spread' else 1):.4f}\n"
+    for m in ("netA", "netB")
+    for g, t in (("T4", 0.01), ("A10", 0.02), ("V100", 0.03))
+    for w in (1, 2, 4)
+    for p in (("packed", "spread") if w > 1 else ("packed",))
+)
+MODELS = 'model,param_count,mem_gb,large,notes\nnetA,1000000,1,false,small\nnetB,50000000,12,true,"a, quoted note"\n'
+TABLE_TRACE = "job_id,arrival_s,model,workers,work\n" + "".join(
+    f"{i},{i * 300},{'netA' if i % 2 else 'netB'},{(1, 2, 4)[i % 3]},{2 + i % 5}\n" for i in range(12)
+)
 
 
 @dataclass(frozen=True)
@@ -85,47 +108,160 @@ class Target:
 
 
 QUIET = ("policy=fifo", "track=false")
-TARGETS = {t.reader: t for t in [
-    Target("csv", (ROOT / "experiments" / "logs" / "team_cluster.csv",),
-           ("workload=team_cluster", "workload.path={dir}/team_cluster.csv")),
-    Target("csv_columns", (("log.csv", LOG_COLUMNS),), ("workload=jobs_log", "workload.path={dir}/log.csv")),
-    Target("openb", (DATA / "openb_sample" / "openb_pod_list_sample.csv", DATA / "openb_sample" / "openb_node_list_sample.csv"),
-           ("workload=openb", "workload.path={dir}/openb_pod_list_sample.csv", "cluster=openb",
-            "cluster.node_list={dir}/openb_node_list_sample.csv", "cluster.gpu_map.G2=A100-80GB", "cluster.gpu_map.G3=H100-SXM")),
-    Target("helios", (DATA / "helios_cluster_log_sample.csv",),
-           ("workload=helios", "workload.path={dir}/helios_cluster_log_sample.csv", "workload.gpu_type=V100")),
-    Target("pai2020", tuple(DATA / "pai2020_sample" / n for n in ("pai_job_table.csv", "pai_task_table.csv", "pai_machine_spec.csv")),
-           ("workload=pai2020", "workload.path={dir}", "cluster=pai2020", "cluster.node_list={dir}/pai_machine_spec.csv",
-            "cluster.gpu_map.MISC=K80")),
-    Target("philly_log", (DATA / "philly_cluster_job_log_sample.json",),
-           ("workload=philly_log", "workload.path={dir}/philly_cluster_job_log_sample.json"), json=True),
-    Target("gavel_msr", (SHIPPED / "gavel" / "traces" / "msr" / "seed=0" / "51b7ef.trace",),
-           ("workload=gavel_philly", "workload.vc=null", "workload.path={dir}/51b7ef.trace", "cluster=gavel"), sep="\t"),
-    Target("tiresias_trace", (SHIPPED / "tiresias" / "traces" / "60_job.csv",),
-           ("workload=tiresias_trace", "workload.path={dir}/60_job.csv", "cluster=tiresias", "cluster.counts.V100=16",
-            "sim=tiresias_compat")),
-    Target("gavel_trace", (SHIPPED / "gavel" / "traces" / "small_test.trace",),
-           ("workload=gavel_trace", "workload.path={dir}/small_test.trace", "cluster=gavel"), sep="\t"),
-    Target("trace", (("trace.csv", OWN_SCHEMA),), ("workload=file", "workload.path={dir}/trace.csv")),
-    Target("csv_parquet", (("log.csv", LOG_COLUMNS),), ("workload=jobs_log", "workload.path={dir}/log.parquet"), parquet=True),
-    Target("table_catalog", (("throughputs.csv", THROUGHPUTS), ("models.csv", MODELS), ("trace.csv", TABLE_TRACE)),
-           ("workload=file", "workload.path={dir}/trace.csv", "workload.catalog=table", "+workload.throughputs_path={dir}/throughputs.csv",
-            "+workload.models_path={dir}/models.csv")),
-    Target("trace_parquet", (("trace.csv", OWN_SCHEMA),), ("workload=file", "workload.path={dir}/trace.parquet"), parquet=True),
-]}
+TARGETS = {
+    t.reader: t
+    for t in [
+        Target(
+            "csv",
+            (ROOT / "experiments" / "logs" / "team_cluster.csv",),
+            ("workload=team_cluster", "workload.path={dir}/team_cluster.csv"),
+        ),
+        Target("csv_columns", (("log.csv", LOG_COLUMNS),), ("workload=jobs_log", "workload.path={dir}/log.csv")),
+        Target(
+            "openb",
+            (DATA / "openb_sample" / "openb_pod_list_sample.csv", DATA / "openb_sample" / "openb_node_list_sample.csv"),
+            (
+                "workload=openb",
+                "workload.path={dir}/openb_pod_list_sample.csv",
+                "cluster=openb",
+                "cluster.node_list={dir}/openb_node_list_sample.csv",
+                "cluster.gpu_map.G2=A100-80GB",
+                "cluster.gpu_map.G3=H100-SXM",
+            ),
+        ),
+        Target(
+            "helios",
+            (DATA / "helios_cluster_log_sample.csv",),
+            ("workload=helios", "workload.path={dir}/helios_cluster_log_sample.csv", "workload.gpu_type=V100"),
+        ),
+        Target(
+            "pai2020",
+            tuple(
+                DATA / "pai2020_sample" / n for n in ("pai_job_table.csv", "pai_task_table.csv", "pai_machine_spec.csv")
+            ),
+            (
+                "workload=pai2020",
+                "workload.path={dir}",
+                "cluster=pai2020",
+                "cluster.node_list={dir}/pai_machine_spec.csv",
+                "cluster.gpu_map.MISC=K80",
+            ),
+        ),
+        Target(
+            "philly_log",
+            (DATA / "philly_cluster_job_log_sample.json",),
+            ("workload=philly_log", "workload.path={dir}/philly_cluster_job_log_sample.json"),
+            json=True,
+        ),
+        Target(
+            "gavel_msr",
+            (SHIPPED / "gavel" / "traces" / "msr" / "seed=0" / "51b7ef.trace",),
+            ("workload=gavel_philly", "workload.vc=null", "workload.path={dir}/51b7ef.trace", "cluster=gavel"),
+            sep="\t",
+        ),
+        Target(
+            "tiresias_trace",
+            (SHIPPED / "tiresias" / "traces" / "60_job.csv",),
+            (
+                "workload=tiresias_trace",
+                "workload.path={dir}/60_job.csv",
+                "cluster=tiresias",
+                "cluster.counts.V100=16",
+                "sim=tiresias_compat",
+            ),
+        ),
+        Target(
+            "gavel_trace",
+            (SHIPPED / "gavel" / "traces" / "small_test.trace",),
+            ("workload=gavel_trace", "workload.path={dir}/small_test.trace", "cluster=gavel"),
+            sep="\t",
+        ),
+        Target("trace", (("trace.csv", OWN_SCHEMA),), ("workload=file", "workload.path={dir}/trace.csv")),
+        Target(
+            "csv_parquet",
+            (("log.csv", LOG_COLUMNS),),
+            ("workload=jobs_log", "workload.path={dir}/log.parquet"),
+            parquet=True,
+        ),
+        Target(
+            "table_catalog",
+            (("throughputs.csv", THROUGHPUTS), ("models.csv", MODELS), ("trace.csv", TABLE_TRACE)),
+            (
+                "workload=file",
+                "workload.path={dir}/trace.csv",
+                "workload.catalog=table",
+                "+workload.throughputs_path={dir}/throughputs.csv",
+                "+workload.models_path={dir}/models.csv",
+            ),
+        ),
+        Target(
+            "trace_parquet",
+            (("trace.csv", OWN_SCHEMA),),
+            ("workload=file", "workload.path={dir}/trace.parquet"),
+            parquet=True,
+        ),
+    ]
+}
 
 # ---- mutations -------------------------------------------------------------------------------------
 
-NUMBERS = ["0", "-0", "-1", "1.5", "0.5", "1e308", "-1e308", "1e-300", "5e-324", "1e15", "9e18", "1e400", "-1e400",
-           "9" * 30, "nan", "NaN", "inf", "-inf", "1_000", "0x1A", "1e3", " 7 ", "+3"]
-TIMES = ["9999-12-31 23:59:59", "0001-01-01 00:00:00", "1677-09-21 00:12:43", "2262-04-11 23:47:17",
-         "2020-02-30 00:00:00", "2020-06-09T18:41:27", "2020-06-09 18:41:27+05:00", "2020-06-09", "24:00:00"]
+NUMBERS = [
+    "0",
+    "-0",
+    "-1",
+    "1.5",
+    "0.5",
+    "1e308",
+    "-1e308",
+    "1e-300",
+    "5e-324",
+    "1e15",
+    "9e18",
+    "1e400",
+    "-1e400",
+    "9" * 30,
+    "nan",
+    "NaN",
+    "inf",
+    "-inf",
+    "1_000",
+    "0x1A",
+    "1e3",
+    " 7 ",
+    "+3",
+]
+TIMES = [
+    "9999-12-31 23:59:59",
+    "0001-01-01 00:00:00",
+    "1677-09-21 00:12:43",
+    "2262-04-11 23:47:17",
+    "2020-02-30 00:00:00",
+    "2020-06-09T18:41:27",
+    "2020-06-09 18:41:27+05:00",
+    "2020-06-09",
+    "24:00:00",
+]
 TEXT = ["", " ", "abc", "None", "null", "V100", "T4|A10", "|", "G2", "MISC", "ResNet50", "é", "\t", ",", '"', "'"]
 VALUES = NUMBERS + TIMES + TEXT
 JSON_VALUES = [None, True, 0, -1, 1.5, 1e308, "", "None", "abc", [], {}, ["gpu0"], {"ip": "m1"}, *TIMES[:5]]
 
-OPS = ("blank_line", "crlf", "bom", "quoted_newline", "drop_field", "add_field", "set_cell", "scale_cell", "non_utf8",
-       "dup_row", "dup_column", "delete_line", "swap_lines", "truncate", "empty")
+OPS = (
+    "blank_line",
+    "crlf",
+    "bom",
+    "quoted_newline",
+    "drop_field",
+    "add_field",
+    "set_cell",
+    "scale_cell",
+    "non_utf8",
+    "dup_row",
+    "dup_column",
+    "delete_line",
+    "swap_lines",
+    "truncate",
+    "empty",
+)
 JSON_OPS = ("json_set", "json_delete", "json_dup_job", "json_set_attempt")
 REPEATS = 3  # mutations per file, at most
 
@@ -154,7 +290,7 @@ def mutate(data: bytes, op: str, a: int, b: int, c: int, sep: bytes) -> bytes:
     if op == "blank_line":
         lines.insert(i, [b"", b"   ", b"\r", sep * 0][c % 4])
     elif op == "quoted_newline":
-        cells[j] = b'"' + cells[j][: len(cells[j]) // 2] + b"\n" + cells[j][len(cells[j]) // 2:] + b'"'
+        cells[j] = b'"' + cells[j][: len(cells[j]) // 2] + b"\n" + cells[j][len(cells[j]) // 2 :] + b'"'
     elif op == "drop_field" and len(cells) > 1:
         del cells[j]
     elif op == "add_field":
@@ -168,8 +304,10 @@ def mutate(data: bytes, op: str, a: int, b: int, c: int, sep: bytes) -> bytes:
     elif op == "dup_row":
         lines.insert(min(i + 1 + c % 3, len(lines)), lines[i])
     elif op == "dup_column":
-        lines = [sep.join(row.split(sep) + [row.split(sep)[j % len(row.split(sep))]]) if row.strip() else row
-                 for row in lines]
+        lines = [
+            sep.join(row.split(sep) + [row.split(sep)[j % len(row.split(sep))]]) if row.strip() else row
+            for row in lines
+        ]
         return b"\n".join(lines)
     elif op == "delete_line":
         del lines[i]
@@ -218,6 +356,7 @@ def _mutate_json(data: bytes, op: str, a: int, b: int, c: int) -> bytes:
 
 
 # ---- one file through a run ---------------------------------------------------------------------------
+
 
 @functools.cache
 def base_config(reader: str):
@@ -289,7 +428,9 @@ def report_outcomes():
     the first byte), and the counts are printed (``pytest -s``)."""
     yield
     for reader, counts in sorted(OUTCOMES.items()):
-        print(f"fuzz {reader}: {sum(counts.values())} files, {counts['ran']} ran, {counts['refused']} refused in one line")
+        print(
+            f"fuzz {reader}: {sum(counts.values())} files, {counts['ran']} ran, {counts['refused']} refused in one line"
+        )
 
 
 @pytest.mark.slow  # 2-8 s a reader
@@ -298,8 +439,13 @@ def test_a_mutated_file_runs_or_is_refused_in_one_line(reader, tmp_path_factory)
     folder = tmp_path_factory.mktemp(f"fuzz_{reader}")
     counts = OUTCOMES.setdefault(reader, Counter())
 
-    @settings(max_examples=EXAMPLES, deadline=None, derandomize=True, database=None,
-              suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
+    @settings(
+        max_examples=EXAMPLES,
+        deadline=None,
+        derandomize=True,
+        database=None,
+        suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
+    )
     @given(which=st.integers(0, 2), mutations=st.lists(mutation(TARGETS[reader].json), min_size=1, max_size=REPEATS))
     def check(which, mutations):
         result, _ = fuzz_once(reader, folder, which, mutations)
@@ -313,7 +459,10 @@ def test_a_mutated_file_runs_or_is_refused_in_one_line(reader, tmp_path_factory)
 
 SPOT_CHECKS = {  # reader -> mutations whose file goes through the command line
     "helios": [("non_utf8", 3, 2, 1)],  # a Latin-1 byte on line 4
-    "csv_columns": [("blank_line", 2, 0, 0), ("set_cell", 5, 2, VALUES.index("1e308"))],  # a 1e308 s job after a blank line
+    "csv_columns": [
+        ("blank_line", 2, 0, 0),
+        ("set_cell", 5, 2, VALUES.index("1e308")),
+    ],  # a 1e308 s job after a blank line
     "philly_log": [("json_set_attempt", 9, 1, 4)],  # the last attempt ends in year 9999
     "trace": [("dup_column", 0, 4, 0)],  # the header names work twice
 }
@@ -324,7 +473,9 @@ def test_a_few_refusals_through_run_py_are_one_line_and_exit_2(tmp_path, run_py)
     from concurrent.futures import ThreadPoolExecutor
 
     files = {}
-    for reader in sorted(SPOT_CHECKS):  # in process first (Hydra composes in one thread): the same file is refused there
+    for reader in sorted(
+        SPOT_CHECKS
+    ):  # in process first (Hydra composes in one thread): the same file is refused there
         folder = tmp_path / reader
         folder.mkdir()
         result, files[reader] = fuzz_once(reader, folder, 0, SPOT_CHECKS[reader])

@@ -1,6 +1,5 @@
 """Gavel-compatible replay: the mechanism and sim=gavel_compat together on a hand-traced instance."""
 
-
 import pytest
 from conftest import ROOT
 from omegaconf import OmegaConf
@@ -68,9 +67,19 @@ def test_stopping_at_the_window_end_keeps_the_window_results():
     from fairsim.experiment.compose import compose_config
     from fairsim.experiment.single import run_config
 
-    base = ["policy=gavel_mmf", "workload=gavel_generated", "workload.num_jobs=80", "workload.window=[40,60]",
-            "workload.rate_per_hour=40", "cluster=gavel", "cluster.counts.v100=2", "cluster.counts.p100=2",
-            "cluster.counts.k80=2", "sim=gavel_compat", "seed=3"]
+    base = [
+        "policy=gavel_mmf",
+        "workload=gavel_generated",
+        "workload.num_jobs=80",
+        "workload.window=[40,60]",
+        "workload.rate_per_hour=40",
+        "cluster=gavel",
+        "cluster.counts.v100=2",
+        "cluster.counts.p100=2",
+        "cluster.counts.k80=2",
+        "sim=gavel_compat",
+        "seed=3",
+    ]
     window = run_config(compose_config(base))
     everything = run_config(compose_config(base + ["sim.until=all"]))
     w, e = window.summary, everything.summary

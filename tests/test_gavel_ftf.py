@@ -24,7 +24,7 @@ def test_older_job_gets_the_golden_share():
     # (10 + 10/x) / 20 = (10/(1-x)) / 20  ->  x^2 + x - 1 = 0  ->  x = 0.618
     view = toy_view([[1.0], [1.0]], [1], work=[10, 10], arrival=[-10.0, 0.0], now=0.0)
     policy, x = solve(view)
-    golden = (5 ** 0.5 - 1) / 2
+    golden = (5**0.5 - 1) / 2
     assert x[:, 0] == pytest.approx([golden, 1 - golden], abs=1e-5)
     assert policy.last_rho == pytest.approx((10 + 10 / golden) / 20, rel=1e-5)
 
@@ -55,14 +55,14 @@ def test_constraints_hold_on_random_instances():
         n = int(rng.integers(2, 10))
         tput = rng.uniform(0.2, 2.0, (n, 2))
         workers = rng.choice([1, 2], n)
-        view = toy_view(tput, [3, 3], workers=workers, work=rng.uniform(10, 100, n),
-                        arrival=-rng.uniform(0, 50, n))
+        view = toy_view(tput, [3, 3], workers=workers, work=rng.uniform(10, 100, n), arrival=-rng.uniform(0, 50, n))
         policy, x = solve(view)
         assert (x.sum(axis=1) <= 1 + 1e-9).all()
         assert (workers @ x <= np.array([3, 3]) + 1e-9).all()
         # every job meets the optimal rho
         rho = (view.now - view.arrival + view.remaining / (tput * x).sum(axis=1)) / (
-            view.remaining / isolated_throughput(tput, workers, np.array([3, 3])))
+            view.remaining / isolated_throughput(tput, workers, np.array([3, 3]))
+        )
         assert rho.max() == pytest.approx(policy.last_rho, rel=1e-4)
 
 

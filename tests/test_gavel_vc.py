@@ -114,15 +114,23 @@ def test_seven_field_layout_maps_like_the_ten_field_one(tmp_path):
     assert df["job_id"].tolist() == [1, 0]  # sorted by arrival
     first = df[df["job_id"] == 0].iloc[0]
     assert (first["model"], first["work"], first["workers"], first["weight"], first["arrival_s"]) == (
-        "ResNet-18 (batch size 32)", 500.0, 4, 1.0, 30.0)
+        "ResNet-18 (batch size 32)",
+        500.0,
+        4,
+        1.0,
+        30.0,
+    )
 
 
-@pytest.mark.parametrize("second,field,where", [
-    ("\t".join(["A3C", CMD, "--num_steps", "1", "80", "1", "1", "-1", "10", "1"]), "fields", "first line"),
-    (msr_line("A3C", 80, 10, 0), "scale_factor", "integer >= 1"),
-    (msr_line("A3C", 0, 10, 1), "total_steps", "integer > 0"),
-    (msr_line("A3C", 80, -5, 1), "arrival_time", ">= 0"),
-])
+@pytest.mark.parametrize(
+    "second,field,where",
+    [
+        ("\t".join(["A3C", CMD, "--num_steps", "1", "80", "1", "1", "-1", "10", "1"]), "fields", "first line"),
+        (msr_line("A3C", 80, 10, 0), "scale_factor", "integer >= 1"),
+        (msr_line("A3C", 0, 10, 1), "total_steps", "integer > 0"),
+        (msr_line("A3C", 80, -5, 1), "arrival_time", ">= 0"),
+    ],
+)
 def test_bad_seven_field_line_names_file_line_and_field(tmp_path, second, field, where):
     path = tmp_path / "bad.trace"
     path.write_text(msr_line("A3C", 80, 0, 1) + "\n" + second + "\n")
@@ -137,13 +145,20 @@ def test_job_log_recovers_the_duration_behind_the_steps(tmp_path):
     fast, slow = tput.idxmax(), tput.idxmin()
     duration = 7200.0
     path = tmp_path / "ab12cd.trace"
-    path.write_text(msr_line(fast, int(duration * tput[fast]), 0, 8) + "\n" + msr_line(slow, int(duration * tput[slow]), 60, 1) + "\n")
+    path.write_text(
+        msr_line(fast, int(duration * tput[fast]), 0, 8)
+        + "\n"
+        + msr_line(slow, int(duration * tput[slow]), 60, 1)
+        + "\n"
+    )
     read = read_msr_log(path)
     log = read.log
     assert log["tenant"].tolist() == ["ab12cd", "ab12cd"] and log["gpus"].tolist() == [8, 1]
     assert log["model"].tolist() == [fast, slow] and (log["gpu_type"] == "V100").all()
     # whole steps: the shortfall is under one step's time
-    assert np.all(log["duration_s"] <= duration) and np.all(duration - log["duration_s"] < 1.0 / tput[[fast, slow]].to_numpy())
+    assert np.all(log["duration_s"] <= duration) and np.all(
+        duration - log["duration_s"] < 1.0 / tput[[fast, slow]].to_numpy()
+    )
     assert read.meta["rows"] == 2 and read.meta["span_s"] == 60.0
 
 

@@ -35,25 +35,45 @@ def user_folder(tmp_path: Path, name: str, preset: dict) -> str:
 
 
 def test_a_type_defined_in_a_preset_of_ones_own_runs_and_says_the_rule_it_fell_back_to(tmp_path):
-    folder = user_folder(tmp_path, "mine", {"name": "mine", "gpus_per_host": 8, "counts": {"A100-80GB": 16, "H100": 0},
-                                            "gpu_types": {"H100": H100}})
+    folder = user_folder(
+        tmp_path,
+        "mine",
+        {"name": "mine", "gpus_per_host": 8, "counts": {"A100-80GB": 16, "H100": 0}, "gpu_types": {"H100": H100}},
+    )
     out = run_config(compose_config([folder, "cluster=mine", "cluster.counts.H100=8", *SMALL]))
     assert out.jobs["gpu_s_H100"].sum() > 0
-    assert out.summary["warning_gpu_types"] == ("H100 has no per-model speed (like and speed) or efficiency: modelled from its "
-                                                "figures at catalog paper's default efficiency (compute 0.35, memory 0.7)")
+    assert out.summary["warning_gpu_types"] == (
+        "H100 has no per-model speed (like and speed) or efficiency: modelled from its "
+        "figures at catalog paper's default efficiency (compute 0.35, memory 0.7)"
+    )
     # no package file was read but the shipped ones, unchanged: the committed cells' inputs are as they were
     assert all(name.startswith("fairsim/data/") for name in out.provenance["inputs"])
     shipped = Path(provenance.input_path("fairsim/data/gpu_specs.csv"))
     assert out.provenance["inputs"]["fairsim/data/gpu_specs.csv"] == provenance.file_digest(shipped)
-    own = run_config(compose_config([folder, "cluster=mine", "cluster.counts.H100=8", *SMALL,
-                                     "+cluster.gpu_types.H100.efficiency={compute: 0.4, memory: 0.8}"]))
+    own = run_config(
+        compose_config(
+            [
+                folder,
+                "cluster=mine",
+                "cluster.counts.H100=8",
+                *SMALL,
+                "+cluster.gpu_types.H100.efficiency={compute: 0.4, memory: 0.8}",
+            ]
+        )
+    )
     assert "warning_gpu_types" not in own.summary  # its own efficiency: no rule fell back
 
 
 def test_a_known_types_throughputs_times_a_speed_in_the_paper_and_a_measured_catalog():
-    cluster = ClusterSpec.from_config({"counts": {"A40": 4, "L40S": 4, "fast": 4}, "gpu_types": {
-        "L40S": {"like": "A40", "speed": {"default": 1.5, "ResNet50": 2.0}},
-        "fast": {"like": "L40S", "speed": 2}}})  # like a type defined before it
+    cluster = ClusterSpec.from_config(
+        {
+            "counts": {"A40": 4, "L40S": 4, "fast": 4},
+            "gpu_types": {
+                "L40S": {"like": "A40", "speed": {"default": 1.5, "ResNet50": 2.0}},
+                "fast": {"like": "L40S", "speed": 2},
+            },
+        }
+    )  # like a type defined before it
     assert cluster.specs[1].memory_gb == gpu_specs()["a40"].memory_gb  # its like's figures, unless given
     cat = with_own_types(paper_catalog(cluster), cluster)
     a40, l40s, fast = (cat.gpu_types.index(t) for t in ("A40", "L40S", "fast"))
@@ -63,18 +83,26 @@ def test_a_known_types_throughputs_times_a_speed_in_the_paper_and_a_measured_cat
     assert np.allclose(ratio[resnet][finite[resnet]], 2.0)
     assert np.allclose(np.delete(ratio, resnet, axis=0)[np.delete(finite, resnet, axis=0)], 1.5)
     assert np.allclose(np.nan_to_num(cat.packed[:, fast]), np.nan_to_num(2 * cat.packed[:, l40s])) and not cat.notes
-    gavel = ClusterSpec.from_config({"counts": {"v100": 4, "v100x": 4, "k80x": 4}, "gpu_types": {
-        "v100x": {"like": "V100", "speed": 3}, "k80x": {"like": "K80"}}})
+    gavel = ClusterSpec.from_config(
+        {
+            "counts": {"v100": 4, "v100x": 4, "k80x": 4},
+            "gpu_types": {"v100x": {"like": "V100", "speed": 3}, "k80x": {"like": "K80"}},
+        }
+    )
     cat = with_own_types(gavel_catalog(), gavel)
     v100, x, k80, k80x = (cat.gpu_types.index(t) for t in ("V100", "v100x", "K80", "k80x"))
     assert np.allclose(np.nan_to_num(cat.packed[:, x]), np.nan_to_num(3 * cat.packed[:, v100]))
     assert np.array_equal(np.nan_to_num(cat.packed[:, k80x]), np.nan_to_num(cat.packed[:, k80]))
-    assert cat.notes == ("k80x: no per-model speed, and catalog gavel has no figures for it: the throughputs of K80 (its like) "
-                         "taken unchanged",)
+    assert cat.notes == (
+        "k80x: no per-model speed, and catalog gavel has no figures for it: the throughputs of K80 (its like) "
+        "taken unchanged",
+    )
 
 
 def test_a_type_like_a_known_one_without_a_speed_is_modelled_at_its_likes_efficiency():
-    cluster = ClusterSpec.from_config({"counts": {"H100-NVL": 8}, "gpu_types": {"H100-NVL": {"like": "H100-SXM", "memory_gb": 94}}})
+    cluster = ClusterSpec.from_config(
+        {"counts": {"H100-NVL": 8}, "gpu_types": {"H100-NVL": {"like": "H100-SXM", "memory_gb": 94}}}
+    )
     w = load_workload({"name": "w", "kind": "philly", "num_jobs": 20}, cluster, 0)
     assert w.report["warning_gpu_types"].endswith("at the efficiency of H100-SXM (its like)")
     assert cluster.memory_gb.tolist() == [94.0]
@@ -102,16 +130,35 @@ def refused(cfg: dict) -> InputError:
     return err.value
 
 
-@pytest.mark.parametrize("types, field, said", [
-    ({"v100": H100}, "gpu_types.v100", "V100 is a known type already (fairsim/data/gpu_specs.csv): give yours another name"),
-    ({"H100": {"memory_gb": 80}}, "gpu_types.H100.fp32_tflops", "is required (or like: <a known type> to take its figures)"),
-    ({"H100": {**H100, "speed": 2}}, "gpu_types.H100.speed", "needs like: <a known type>"),
-    ({"H100": {"like": "H200"}}, "gpu_types.H100.like", "unknown GPU type 'H200'"),
-    ({"H100": {**H100, "memory_gb": -80}}, "gpu_types.H100.memory_gb", "must be a number > 0, got -80"),
-    ({"H100": {"like": "A40", "speed": {"default": 0}}}, "gpu_types.H100.speed.default", "must be a throughput ratio > 0, got 0"),
-    ({"H100": {**H100, "efficency": {"compute": 0.4}}}, "gpu_types.H100.efficency", "unknown key of a GPU type"),
-    ({"H100": {**H100, "efficiency": {"compute": 1.5, "memory": 0.8}}}, "gpu_types.H100.efficiency.compute", "must be a number > 0 and <= 1"),
-])
+@pytest.mark.parametrize(
+    "types, field, said",
+    [
+        (
+            {"v100": H100},
+            "gpu_types.v100",
+            "V100 is a known type already (fairsim/data/gpu_specs.csv): give yours another name",
+        ),
+        (
+            {"H100": {"memory_gb": 80}},
+            "gpu_types.H100.fp32_tflops",
+            "is required (or like: <a known type> to take its figures)",
+        ),
+        ({"H100": {**H100, "speed": 2}}, "gpu_types.H100.speed", "needs like: <a known type>"),
+        ({"H100": {"like": "H200"}}, "gpu_types.H100.like", "unknown GPU type 'H200'"),
+        ({"H100": {**H100, "memory_gb": -80}}, "gpu_types.H100.memory_gb", "must be a number > 0, got -80"),
+        (
+            {"H100": {"like": "A40", "speed": {"default": 0}}},
+            "gpu_types.H100.speed.default",
+            "must be a throughput ratio > 0, got 0",
+        ),
+        ({"H100": {**H100, "efficency": {"compute": 0.4}}}, "gpu_types.H100.efficency", "unknown key of a GPU type"),
+        (
+            {"H100": {**H100, "efficiency": {"compute": 1.5, "memory": 0.8}}},
+            "gpu_types.H100.efficiency.compute",
+            "must be a number > 0 and <= 1",
+        ),
+    ],
+)
 def test_a_bad_type_is_refused_naming_its_key(types, field, said):
     err = refused({"counts": {"T4": 4}, "gpu_types": types})
     assert err.field == field and said in err.problem
@@ -129,11 +176,17 @@ def test_a_gpu_specs_row_is_checked_naming_its_line(tmp_path):
     changed = tmp_path / "changed.csv"
     changed.write_text("gpu,memory_gb,fp32_tflops,fp16_tensor_tflops_dense,mem_bw_gb_s\nV100,32,15.7,125,900\n")
     err = refused({"counts": {"V100": 4}, "gpu_specs": str(changed)})
-    assert err.source == f"cluster mine: {changed}:2" and "V100 is a datasheet type (fairsim/data/gpu_specs.csv) with other figures" in err.problem
+    assert (
+        err.source == f"cluster mine: {changed}:2"
+        and "V100 is a datasheet type (fairsim/data/gpu_specs.csv) with other figures" in err.problem
+    )
     bad = tmp_path / "bad.csv"
     bad.write_text("gpu,memory_gb,fp32_tflops,mem_bw_gb_s\nH20,96,lots,4000\n")
     err = refused({"counts": {"H20": 4}, "gpu_specs": str(bad)})
-    assert (err.source, err.field) == (f"cluster mine: {bad}:2", "fp32_tflops") and err.problem == "must be a number > 0, got 'lots'"
+    assert (err.source, err.field) == (
+        f"cluster mine: {bad}:2",
+        "fp32_tflops",
+    ) and err.problem == "must be a number > 0, got 'lots'"
     twice = tmp_path / "twice.csv"
     twice.write_text("gpu,memory_gb,fp32_tflops,mem_bw_gb_s\nH20,96,44,4000\n")
     err = refused({"counts": {"H20": 4}, "gpu_specs": str(twice), "gpu_types": {"h20": H100}})

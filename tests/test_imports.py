@@ -56,7 +56,9 @@ def test_no_import_cycles():
     """Function-level imports count too: a local import that breaks a cycle at load time is
     still a cycle in the design."""
     graph = grimp.build_graph("fairsim", cache_dir=None)
-    packages = {m for m in graph.modules if graph.find_children(m)}  # a package's __init__ is not a cycle with its modules
+    packages = {
+        m for m in graph.modules if graph.find_children(m)
+    }  # a package's __init__ is not a cycle with its modules
     for m in packages:
         for child in graph.find_children(m):
             if graph.direct_import_exists(importer=m, imported=child):

@@ -54,7 +54,9 @@ def results(tmp_path_factory):
 
 def start(*args: str, module: str | None = None) -> subprocess.Popen:
     cmd = [sys.executable, "-m", module, *args] if module else run_py_command(*args)
-    return subprocess.Popen(cmd, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
+    return subprocess.Popen(
+        cmd, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True
+    )
 
 
 def ctrl_c(proc: subprocess.Popen, whole_group: bool = True) -> tuple[str, str]:
@@ -68,7 +70,11 @@ def ctrl_c(proc: subprocess.Popen, whole_group: bool = True) -> tuple[str, str]:
 
 def running_long_cell(sweep_dir) -> bool:
     """At least one cell complete and a long one started (Hydra made its folder)."""
-    return sweep_dir.is_dir() and bool(complete_cells(sweep_dir)) and any((sweep_dir / c / ".hydra").exists() for c in LONG)
+    return (
+        sweep_dir.is_dir()
+        and bool(complete_cells(sweep_dir))
+        and any((sweep_dir / c / ".hydra").exists() for c in LONG)
+    )
 
 
 def end(proc: subprocess.Popen, started: list[int]) -> None:
@@ -80,13 +86,16 @@ def end(proc: subprocess.Popen, started: list[int]) -> None:
 
 # ---- a single run -----------------------------------------------------------------------------
 
+
 @pytest.mark.slow
 def test_ctrl_c_ends_a_single_run_in_one_line(tmp_path):
     folder = tmp_path / "run"
     proc = start("num_jobs=3000", "track=false", f"results_dir={tmp_path}", f"hydra.run.dir={folder}")
     try:
         # Hydra writes .hydra/ just before the run starts; a Ctrl-C earlier is held until then
-        wait_for(lambda: (folder / ".hydra" / "overrides.yaml").exists() or proc.poll() is not None, 120, "the run to start")
+        wait_for(
+            lambda: (folder / ".hydra" / "overrides.yaml").exists() or proc.poll() is not None, 120, "the run to start"
+        )
         assert proc.poll() is None, proc.communicate()
         out, err = ctrl_c(proc)
     finally:
@@ -105,7 +114,9 @@ def test_ctrl_c_leaves_an_earlier_run_in_the_same_folder_as_it_was(tmp_path, run
     (folder / ".hydra" / "overrides.yaml").unlink()
     proc = start("num_jobs=3000", *common)
     try:
-        wait_for(lambda: (folder / ".hydra" / "overrides.yaml").exists() or proc.poll() is not None, 120, "the run to start")
+        wait_for(
+            lambda: (folder / ".hydra" / "overrides.yaml").exists() or proc.poll() is not None, 120, "the run to start"
+        )
         assert proc.poll() is None, proc.communicate()
         out, err = ctrl_c(proc)
     finally:
@@ -121,10 +132,14 @@ def test_a_run_s_ending_says_whether_it_wrote_its_summary(tmp_path):
     assert fresh() == RUN_LINE
     write_results(run_config(cfg), tmp_path / "a", cfg)
     assert fresh() == f"interrupted: the run is complete in {tmp_path / 'a'}, but may not be logged to MLflow"
-    assert interrupt.run_ending(tmp_path / "a", track=False)() == f"{RUN_LINE} ({tmp_path / 'a'} still holds an earlier run's results)"
+    assert (
+        interrupt.run_ending(tmp_path / "a", track=False)()
+        == f"{RUN_LINE} ({tmp_path / 'a'} still holds an earlier run's results)"
+    )
 
 
 # ---- the one-line ending ------------------------------------------------------------------------
+
 
 @pytest.fixture
 def ending(monkeypatch):
@@ -143,7 +158,9 @@ def test_ctrl_c_runs_the_registered_ending_and_exits_130(ending, capsys):
     assert capsys.readouterr().err == "the line\n"
 
 
-@pytest.mark.parametrize("fault, why", [(KeyboardInterrupt, "a second Ctrl-C"), (ImportError("half imported"), "ImportError: half imported")])
+@pytest.mark.parametrize(
+    "fault, why", [(KeyboardInterrupt, "a second Ctrl-C"), (ImportError("half imported"), "ImportError: half imported")]
+)
 def test_an_ending_cut_short_still_ends_in_one_line(ending, capsys, fault, why):
     def end():
         raise fault
@@ -208,6 +225,7 @@ def test_a_ctrl_c_whose_keyboard_interrupt_was_lost_still_ends_the_run(ending, c
 
 # ---- a sweep ------------------------------------------------------------------------------------
 
+
 @pytest.mark.slow
 @pytest.mark.parametrize("whole_group", [True, False], ids=["group", "parent"])
 def test_ctrl_c_stops_a_sweep_and_collects_its_complete_cells(results, whole_group):
@@ -216,7 +234,11 @@ def test_ctrl_c_stops_a_sweep_and_collects_its_complete_cells(results, whole_gro
     proc = start("-m", f"results_dir={results}", f"sweep_name={name}", *GRID)
     started: list[int] = []
     try:
-        wait_for(lambda: running_long_cell(sweep_dir) or proc.poll() is not None, 300, "a complete cell and a long one running")
+        wait_for(
+            lambda: running_long_cell(sweep_dir) or proc.poll() is not None,
+            300,
+            "a complete cell and a long one running",
+        )
         assert proc.poll() is None, proc.communicate()
         started = descendants(proc.pid)
         workers = [p for p in started if "loky" in cmdline(p) and "resource_tracker" not in cmdline(p)]
@@ -228,9 +250,11 @@ def test_ctrl_c_stops_a_sweep_and_collects_its_complete_cells(results, whole_gro
     assert proc.returncode == 130
     assert "Traceback" not in err
     lines = err.strip().splitlines()
-    pattern = (rf"\[sweep {name}\] interrupted: (\d+) complete cells kept and collected into "
-               rf"{re.escape(str(sweep_dir / 'results.parquet'))} and MLflow \((\d+) newly logged\); (\d+) of the grid's "
-               r"(\d+) cells did not finish; rerun the same command to run only those")
+    pattern = (
+        rf"\[sweep {name}\] interrupted: (\d+) complete cells kept and collected into "
+        rf"{re.escape(str(sweep_dir / 'results.parquet'))} and MLflow \((\d+) newly logged\); (\d+) of the grid's "
+        r"(\d+) cells did not finish; rerun the same command to run only those"
+    )
     assert len(lines) == 1 and (said := re.fullmatch(pattern, lines[0])), err
     assert left == []  # the workers were stopped before the parent ended
     wait_for(lambda: not any(alive(p) for p in started), 10, "loky's resource trackers to exit")
@@ -249,8 +273,15 @@ def test_an_interrupted_rerun_counts_the_grid_s_earlier_complete_cells_as_finish
     from fairsim.experiment.sweep import SweepCallback, grid_cells
 
     hydra_yaml = yaml.safe_load((ROOT / "conf" / "hydra" / "fairsim.yaml").read_text())
-    config = OmegaConf.create({"hydra": {"overrides": {"task": ["policy=fifo", "num_jobs=10", "seed=0,1,2", "sweep_name=x"]},
-                                         "sweeper": {"params": None}, "job": hydra_yaml["job"]}})
+    config = OmegaConf.create(
+        {
+            "hydra": {
+                "overrides": {"task": ["policy=fifo", "num_jobs=10", "seed=0,1,2", "sweep_name=x"]},
+                "sweeper": {"params": None},
+                "job": hydra_yaml["job"],
+            }
+        }
+    )
     grid = grid_cells(config)
     assert grid == [f"num_jobs=10,policy=fifo,seed={k}" for k in (0, 1, 2)]  # as Hydra names them (sweep_name excluded)
     sweep_dir = tmp_path / "sweeps" / "x"
@@ -266,22 +297,41 @@ def test_an_interrupted_rerun_counts_the_grid_s_earlier_complete_cells_as_finish
 
 # ---- reproduce ----------------------------------------------------------------------------------
 
+
 @pytest.mark.slow
 def test_ctrl_c_ends_reproduce_after_its_sweep_has_collected(results, tmp_path):
-    plan = {"scales": {"small": {"suffix": ""}},
-            "sweeps": {"s": {"preset": "smoke", "small": ["load=0.5", *GRID]}},
-            "figures": {"fig7": {"module": "fairsim.paper.figures.fig7", "sweeps": ["s"], "what": "JCT ratios"}},
-            "headlines": []}
+    plan = {
+        "scales": {"small": {"suffix": ""}},
+        "sweeps": {"s": {"preset": "smoke", "small": ["load=0.5", *GRID]}},
+        "figures": {"fig7": {"module": "fairsim.paper.figures.fig7", "sweeps": ["s"], "what": "JCT ratios"}},
+        "headlines": [],
+    }
     (tmp_path / "plan.yaml").write_text(yaml.safe_dump(plan))
     sweep_dir = results / "sweeps" / "smoke"
     long_cells = [f"load=0.5,{c}" for c in LONG]
-    proc = start("--plan", str(tmp_path / "plan.yaml"), "--results-dir", str(results), "--out", str(tmp_path / "figs"),
-                 module="fairsim.paper.reproduce")
+    proc = start(
+        "--plan",
+        str(tmp_path / "plan.yaml"),
+        "--results-dir",
+        str(results),
+        "--out",
+        str(tmp_path / "figs"),
+        module="fairsim.paper.reproduce",
+    )
     started: list[int] = []
     try:
-        wait_for(lambda: (sweep_dir.is_dir() and bool(complete_cells(sweep_dir))
-                          and any((sweep_dir / c / ".hydra").exists() for c in long_cells)) or proc.poll() is not None,
-                 300, "a complete cell and a long one running")
+        wait_for(
+            lambda: (
+                (
+                    sweep_dir.is_dir()
+                    and bool(complete_cells(sweep_dir))
+                    and any((sweep_dir / c / ".hydra").exists() for c in long_cells)
+                )
+                or proc.poll() is not None
+            ),
+            300,
+            "a complete cell and a long one running",
+        )
         assert proc.poll() is None, proc.communicate()
         started = descendants(proc.pid)
         out, err = ctrl_c(proc)
@@ -290,7 +340,11 @@ def test_ctrl_c_ends_reproduce_after_its_sweep_has_collected(results, tmp_path):
     assert proc.returncode == 130
     assert "Traceback" not in err
     lines = err.strip().splitlines()
-    assert len(lines) == 2 and lines[0].startswith("[sweep smoke] interrupted: ") and lines[1] == reproduce.INTERRUPTED_LINE, err
+    assert (
+        len(lines) == 2
+        and lines[0].startswith("[sweep smoke] interrupted: ")
+        and lines[1] == reproduce.INTERRUPTED_LINE
+    ), err
     done = [c.name for c in complete_cells(sweep_dir)]
     assert done and sorted(pd.read_parquet(sweep_dir / "results.parquet")["cell"]) == done
     assert not (tmp_path / "figs" / "REPORT.md").exists()
@@ -300,12 +354,14 @@ def test_ctrl_c_ends_reproduce_after_its_sweep_has_collected(results, tmp_path):
 def test_run_sweep_waits_for_an_interrupted_sweep_instead_of_killing_it(capfd, bar):
     """Ctrl-C reaches reproduce while its sweep still collects: it waits for the sweep's last
     line and exit (subprocess.run would kill it), then stops."""
-    script = ("import os, signal, sys, time\n"
-              "signal.signal(signal.SIGINT, signal.SIG_IGN)\n"
-              "os.kill(os.getppid(), signal.SIGINT)\n"
-              "time.sleep(1)\n"
-              "print('[sweep s] collected', flush=True)\n"
-              "sys.exit(130)\n")
+    script = (
+        "import os, signal, sys, time\n"
+        "signal.signal(signal.SIGINT, signal.SIG_IGN)\n"
+        "os.kill(os.getppid(), signal.SIGINT)\n"
+        "time.sleep(1)\n"
+        "print('[sweep s] collected', flush=True)\n"
+        "sys.exit(130)\n"
+    )
     with pytest.raises(KeyboardInterrupt):
         reproduce.run_sweep([sys.executable, "-c", script], "s", bar=bar)
     assert "[sweep s] collected" in capfd.readouterr().out

@@ -36,7 +36,9 @@ def write_log(tmp_path, rows, name="log.csv"):
 
 
 def run(path, *overrides):
-    cfg = compose_config(["workload=jobs_log", f"workload.path={path}", "cluster=paper", "policy=fifo", *QUIET, *overrides])
+    cfg = compose_config(
+        ["workload=jobs_log", f"workload.path={path}", "cluster=paper", "policy=fifo", *QUIET, *overrides]
+    )
     return run_config(cfg)
 
 
@@ -56,8 +58,10 @@ def test_one_job_into_an_idle_cluster_takes_exactly_its_duration_on_its_referenc
 
 
 def test_on_another_type_it_runs_at_the_catalogs_speed_ratio(tmp_path):
-    path = write_log(tmp_path, [{"submit_s": 0, "duration_s": 3600, "gpus": 1, "gpu_type": "T4", "gpu_types": "V100",
-                                 "model": "ResNet50"}])
+    path = write_log(
+        tmp_path,
+        [{"submit_s": 0, "duration_s": 3600, "gpus": 1, "gpu_type": "T4", "gpu_types": "V100", "model": "ResNet50"}],
+    )
     out = run(path, "sim.round_len_s=60")
     cat = paper_catalog(PAPER)
     m, slot = cat.models.index("ResNet50"), cat.worker_counts.index(1)
@@ -85,15 +89,23 @@ def test_without_a_reference_type_the_duration_is_at_the_mean_speed_of_the_allow
 
 
 def test_columns_map_from_the_files_own_names_and_timestamps_parse(tmp_path):
-    path = write_log(tmp_path, [
-        {"When": "2026-01-05 10:00:00", "Secs": 600, "N": 1, "Team": "a"},
-        {"When": "2026-01-05 09:59:00", "Secs": 60, "N": 4, "Team": "b"},
-    ])
-    w = workload(path, columns={"submit_time": "When", "duration_s": "Secs", "gpus": "N", "tenant": "Team"},
-                 timestamp_format="%Y-%m-%d %H:%M:%S")
+    path = write_log(
+        tmp_path,
+        [
+            {"When": "2026-01-05 10:00:00", "Secs": 600, "N": 1, "Team": "a"},
+            {"When": "2026-01-05 09:59:00", "Secs": 60, "N": 4, "Team": "b"},
+        ],
+    )
+    w = workload(
+        path,
+        columns={"submit_time": "When", "duration_s": "Secs", "gpus": "N", "tenant": "Team"},
+        timestamp_format="%Y-%m-%d %H:%M:%S",
+    )
     assert w.trace["arrival_s"].tolist() == [0.0, 60.0]
     assert w.trace["workers"].tolist() == [4, 1] and w.trace["tenant"].tolist() == ["b", "a"]
-    with pytest.raises(InputError, match=r"columns\.gpus: the file has no column 'GPUs' \(it has: When, Secs, N, Team\)"):
+    with pytest.raises(
+        InputError, match=r"columns\.gpus: the file has no column 'GPUs' \(it has: When, Secs, N, Team\)"
+    ):
         workload(path, columns={"submit_time": "When", "duration_s": "Secs", "gpus": "GPUs"})
     with pytest.raises(InputError, match=r"columns\.start: is not a job log column \(allowed: job_id, submit_s"):
         workload(path, columns={"start": "When"})
@@ -101,12 +113,23 @@ def test_columns_map_from_the_files_own_names_and_timestamps_parse(tmp_path):
         workload(path, columns={"duration_s": "Secs", "gpus": "N"})
 
 
-@pytest.mark.parametrize("row, column, said", [
-    ({"submit_s": "soon", "duration_s": 60, "gpus": 1}, "submit_s", "must be a number of seconds within 1e+12 of the log's origin, got 'soon'"),
-    ({"submit_s": 5, "duration_s": -1, "gpus": 1}, "duration_s", "must be a number of seconds in [0.001, 1e+09] (a millisecond to "
-                                                                  "about 31.7 years) or [D-]HH:MM:SS, got '-1'"),
-    ({"submit_s": 5, "duration_s": 60, "gpus": 1.5}, "gpus", "must be a whole GPU count >= 1, got '1.5'"),
-])
+@pytest.mark.parametrize(
+    "row, column, said",
+    [
+        (
+            {"submit_s": "soon", "duration_s": 60, "gpus": 1},
+            "submit_s",
+            "must be a number of seconds within 1e+12 of the log's origin, got 'soon'",
+        ),
+        (
+            {"submit_s": 5, "duration_s": -1, "gpus": 1},
+            "duration_s",
+            "must be a number of seconds in [0.001, 1e+09] (a millisecond to "
+            "about 31.7 years) or [D-]HH:MM:SS, got '-1'",
+        ),
+        ({"submit_s": 5, "duration_s": 60, "gpus": 1.5}, "gpus", "must be a whole GPU count >= 1, got '1.5'"),
+    ],
+)
 def test_a_bad_row_is_refused_naming_its_file_line_and_column(tmp_path, row, column, said):
     path = write_log(tmp_path, [{"submit_s": 0, "duration_s": 60, "gpus": 1}, row])
     with pytest.raises(InputError) as err:
@@ -116,12 +139,16 @@ def test_a_bad_row_is_refused_naming_its_file_line_and_column(tmp_path, row, col
 
 
 def test_bad_timestamps_name_the_line_and_the_format(tmp_path):
-    path = write_log(tmp_path, [{"t": "2026-01-05 10:00:00", "duration_s": 60, "gpus": 1}, {"t": "yesterday", "duration_s": 60, "gpus": 1}])
+    path = write_log(
+        tmp_path,
+        [{"t": "2026-01-05 10:00:00", "duration_s": 60, "gpus": 1}, {"t": "yesterday", "duration_s": 60, "gpus": 1}],
+    )
     with pytest.raises(InputError, match=r"log.csv:3: t: 'yesterday' is not a timestamp in format '%Y-%m-%d %H:%M:%S'"):
         workload(path, columns={"submit_time": "t"}, timestamp_format="%Y-%m-%d %H:%M:%S")
 
 
 # ---- what the fuzzer found (tests/test_fuzz_readers.py), one regression test each -------------
+
 
 def write_text(tmp_path, text, name="log.csv"):
     path = tmp_path / name
@@ -149,10 +176,16 @@ def test_lines_count_blank_lines_and_cells_quoted_across_lines(tmp_path):
 def test_a_ragged_or_non_utf8_row_is_refused_naming_its_line(tmp_path):
     ragged = write_text(tmp_path, "submit_s,duration_s,gpus\n0,60,1\n5,60,1,9\n")
     err = refusal(ragged)
-    assert (err.source, err.field) == (f"workload log: {ragged}:3", "fields") and "has 4 comma-separated fields, expected 3" in err.problem
+    assert (err.source, err.field) == (
+        f"workload log: {ragged}:3",
+        "fields",
+    ) and "has 4 comma-separated fields, expected 3" in err.problem
     latin = write_text(tmp_path, b"submit_s,duration_s,gpus,tenant\n0,60,1,a\n5,60,1,caf\xe9\n", "latin.csv")
     err = refusal(latin)
-    assert (err.source, err.field) == (f"workload log: {latin}:3", "file") and "byte 0xe9 at column 11 is not UTF-8" in err.problem
+    assert (err.source, err.field) == (
+        f"workload log: {latin}:3",
+        "file",
+    ) and "byte 0xe9 at column 11 is not UTF-8" in err.problem
     unclosed = write_text(tmp_path, 'submit_s,duration_s,gpus\n0,60,1\n"5,60,1\n', "unclosed.csv")
     assert refusal(unclosed).source == f"workload log: {unclosed}:3"
 
@@ -163,8 +196,11 @@ def test_a_refusal_about_the_whole_log_names_its_file(tmp_path):
     err = refusal(path, columns={"submit_s": "Submit"})
     assert err.source == f"workload log: {path}" and err.field == "columns.submit_s"
     assert refusal(path, max_jobs=1, start_s=100).source == f"workload log: {path}"  # nothing left to run
-    model = write_log(tmp_path, [{"submit_s": 0, "duration_s": 60, "gpus": 1}, {"submit_s": 1, "duration_s": 60, "gpus": 1,
-                                                                              "model": "GPT-9"}], "model.csv")
+    model = write_log(
+        tmp_path,
+        [{"submit_s": 0, "duration_s": 60, "gpus": 1}, {"submit_s": 1, "duration_s": 60, "gpus": 1, "model": "GPT-9"}],
+        "model.csv",
+    )
     err = refusal(model)
     assert err.source == f"workload log: {model}:3" and "unknown model 'GPT-9'" in err.problem
 
@@ -176,13 +212,18 @@ def test_a_duration_outside_a_jobs_length_is_refused_naming_the_limit(tmp_path, 
     path = write_text(tmp_path, f"submit_s,duration_s,gpus\n0,60,1\n1,{duration},1\n")
     err = refusal(path)
     assert (err.source, err.field) == (f"workload log: {path}:3", "duration_s")
-    assert err.problem == f"must be a number of seconds in [0.001, 1e+09] (a millisecond to about 31.7 years) or [D-]HH:MM:SS, got '{duration}'"
+    assert (
+        err.problem
+        == f"must be a number of seconds in [0.001, 1e+09] (a millisecond to about 31.7 years) or [D-]HH:MM:SS, got '{duration}'"
+    )
 
 
 def test_a_submission_time_past_any_clock_is_refused(tmp_path):
     path = write_text(tmp_path, "submit_s,duration_s,gpus\n-1e308,60,1\n1e308,60,1\n")
     err = refusal(path)
-    assert err.source == f"workload log: {path}:2" and err.problem.startswith("must be a number of seconds within 1e+12")
+    assert err.source == f"workload log: {path}:2" and err.problem.startswith(
+        "must be a number of seconds within 1e+12"
+    )
 
 
 def test_a_gpu_count_past_int64_is_dropped_as_too_wide(tmp_path):
@@ -237,14 +278,22 @@ UNRUNNABLE = [
 def test_jobs_that_cannot_run_are_dropped_and_counted_by_reason(tmp_path):
     w = workload(write_log(tmp_path, UNRUNNABLE))
     assert len(w.trace) == 1 and w.trace["arrival_s"].iloc[0] == 0.0
-    assert w.report == {"log_rows": 5, "log_jobs": 1, "log_dropped_gang_size_not_in_catalog": 1,
-                        "log_dropped_no_allowed_type_in_cluster": 1, "log_dropped_unknown_gpu_type": 1,
-                        "log_dropped_wider_than_any_allowed_type": 1,
-                        "log_unknown_gpu_types": "TPUv3: 1 row; to run them: workload.gpu_map='{TPUv3: <type>}'"}
+    assert w.report == {
+        "log_rows": 5,
+        "log_jobs": 1,
+        "log_dropped_gang_size_not_in_catalog": 1,
+        "log_dropped_no_allowed_type_in_cluster": 1,
+        "log_dropped_unknown_gpu_type": 1,
+        "log_dropped_wider_than_any_allowed_type": 1,
+        "log_unknown_gpu_types": "TPUv3: 1 row; to run them: workload.gpu_map='{TPUv3: <type>}'",
+    }
 
 
 def test_or_refused_in_one_line(tmp_path):
-    with pytest.raises(InputError, match=r"log.csv:2: unrunnable: job wide cannot run: wider than any allowed type \(set workload.unrunnable=drop"):
+    with pytest.raises(
+        InputError,
+        match=r"log.csv:2: unrunnable: job wide cannot run: wider than any allowed type \(set workload.unrunnable=drop",
+    ):
         workload(write_log(tmp_path, UNRUNNABLE), unrunnable="refuse")
     with pytest.raises(InputError, match=r"unrunnable: must be one of drop, refuse, got 'skip'"):
         workload(write_log(tmp_path, UNRUNNABLE), unrunnable="skip")
@@ -254,19 +303,29 @@ def test_or_refused_in_one_line(tmp_path):
 
 
 def test_gpu_map_names_the_logs_own_types(tmp_path):
-    path = write_log(tmp_path, [{"submit_s": 0, "duration_s": 60, "gpus": 1, "gpu_type": "G2"},
-                                {"submit_s": 1, "duration_s": 60, "gpus": 1, "gpu_type": "T4"}])
+    path = write_log(
+        tmp_path,
+        [
+            {"submit_s": 0, "duration_s": 60, "gpus": 1, "gpu_type": "G2"},
+            {"submit_s": 1, "duration_s": 60, "gpus": 1, "gpu_type": "T4"},
+        ],
+    )
     assert workload(path).report["log_dropped_unknown_gpu_type"] == 1
     w = workload(path, gpu_map={"G2": "V100"}, pin_to_type=True)
     assert w.trace["gpu_types"].tolist() == ["V100", "T4"]
-    with pytest.raises(InputError, match=r"rows: no job of the log can run on cluster paper \(dropped: 1 unknown gpu type\)"):
+    with pytest.raises(
+        InputError, match=r"rows: no job of the log can run on cluster paper \(dropped: 1 unknown gpu type\)"
+    ):
         workload(write_log(tmp_path, [{"submit_s": 0, "duration_s": 60, "gpus": 1, "gpu_type": "G2"}], "g2.csv"))
     with pytest.raises(InputError, match=r"gpu_map\.G2: 'X9' is not a datasheet GPU type"):
         workload(path, gpu_map={"G2": "X9"})
 
 
 def test_models_are_drawn_by_seed_among_those_that_fit_and_named_models_are_kept(tmp_path):
-    rows = [{"submit_s": i, "duration_s": 60, "gpus": g, "model": "BERT-base" if i == 0 else ""} for i, g in enumerate([1, 1, 2, 4, 8] * 8)]
+    rows = [
+        {"submit_s": i, "duration_s": 60, "gpus": g, "model": "BERT-base" if i == 0 else ""}
+        for i, g in enumerate([1, 1, 2, 4, 8] * 8)
+    ]
     path = write_log(tmp_path, rows)
     a, b, c = workload(path, seed=1), workload(path, seed=1), workload(path, seed=2)
     assert a.trace.equals(b.trace) and not a.trace["model"].equals(c.trace["model"])
@@ -277,7 +336,9 @@ def test_models_are_drawn_by_seed_among_those_that_fit_and_named_models_are_kept
 
 
 def test_statuses_time_window_and_max_jobs(tmp_path):
-    rows = [{"submit_s": 100 * i, "duration_s": 60, "gpus": 1, "status": "Pass" if i % 2 else "Killed"} for i in range(10)]
+    rows = [
+        {"submit_s": 100 * i, "duration_s": 60, "gpus": 1, "status": "Pass" if i % 2 else "Killed"} for i in range(10)
+    ]
     path = write_log(tmp_path, rows)
     w = workload(path, statuses=["pass"], start_s=200, span_s=500)
     assert w.trace["arrival_s"].tolist() == [0.0, 200.0]  # jobs 3 and 5 (submitted at 300 and 500), rebased
@@ -288,43 +349,104 @@ def test_statuses_time_window_and_max_jobs(tmp_path):
 
 
 def test_the_example_log_preset_runs(run_py):
-    out = run_py("workload=team_cluster", "policy=fifo", "track=false", "hydra.run.dir=${oc.env:TMPDIR,/tmp}/fairsim-team")
+    out = run_py(
+        "workload=team_cluster", "policy=fifo", "track=false", "hydra.run.dir=${oc.env:TMPDIR,/tmp}/fairsim-team"
+    )
     assert out.returncode == 0, out.stderr
-    assert "57 jobs of 60 rows run; dropped: 1 gang size not in catalog, 1 unknown gpu type, 1 wider than any allowed type" in out.stdout
+    assert (
+        "57 jobs of 60 rows run; dropped: 1 gang size not in catalog, 1 unknown gpu type, 1 wider than any allowed type"
+        in out.stdout
+    )
 
 
 # ---- logs as schedulers export them (Slurm's sacct): by mapping alone ----------------------------
 
+
 def test_durations_as_slurm_elapsed_or_from_start_and_end_columns(tmp_path):
-    rows = [("2026-03-02T08:00:00", "2026-03-02T08:10:00", "2026-03-03T10:13:04", "1-02:03:04", 1, 1772438400),
-            ("2026-03-02T08:05:00", "2026-03-02T08:05:30", "2026-03-02T08:15:30", "00:10:00", 2, 1772438700),
-            ("2026-03-02T09:00:00", "2026-03-02T09:00:00", "2026-03-02T10:27:23.5", "1:27:23.5", 4, 1772442000)]
-    path = write_log(tmp_path, [{"Submit": a, "Start": b, "End": c, "Elapsed": d, "NGPUS": g, "Epoch": e} for a, b, c, d, g, e in rows])
+    rows = [
+        ("2026-03-02T08:00:00", "2026-03-02T08:10:00", "2026-03-03T10:13:04", "1-02:03:04", 1, 1772438400),
+        ("2026-03-02T08:05:00", "2026-03-02T08:05:30", "2026-03-02T08:15:30", "00:10:00", 2, 1772438700),
+        ("2026-03-02T09:00:00", "2026-03-02T09:00:00", "2026-03-02T10:27:23.5", "1:27:23.5", 4, 1772442000),
+    ]
+    path = write_log(
+        tmp_path,
+        [{"Submit": a, "Start": b, "End": c, "Elapsed": d, "NGPUS": g, "Epoch": e} for a, b, c, d, g, e in rows],
+    )
     elapsed = workload(path, columns={"submit_time": "Submit", "duration_s": "Elapsed", "gpus": "NGPUS"})
-    between = workload(path, columns={"submit_time": "Submit", "start_time": "Start", "end_time": "End", "gpus": "NGPUS"})
+    between = workload(
+        path, columns={"submit_time": "Submit", "start_time": "Start", "end_time": "End", "gpus": "NGPUS"}
+    )
     epoch = workload(path, columns={"submit_time": "Epoch", "start_time": "Start", "end_time": "End", "gpus": "NGPUS"})
     assert elapsed.trace["arrival_s"].tolist() == [0.0, 300.0, 3600.0]
     assert elapsed.trace.equals(between.trace) and elapsed.trace.equals(epoch.trace)
-    seconds = [93784.0, 600.0, 5243.5]  # work over the reference speed: the duration in seconds, the same for each reading
+    seconds = [
+        93784.0,
+        600.0,
+        5243.5,
+    ]  # work over the reference speed: the duration in seconds, the same for each reading
     ratio = elapsed.trace["work"].to_numpy() / np.asarray(seconds)
-    assert np.allclose(ratio, workload(write_log(tmp_path, [{"submit_s": t, "duration_s": d, "gpus": g} for t, d, g in
-                                                           zip([0, 300, 3600], seconds, [1, 2, 4])], "secs.csv")).trace["work"] / seconds)
+    assert np.allclose(
+        ratio,
+        workload(
+            write_log(
+                tmp_path,
+                [{"submit_s": t, "duration_s": d, "gpus": g} for t, d, g in zip([0, 300, 3600], seconds, [1, 2, 4])],
+                "secs.csv",
+            )
+        ).trace["work"]
+        / seconds,
+    )
     for bad, field in (("87:23", "duration_s"), ("1-2:03", "duration_s")):
-        clock = write_log(tmp_path, [{"submit_s": 0, "duration_s": "00:01:00", "gpus": 1}, {"submit_s": 1, "duration_s": bad, "gpus": 1}], "c.csv")
+        clock = write_log(
+            tmp_path,
+            [{"submit_s": 0, "duration_s": "00:01:00", "gpus": 1}, {"submit_s": 1, "duration_s": bad, "gpus": 1}],
+            "c.csv",
+        )
         err = refusal(clock)
-        assert (err.source, err.field) == (f"workload log: {clock}:3", field) and err.problem.endswith(f"or [D-]HH:MM:SS, got '{bad}'")
-    backwards = write_log(tmp_path, [{"s": 0, "b": "2026-03-02T08:00:00", "e": "2026-03-02T07:00:00", "g": 1}], "back.csv")
+        assert (err.source, err.field) == (f"workload log: {clock}:3", field) and err.problem.endswith(
+            f"or [D-]HH:MM:SS, got '{bad}'"
+        )
+    backwards = write_log(
+        tmp_path, [{"s": 0, "b": "2026-03-02T08:00:00", "e": "2026-03-02T07:00:00", "g": 1}], "back.csv"
+    )
     err = refusal(backwards, columns={"submit_s": "s", "start_time": "b", "end_time": "e", "gpus": "g"})
-    assert (err.source, err.field) == (f"workload log: {backwards}:2", "e") and "is before the job's start '2026-03-02T08:00:00' (b)" in err.problem
+    assert (err.source, err.field) == (
+        f"workload log: {backwards}:2",
+        "e",
+    ) and "is before the job's start '2026-03-02T08:00:00' (b)" in err.problem
 
 
 NEVER_RAN = [
-    {"JobID": "cpu", "Submit": "2026-03-02T08:00:00", "Start": "2026-03-02T08:00:05", "Elapsed": "00:10:00", "NGPUS": 0},
+    {
+        "JobID": "cpu",
+        "Submit": "2026-03-02T08:00:00",
+        "Start": "2026-03-02T08:00:05",
+        "Elapsed": "00:10:00",
+        "NGPUS": 0,
+    },
     {"JobID": "pending", "Submit": "2026-03-02T08:01:00", "Start": "Unknown", "Elapsed": "00:00:00", "NGPUS": 4},
     {"JobID": "blank_submit", "Submit": "", "Start": "2026-03-02T08:03:00", "Elapsed": "00:05:00", "NGPUS": 1},
-    {"JobID": "blank_gpus", "Submit": "2026-03-02T08:02:00", "Start": "2026-03-02T08:03:00", "Elapsed": "00:05:00", "NGPUS": ""},
-    {"JobID": "blank_elapsed", "Submit": "2026-03-02T08:02:30", "Start": "2026-03-02T08:03:00", "Elapsed": "", "NGPUS": 2},
-    {"JobID": "ran", "Submit": "2026-03-02T08:04:00", "Start": "2026-03-02T08:05:00", "Elapsed": "01:00:00", "NGPUS": 2},
+    {
+        "JobID": "blank_gpus",
+        "Submit": "2026-03-02T08:02:00",
+        "Start": "2026-03-02T08:03:00",
+        "Elapsed": "00:05:00",
+        "NGPUS": "",
+    },
+    {
+        "JobID": "blank_elapsed",
+        "Submit": "2026-03-02T08:02:30",
+        "Start": "2026-03-02T08:03:00",
+        "Elapsed": "",
+        "NGPUS": 2,
+    },
+    {
+        "JobID": "ran",
+        "Submit": "2026-03-02T08:04:00",
+        "Start": "2026-03-02T08:05:00",
+        "Elapsed": "01:00:00",
+        "NGPUS": 2,
+    },
 ]
 SLURM = {"job_id": "JobID", "submit_time": "Submit", "duration_s": "Elapsed", "gpus": "NGPUS"}
 
@@ -334,8 +456,15 @@ def test_rows_of_jobs_that_never_ran_are_dropped_and_counted_or_refused(tmp_path
     path = write_log(tmp_path, NEVER_RAN)
     w = workload(path, columns=SLURM)
     assert len(w.trace) == 1 and w.trace["workers"].tolist() == [2]
-    assert w.report == {"log_rows": 6, "log_jobs": 1, "log_dropped_missing_duration": 1, "log_dropped_missing_gpus": 1,
-                        "log_dropped_missing_submit": 1, "log_dropped_zero_duration": 1, "log_dropped_zero_gpus": 1}
+    assert w.report == {
+        "log_rows": 6,
+        "log_jobs": 1,
+        "log_dropped_missing_duration": 1,
+        "log_dropped_missing_gpus": 1,
+        "log_dropped_missing_submit": 1,
+        "log_dropped_zero_duration": 1,
+        "log_dropped_zero_gpus": 1,
+    }
     err = refusal(path, columns=SLURM, unrunnable="refuse")
     assert (err.source, err.field) == (f"workload log: {path}:2", "unrunnable")
     assert err.problem == "job cpu cannot run: 0 GPUs (set workload.unrunnable=drop to drop such jobs)"
@@ -344,34 +473,65 @@ def test_rows_of_jobs_that_never_ran_are_dropped_and_counted_or_refused(tmp_path
 
 
 def test_an_unknown_gpu_name_is_named_with_its_rows_the_closest_names_and_a_gpu_map(tmp_path):
-    rows = [{"submit_s": i, "duration_s": 60, "gpus": 1, "gpu_type": t} for i, t in enumerate(["a100", "A100", "v100", "a10g", "tpu"])]
+    rows = [
+        {"submit_s": i, "duration_s": 60, "gpus": 1, "gpu_type": t}
+        for i, t in enumerate(["a100", "A100", "v100", "a10g", "tpu"])
+    ]
     path = write_log(tmp_path, rows)
     w = workload(path, gpu_map={"a10g": "A10"})
     assert w.report["log_dropped_unknown_gpu_type"] == 3 and w.report["log_jobs"] == 2
-    assert w.report["log_unknown_gpu_types"] == ("a100: 2 rows, closest A100-40GB, A100-80GB, A10; tpu: 1 row; "
-                                                 "to run them: workload.gpu_map='{a10g: A10, a100: A100-40GB, tpu: <type>}'")
+    assert w.report["log_unknown_gpu_types"] == (
+        "a100: 2 rows, closest A100-40GB, A100-80GB, A10; tpu: 1 row; "
+        "to run them: workload.gpu_map='{a10g: A10, a100: A100-40GB, tpu: <type>}'"
+    )
     mapped = workload(path, gpu_map={"a10g": "A10", "a100": "A100-40GB", "tpu": "T4"})
-    assert mapped.report["log_jobs"] == 5 and "log_unknown_gpu_types" not in mapped.report  # A100-40GB: modelled, not in the cluster
+    assert (
+        mapped.report["log_jobs"] == 5 and "log_unknown_gpu_types" not in mapped.report
+    )  # A100-40GB: modelled, not in the cluster
     err = refusal(path, gpu_map={"a10g": "A10"}, unrunnable="refuse")
-    assert err.source == f"workload log: {path}:2" and err.problem.startswith("job 0 cannot run: unknown gpu type (a100: 2 rows, closest")
+    assert err.source == f"workload log: {path}:2" and err.problem.startswith(
+        "job 0 cannot run: unknown gpu type (a100: 2 rows, closest"
+    )
 
 
 def test_every_missing_column_is_named_in_one_line_with_the_files_likely_ones(tmp_path):
-    path = write_log(tmp_path, [{"JobID": 1, "User": "u", "Submit": "2026-03-02T08:00:00", "Elapsed": "00:01:00", "NGPUS": 1,
-                                 "GPUType": "t4"}])
+    path = write_log(
+        tmp_path,
+        [
+            {
+                "JobID": 1,
+                "User": "u",
+                "Submit": "2026-03-02T08:00:00",
+                "Elapsed": "00:01:00",
+                "NGPUS": 1,
+                "GPUType": "t4",
+            }
+        ],
+    )
     err = refusal(path, columns={"job_id": "JobID"})
     assert (err.source, err.field) == (f"workload log: {path}", "columns")
-    assert err.problem == ("the log needs submit_s (seconds) or submit_time (a timestamp or epoch seconds); duration_s (seconds or "
-                           "[D-]HH:MM:SS) or start_time and end_time; gpus: map the file's columns (JobID, User, Submit, Elapsed, "
-                           "NGPUS, GPUType), e.g. workload.columns.submit_time=Submit workload.columns.duration_s=Elapsed "
-                           "workload.columns.gpus=NGPUS")
+    assert err.problem == (
+        "the log needs submit_s (seconds) or submit_time (a timestamp or epoch seconds); duration_s (seconds or "
+        "[D-]HH:MM:SS) or start_time and end_time; gpus: map the file's columns (JobID, User, Submit, Elapsed, "
+        "NGPUS, GPUType), e.g. workload.columns.submit_time=Submit workload.columns.duration_s=Elapsed "
+        "workload.columns.gpus=NGPUS"
+    )
 
 
 def test_gpu_map_and_columns_are_set_from_the_command_line_without_a_plus(tmp_path):
     path = write_log(tmp_path, NEVER_RAN)
-    cfg = compose_config(["workload=jobs_log", f"workload.path={path}", "workload.columns.job_id=JobID",
-                          "workload.columns.submit_time=Submit", "workload.columns.start_time=Start",
-                          "workload.columns.end_time=Submit", "workload.columns.gpus=NGPUS", "workload.gpu_map={a100: A100-80GB}"])
+    cfg = compose_config(
+        [
+            "workload=jobs_log",
+            f"workload.path={path}",
+            "workload.columns.job_id=JobID",
+            "workload.columns.submit_time=Submit",
+            "workload.columns.start_time=Start",
+            "workload.columns.end_time=Submit",
+            "workload.columns.gpus=NGPUS",
+            "workload.gpu_map={a100: A100-80GB}",
+        ]
+    )
     assert cfg.workload.gpu_map == {"a100": "A100-80GB"} and cfg.workload.columns.start_time == "Start"
 
 
@@ -387,12 +547,19 @@ def test_the_slurm_example_runs_by_mapping_alone(run_py, tmp_path):
     command = documented("docs/workload.md", "slurm_sacct.csv")
     assert documented("README.md", "slurm_sacct.csv") == command
     args = shlex.split(command)[2:]
-    assert all(a.startswith(("workload=jobs_log", "workload.path=", "workload.columns.", "workload.gpu_map=")) for a in args)
+    assert all(
+        a.startswith(("workload=jobs_log", "workload.path=", "workload.columns.", "workload.gpu_map=")) for a in args
+    )
     out = run_py(*args, "policy=fifo", "track=false", f"hydra.run.dir={tmp_path / 'run'}")
     assert out.returncode == 0, out.stderr
-    assert "job log         26 jobs of 30 rows run; dropped: 2 unknown gpu type, 1 zero duration, 1 zero gpus\n" in out.stdout
-    assert ("unknown GPUs    a100: 2 rows, closest A100-40GB, A100-80GB, A10; to run them: "
-            "workload.gpu_map='{a10g: A10, a100: A100-40GB}'\n") in out.stdout
+    assert (
+        "job log         26 jobs of 30 rows run; dropped: 2 unknown gpu type, 1 zero duration, 1 zero gpus\n"
+        in out.stdout
+    )
+    assert (
+        "unknown GPUs    a100: 2 rows, closest A100-40GB, A100-80GB, A10; to run them: "
+        "workload.gpu_map='{a10g: A10, a100: A100-40GB}'\n"
+    ) in out.stdout
 
 
 # ---- GPU-type constraints: every policy -------------------------------------------------------
@@ -412,8 +579,16 @@ def constrained_logs(draw):
     rows = []
     for i in range(n):
         allowed = draw(st.lists(st.sampled_from(TYPES), min_size=1, max_size=2, unique=True))
-        rows.append({"job_id": i, "submit_s": draw(st.integers(0, 6)) * 300, "duration_s": draw(st.integers(1, 24)) * 300,
-                     "gpus": draw(st.sampled_from([1, 1, 2, 4])), "gpu_types": "|".join(allowed), "tenant": f"t{i % 2}"})
+        rows.append(
+            {
+                "job_id": i,
+                "submit_s": draw(st.integers(0, 6)) * 300,
+                "duration_s": draw(st.integers(1, 24)) * 300,
+                "gpus": draw(st.sampled_from([1, 1, 2, 4])),
+                "gpu_types": "|".join(allowed),
+                "tenant": f"t{i % 2}",
+            }
+        )
     return pd.DataFrame(rows)
 
 
@@ -437,23 +612,37 @@ def test_every_policy_honours_each_jobs_allowed_gpu_types(tmp_path_factory, name
 
 # ---- tenants ---------------------------------------------------------------------------------------
 
+
 def test_tenant_metrics_on_a_hand_worked_two_tenant_case():
-    table = pd.DataFrame({
-        "job_id": [0, 1, 2], "tenant": ["a", "b", "a"], "finish_s": [10.0, 40.0, np.nan],
-        "jct_s": [10.0, 30.0, np.nan], "attained_gpu_s": [3600.0, 7200.0, 3600.0],
-        "rho_fluid": [1.0, 3.0, np.nan], "rho": [2.0, 4.0, np.nan], "starvation_s": [0.0, 5.0, 8.0],
-    })
+    table = pd.DataFrame(
+        {
+            "job_id": [0, 1, 2],
+            "tenant": ["a", "b", "a"],
+            "finish_s": [10.0, 40.0, np.nan],
+            "jct_s": [10.0, 30.0, np.nan],
+            "attained_gpu_s": [3600.0, 7200.0, 3600.0],
+            "rho_fluid": [1.0, 3.0, np.nan],
+            "rho": [2.0, 4.0, np.nan],
+            "starvation_s": [0.0, 5.0, 8.0],
+        }
+    )
     t = tenant_table(table).set_index("tenant")
     assert t.loc["a", "jobs"] == 2 and t.loc["a", "finished_jobs"] == 1 and t.loc["b", "jobs"] == 1
     assert t.loc["a", "gpu_hours"] == 2.0 and t.loc["b", "gpu_hours"] == 2.0 and t.loc["a", "gpu_share"] == 0.5
-    assert t.loc["a", "avg_jct_s"] == 10.0 and t.loc["b", "rho_fluid_mean"] == 3.0 and t.loc["a", "starvation_max_s"] == 8.0
+    assert (
+        t.loc["a", "avg_jct_s"] == 10.0
+        and t.loc["b", "rho_fluid_mean"] == 3.0
+        and t.loc["a", "starvation_max_s"] == 8.0
+    )
     # Jain of (1, 3): 16 / (2 * 10) = 0.8
     assert jain_index(t["rho_fluid_mean"].to_numpy()) == pytest.approx(0.8)
     assert jain_index(np.array([2.0, 2.0, 2.0])) == 1.0 and jain_index(np.array([1.0, 0.0])) == 0.5
 
 
 def test_a_run_writes_tenants_and_their_index(tmp_path):
-    path = write_log(tmp_path, [{"submit_s": i * 60, "duration_s": 1800, "gpus": 4, "tenant": "ab"[i % 2]} for i in range(12)])
+    path = write_log(
+        tmp_path, [{"submit_s": i * 60, "duration_s": 1800, "gpus": 4, "tenant": "ab"[i % 2]} for i in range(12)]
+    )
     out = run(path)
     assert sorted(out.tenants["tenant"]) == ["a", "b"] and out.tenants["jobs"].sum() == 12
     assert out.summary["tenant_count"] == 2 and 0.5 <= out.summary["tenant_jain_rho_fluid"] <= 1.0
@@ -472,14 +661,20 @@ def test_a_sweep_gathers_its_cells_tenants(tmp_path):
     from fairsim.experiment.collect import collect
     from fairsim.experiment.single import write_results
 
-    path = write_log(tmp_path, [{"submit_s": i * 60, "duration_s": 1800, "gpus": 1, "tenant": "ab"[i % 2]} for i in range(6)])
+    path = write_log(
+        tmp_path, [{"submit_s": i * 60, "duration_s": 1800, "gpus": 1, "tenant": "ab"[i % 2]} for i in range(6)]
+    )
     sweep = tmp_path / "sweep"
     for policy in ("fifo", "srtf"):
-        cfg = compose_config(["workload=jobs_log", f"workload.path={path}", "cluster=paper", f"policy={policy}", *QUIET])
+        cfg = compose_config(
+            ["workload=jobs_log", f"workload.path={path}", "cluster=paper", f"policy={policy}", *QUIET]
+        )
         write_results(run_config(cfg), sweep / f"policy={policy}", cfg)
     collect(sweep)
     tenants = pd.read_parquet(sweep / "tenants.parquet")
-    assert sorted(zip(tenants["cell"], tenants["tenant"])) == [(f"policy={p}", t) for p in ("fifo", "srtf") for t in "ab"]
+    assert sorted(zip(tenants["cell"], tenants["tenant"])) == [
+        (f"policy={p}", t) for p in ("fifo", "srtf") for t in "ab"
+    ]
     assert len(pd.read_parquet(sweep / "jobs.parquet")) == 12
     for cell in sweep.glob("policy=*"):
         (cell / "tenants.parquet").unlink()

@@ -46,14 +46,25 @@ def pinned(req: Requirement) -> Version | None:
 def top_requirements() -> list[Requirement]:
     """What the lock is made from: runtime dependencies, the dev and docs extras, the build-system requires."""
     project = PYPROJECT["project"]
-    return [Requirement(r) for r in (*project["dependencies"], *project["optional-dependencies"]["dev"],
-                                     *project["optional-dependencies"]["docs"],
-                                     *PYPROJECT["build-system"]["requires"])]
+    return [
+        Requirement(r)
+        for r in (
+            *project["dependencies"],
+            *project["optional-dependencies"]["dev"],
+            *project["optional-dependencies"]["docs"],
+            *PYPROJECT["build-system"]["requires"],
+        )
+    ]
 
 
 def test_read_lock_reads_entries_and_hashes():
-    text = ("# header\nnumpy==2.4.6 \\\n    --hash=sha256:" + "a" * 64 + " \\\n    --hash=sha256:" + "b" * 64
-            + "\n    # via fairsim (pyproject.toml)\nsix>=1\n")
+    text = (
+        "# header\nnumpy==2.4.6 \\\n    --hash=sha256:"
+        + "a" * 64
+        + " \\\n    --hash=sha256:"
+        + "b" * 64
+        + "\n    # via fairsim (pyproject.toml)\nsix>=1\n"
+    )
     lock = read_lock(text)
     assert pinned(lock["numpy"][0]) == Version("2.4.6") and len(lock["numpy"][1]) == 2
     assert pinned(lock["six"][0]) is None and lock["six"][1] == []
@@ -73,8 +84,9 @@ def test_pyproject_dependencies_are_locked_within_their_ranges():
         name = canonicalize_name(req.name)
         assert name in lock, f"{req} (pyproject.toml) is not in the lock: make lock"
         version = pinned(lock[name][0])
-        assert req.specifier.contains(version, prereleases=True), \
+        assert req.specifier.contains(version, prereleases=True), (
             f"the lock's {name}=={version} is outside pyproject.toml's {req}: make lock"
+        )
 
 
 def test_the_venv_has_the_locked_versions_and_nothing_is_missing():

@@ -51,6 +51,7 @@ def _pai_copy(tmp_path: Path) -> Path:
 
 # ---- Helios ------------------------------------------------------------------------------------
 
+
 def _helios_rows() -> dict[str, dict]:
     with open(HELIOS, newline="") as f:
         return {row["job_id"]: row for row in csv.DictReader(f)}
@@ -85,12 +86,15 @@ def test_helios_reads_a_cluster_folder(tmp_path):
     assert len(helios.read(tmp_path, {}, "workload").log) == len(helios.read(HELIOS, {}, "workload").log)
 
 
-@pytest.mark.parametrize("line, old, new, column", [
-    (2, ",8,32,", ",eight,32,", "gpu_num"),
-    (4, ",1,2,", ",1.5,2,", "gpu_num"),
-    (7, "2020-06-09 18:46:00", "2020-06-09 18:46", "start_time"),
-    (3, "2020-06-09 18:41:02", "yesterday", "end_time"),
-])
+@pytest.mark.parametrize(
+    "line, old, new, column",
+    [
+        (2, ",8,32,", ",eight,32,", "gpu_num"),
+        (4, ",1,2,", ",1.5,2,", "gpu_num"),
+        (7, "2020-06-09 18:46:00", "2020-06-09 18:46", "start_time"),
+        (3, "2020-06-09 18:41:02", "yesterday", "end_time"),
+    ],
+)
 def test_helios_refuses_a_malformed_row_naming_line_and_column(tmp_path, line, old, new, column):
     bad = _edited(HELIOS, tmp_path / "cluster_log.csv", line, old, new)
     with pytest.raises(InputError) as caught:
@@ -112,6 +116,7 @@ def test_helios_refuses_a_missing_column_and_a_short_row(tmp_path):
 
 # ---- Alibaba PAI 2020 --------------------------------------------------------------------------
 
+
 def test_pai_sums_the_gpu_tasks_of_a_job():
     read = pai2020.read(PAI, {}, "workload")
     _accounts_for_every_row(read)
@@ -123,9 +128,17 @@ def test_pai_sums_the_gpu_tasks_of_a_job():
     assert ps_worker.gpu_type == "V100" and ps_worker.submit_s == 900.0 and ps_worker.tenant == "user_b"
     t4 = jobs.loc["j01_kept_t4"]
     assert (t4.gpus, t4.duration_s, t4.gpu_type, t4.status) == (2, 600.0, "T4", "Terminated")
-    assert read.dropped == {"repeated_job_name": 2, "no_tasks": 1, "cpu_only": 1, "fractional_gpu": 1,
-                            "no_instance_count": 1, "mixed_gpu_types": 1, "no_submit_time": 1, "no_start_or_end": 2,
-                            "non_positive_duration": 1}
+    assert read.dropped == {
+        "repeated_job_name": 2,
+        "no_tasks": 1,
+        "cpu_only": 1,
+        "fractional_gpu": 1,
+        "no_instance_count": 1,
+        "mixed_gpu_types": 1,
+        "no_submit_time": 1,
+        "no_start_or_end": 2,
+        "non_positive_duration": 1,
+    }
     assert read.meta["task_rows_without_job"] == 1 and read.meta["task_rows_read"] == 14
 
 
@@ -147,12 +160,15 @@ def test_pai_accepts_header_lines_and_tables_named_apart(tmp_path):
     assert read.log.equals(pai2020.read(PAI, {}, "workload").log)
 
 
-@pytest.mark.parametrize("table, line, old, new, column", [
-    ("pai_task_table.csv", 3, ",64.0,200.0,V100", ",64.0,two,V100", "plan_gpu"),
-    ("pai_task_table.csv", 1, ",2.0,Terminated,", ",2.5,Terminated,", "inst_num"),
-    ("pai_task_table.csv", 6, ",1410.0,", ",-,", "start_time"),
-    ("pai_job_table.csv", 2, ",900.0,", ",9OO,", "start_time"),
-])
+@pytest.mark.parametrize(
+    "table, line, old, new, column",
+    [
+        ("pai_task_table.csv", 3, ",64.0,200.0,V100", ",64.0,two,V100", "plan_gpu"),
+        ("pai_task_table.csv", 1, ",2.0,Terminated,", ",2.5,Terminated,", "inst_num"),
+        ("pai_task_table.csv", 6, ",1410.0,", ",-,", "start_time"),
+        ("pai_job_table.csv", 2, ",900.0,", ",9OO,", "start_time"),
+    ],
+)
 def test_pai_refuses_a_malformed_row_naming_line_and_column(tmp_path, table, line, old, new, column):
     folder = _pai_copy(tmp_path)
     _edited(PAI / table, folder / table, line, old, new)
@@ -184,13 +200,17 @@ def test_pai_cluster_maps_v100m32_itself_and_refuses_misc_until_mapped():
     mapped = pai2020.cluster_config(PAI / "pai_machine_spec.csv", {"MISC": "K80"}, "cluster")
     assert mapped["counts"]["V100-32GB"] == 8 and mapped["counts"]["K80"] == 8
     for gpu_map in ({}, {"MISC": None}):
-        with pytest.raises(InputError, match=r"cluster: \S+pai_machine_spec.csv: gpu_map: no datasheet type for PAI 2020's GPU name\(s\) MISC \(MISC stands for its other, unnamed models\): set gpu_map: \{MISC: <type>\} with types among K80"):
+        with pytest.raises(
+            InputError,
+            match=r"cluster: \S+pai_machine_spec.csv: gpu_map: no datasheet type for PAI 2020's GPU name\(s\) MISC \(MISC stands for its other, unnamed models\): set gpu_map: \{MISC: <type>\} with types among K80",
+        ):
             pai2020.cluster_config(PAI, gpu_map, "cluster")
     with pytest.raises(InputError, match=r"gpu_map.MISC: unknown GPU type 'Tesla K40m'"):
         pai2020.cluster_config(PAI, {"V100M32": "V100-32GB", "MISC": "Tesla K40m"}, "cluster")
 
 
 # ---- Philly, as published ------------------------------------------------------------------------
+
 
 def _philly_jobs() -> dict[str, dict]:
     return {job["jobid"]: job for job in json.loads(PHILLY.read_text())}
@@ -212,8 +232,13 @@ def test_philly_span_runs_from_first_start_to_last_end():
         assert job.gpus == sum(len(server["gpus"]) for server in attempts[0]["detail"])
         assert job.tenant == jobs[job.job_id]["vc"] and job.status == jobs[job.job_id]["status"]
     assert read.log.set_index("job_id").loc["application_0009", "gpus"] == 8  # two servers of four
-    assert read.dropped == {"no_attempts": 1, "no_gpus": 1, "no_start_or_end": 2, "no_submit_time": 1,
-                            "non_positive_duration": 1}
+    assert read.dropped == {
+        "no_attempts": 1,
+        "no_gpus": 1,
+        "no_start_or_end": 2,
+        "no_submit_time": 1,
+        "non_positive_duration": 1,
+    }
     assert read.meta["retried_jobs"] == 2 and read.meta["gpus_differ_across_attempts"] == 1
 
 
@@ -232,8 +257,11 @@ def test_philly_attempts_duration_sums_the_attempts_run_times():
 def test_philly_refuses_an_unreadable_time_naming_the_job(tmp_path):
     bad = tmp_path / "cluster_job_log"
     bad.write_text(PHILLY.read_text().replace('"end_time": "2017-10-07 01:41:00"', '"end_time": "2017/10/07 01:41"'))
-    with pytest.raises(InputError, match=r"cluster_job_log: job 8 \(application_0009\) attempt 0: end_time: must be a time "
-                                         r"written YYYY-MM-DD HH:MM:SS, got '2017/10/07 01:41'"):
+    with pytest.raises(
+        InputError,
+        match=r"cluster_job_log: job 8 \(application_0009\) attempt 0: end_time: must be a time "
+        r"written YYYY-MM-DD HH:MM:SS, got '2017/10/07 01:41'",
+    ):
         philly_log.read(tmp_path, {}, "workload")
 
 
@@ -250,6 +278,7 @@ def test_philly_refuses_what_is_not_a_job_list(tmp_path):
 
 
 # ---- shared -------------------------------------------------------------------------------------
+
 
 def test_every_reader_notes_the_files_it_reads():
     with recording_inputs() as seen:
@@ -269,8 +298,14 @@ def test_a_log_with_no_gpu_job_left_is_refused_with_the_drop_counts(tmp_path):
         helios.read(tmp_path, {}, "workload")
 
 
-BAD_OPTION_VALUES = {"tenant": "group", "gpu_type": 100, "fractional_gpus": "share", "job_table": 7, "task_table": 7,
-                     "duration": "wall"}
+BAD_OPTION_VALUES = {
+    "tenant": "group",
+    "gpu_type": 100,
+    "fractional_gpus": "share",
+    "job_table": 7,
+    "task_table": 7,
+    "duration": "wall",
+}
 
 
 @pytest.mark.parametrize("module, path", [(helios, HELIOS), (pai2020, PAI), (philly_log, PHILLY)])
@@ -281,6 +316,7 @@ def test_every_option_of_a_reader_is_checked(module, path):
 
 
 # ---- what the fuzzer found (tests/test_fuzz_readers.py), one regression test each -------------------
+
 
 def _bytes_edited(source: Path, target: Path, line: int, old: bytes, new: bytes) -> Path:
     lines = source.read_bytes().split(b"\n")
@@ -348,7 +384,9 @@ def test_a_year_9999_time_is_refused_as_too_long_a_job_not_an_overflow(tmp_path)
     assert (err.source, err.field) == (f"workload: {far}:2", "duration_s") and "in [0.001, 1e+09]" in err.problem
     philly_far = tmp_path / "cluster_job_log"
     philly_far.write_text(PHILLY.read_text().replace('"2017-10-07 03:13:30"', '"9999-10-07 03:13:30"'))
-    err = _refused(log_to_trace, philly_log.read(philly_far, {}, "workload"), paper_catalog(cluster), cluster, 0, {}, "workload")
+    err = _refused(
+        log_to_trace, philly_log.read(philly_far, {}, "workload"), paper_catalog(cluster), cluster, 0, {}, "workload"
+    )
     assert err.source == f"workload: {philly_far}: job 0 (application_0001)" and err.field == "duration_s"
 
 
@@ -358,7 +396,9 @@ def test_a_job_submitted_in_year_9999_runs_after_the_idle_gap(tmp_path):
 
     late = _edited(HELIOS, tmp_path / "cluster_log.csv", 2, "2020-06-09 18:41:27", "9999-06-09 18:41:27")
     late = _edited(late, late, 2, "2020-06-09 18:45:36,2020-06-10 04:55:09", "9999-06-09 18:45:36,9999-06-10 04:55:09")
-    out = run_config(compose_config(["workload=helios", f"workload.path={late}", "workload.gpu_type=V100", "policy=fifo"]))
+    out = run_config(
+        compose_config(["workload=helios", f"workload.path={late}", "workload.gpu_type=V100", "policy=fifo"])
+    )
     assert out.summary["finished_jobs"] == 3 and out.jobs["arrival_s"].max() > 2.5e11
 
 
@@ -376,8 +416,15 @@ def test_a_repeated_job_id_is_refused_in_every_log(tmp_path):
     jobs = json.loads(PHILLY.read_text())
     jobs[8]["jobid"] = jobs[0]["jobid"]
     (tmp_path / "philly.json").write_text(json.dumps(jobs))
-    err = _refused(log_to_trace, philly_log.read(tmp_path / "philly.json", {}, "workload"), paper_catalog(cluster), cluster, 0, {},
-                   "workload")
+    err = _refused(
+        log_to_trace,
+        philly_log.read(tmp_path / "philly.json", {}, "workload"),
+        paper_catalog(cluster),
+        cluster,
+        0,
+        {},
+        "workload",
+    )
     assert err.field == "job_id" and "'application_0001' repeats" in err.problem
 
 
@@ -404,21 +451,40 @@ def test_a_node_lists_unmapped_gpu_name_or_huge_count_names_the_node_list(tmp_pa
     """The errors once named only the cluster preset, not the file holding the name or count."""
     from fairsim.workload.formats import openb
 
-    nodes = _edited(ROOT / "tests" / "data" / "openb_sample" / "openb_node_list_sample.csv", tmp_path / "nodes.csv", 3, ",P100", ",X9")
+    nodes = _edited(
+        ROOT / "tests" / "data" / "openb_sample" / "openb_node_list_sample.csv",
+        tmp_path / "nodes.csv",
+        3,
+        ",P100",
+        ",X9",
+    )
     err = _refused(openb.cluster_config, nodes, {"G2": "A100-80GB", "G3": "H100-SXM"}, "cluster")
     assert (err.source, err.field) == (f"cluster: {nodes}", "gpu_map") and "GPU name(s) X9" in err.problem
-    huge = _edited(ROOT / "tests" / "data" / "openb_sample" / "openb_node_list_sample.csv", tmp_path / "huge.csv", 3, ",2,P100", ",9e18,P100")
+    huge = _edited(
+        ROOT / "tests" / "data" / "openb_sample" / "openb_node_list_sample.csv",
+        tmp_path / "huge.csv",
+        3,
+        ",2,P100",
+        ",9e18,P100",
+    )
     err = _refused(openb.cluster_config, huge, {"G2": "A100-80GB", "G3": "H100-SXM"}, "cluster")
-    assert (err.source, err.field) == (f"cluster: {huge}:3", "gpu") and "<= 1e+06" in err.problem  # was the cluster's count, no file
+    assert (err.source, err.field) == (
+        f"cluster: {huge}:3",
+        "gpu",
+    ) and "<= 1e+06" in err.problem  # was the cluster's count, no file
 
 
 # ---- through the job log, into a run ---------------------------------------------------------------
 
-@pytest.mark.parametrize("preset, path, module, extra", [
-    ("helios", HELIOS, helios, ["workload.gpu_type=V100"]),
-    ("pai2020", PAI, pai2020, ["workload.gpu_map={V100M32: V100-32GB, MISC: K80}"]),
-    ("philly_log", PHILLY, philly_log, []),
-])
+
+@pytest.mark.parametrize(
+    "preset, path, module, extra",
+    [
+        ("helios", HELIOS, helios, ["workload.gpu_type=V100"]),
+        ("pai2020", PAI, pai2020, ["workload.gpu_map={V100M32: V100-32GB, MISC: K80}"]),
+        ("philly_log", PHILLY, philly_log, []),
+    ],
+)
 def test_each_format_runs_through_its_preset_and_reports_what_it_dropped(preset, path, module, extra):
     from fairsim.experiment.compose import compose_config
     from fairsim.experiment.single import run_config
@@ -429,7 +495,10 @@ def test_each_format_runs_through_its_preset_and_reports_what_it_dropped(preset,
     assert out.summary["log_rows"] == read.meta["rows"]
     for reason, n in read.dropped.items():
         assert out.summary[f"log_dropped_{reason}"] == n
-    assert out.summary["log_jobs"] + sum(v for k, v in out.summary.items() if k.startswith("log_dropped_")) == read.meta["rows"]
+    assert (
+        out.summary["log_jobs"] + sum(v for k, v in out.summary.items() if k.startswith("log_dropped_"))
+        == read.meta["rows"]
+    )
     assert out.summary["finished_jobs"] == out.summary["log_jobs"] > 0
     assert out.tenants is not None and set(out.tenants["tenant"]) <= set(read.log["tenant"].dropna())
     assert any(f.startswith(f"fairsim/workload/formats/{preset}") for f in out.provenance["code_files"])
@@ -443,8 +512,13 @@ def test_a_format_outside_the_run_is_outside_its_code_digest():
     plain = provenance.code_files({"policy": preset("policy", "fifo"), "workload": preset("workload", "trace3")})
     readers = {f"fairsim/workload/formats/{name}.py" for name in available("read")}
     assert not readers & set(plain)  # the shared private helpers (_cells, _csv_table) read every run's trace rows
-    pai = provenance.code_files({"policy": preset("policy", "fifo"), "workload": preset("workload", "pai2020"),
-                                 "cluster": preset("cluster", "pai2020")})
+    pai = provenance.code_files(
+        {
+            "policy": preset("policy", "fifo"),
+            "workload": preset("workload", "pai2020"),
+            "cluster": preset("cluster", "pai2020"),
+        }
+    )
     assert "fairsim/workload/formats/pai2020.py" in pai and set(plain) < set(pai)
 
 

@@ -46,7 +46,9 @@ def test_single_gpu_jobs_need_no_branching():
     workers = np.ones(n, dtype=np.int64)
     capacity = np.array([40, 30, 30, 20, 20])
     feasible = rng.random((n, t)) > 0.1
-    p = AssignmentProblem(rng.normal(3, 4, (n, t)), feasible, workers, capacity, max_packing(workers, feasible, capacity))
+    p = AssignmentProblem(
+        rng.normal(3, 4, (n, t)), feasible, workers, capacity, max_packing(workers, feasible, capacity)
+    )
     sol = solve_lp_dive(p, **ALWAYS_DIVE)
     assert sol.info["dive_lps"] == 0 and sol.info["fractional_jobs"] == 0
     assert sol.objective == pytest.approx(solve_milp(p).objective, rel=1e-9)
@@ -106,7 +108,13 @@ def test_dive_options_are_checked():
     from fairsim.errors import InputError
     from fairsim.policies.fft import FFTPolicy
 
-    for bad in ({"dive_gap": -1}, {"dive_nodes": -1}, {"exact_columns": 1.5}, {"solver": "dive"}, {"quick_dive": "yes"}):
+    for bad in (
+        {"dive_gap": -1},
+        {"dive_nodes": -1},
+        {"exact_columns": 1.5},
+        {"solver": "dive"},
+        {"quick_dive": "yes"},
+    ):
         with pytest.raises(InputError, match=next(iter(bad))):
             FFTPolicy(**bad)
 

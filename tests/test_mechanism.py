@@ -30,8 +30,17 @@ class Driver:
         mech.reset(cluster or toy_view(self.tput, capacity).cluster, n)
 
     def step(self, fractions, changed=False):
-        view = toy_view(self.tput, self.capacity, workers=self.workers, work=self.work, done=self.done,
-                        now=self.now, round_len=ROUND, changed=changed, **self.kw)
+        view = toy_view(
+            self.tput,
+            self.capacity,
+            workers=self.workers,
+            work=self.work,
+            done=self.done,
+            now=self.now,
+            round_len=ROUND,
+            changed=changed,
+            **self.kw,
+        )
         object.__setattr__(view, "run_s", self.run_s.copy())
         a = self.mech.assign(view, fractions)
         ran = a >= 0

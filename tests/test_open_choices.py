@@ -37,7 +37,7 @@ def test_each_variant_changes_exactly_the_key_it_names(group, name):
     own = dict(_leaves(yaml.safe_load(text)))
     label = own.pop("variant")
     assert len(own) == 1, f"{name} must change one key, changes {sorted(own)}"
-    (key, _), = own.items()
+    ((key, _),) = own.items()
     base = _composed(GROUPS[group])
     varied = _composed([*GROUPS[group], f"+{group}={name}"])
     changed = {k for k in base.keys() | varied.keys() if base.get(k) != varied.get(k)}
@@ -46,11 +46,15 @@ def test_each_variant_changes_exactly_the_key_it_names(group, name):
 
 
 def test_the_open_choices_sweep_takes_every_fft_variant_and_carries_the_label():
-    params = yaml.safe_load((CONF_DIR / "experiment" / "paper_open_choices.yaml").read_text())["hydra"]["sweeper"]["params"]
+    params = yaml.safe_load((CONF_DIR / "experiment" / "paper_open_choices.yaml").read_text())["hydra"]["sweeper"][
+        "params"
+    ]
     assert params["policy"] == "ours" and params["+fft_variant"] == "glob(*)"
     assert params["workload"] == "trace1,trace2"
     assert PLAN["sweeps"]["open_choices"]["small"] == PLAN["sweeps"]["testbed"]["small"]  # the baseline's seeds
-    shortest = yaml.safe_load((CONF_DIR / "experiment" / "paper_shortest_job.yaml").read_text())["hydra"]["sweeper"]["params"]
+    shortest = yaml.safe_load((CONF_DIR / "experiment" / "paper_shortest_job.yaml").read_text())["hydra"]["sweeper"][
+        "params"
+    ]
     testbed = yaml.safe_load((CONF_DIR / "experiment" / "paper_testbed.yaml").read_text())["hydra"]["sweeper"]["params"]
     assert shortest["policy"] == testbed["policy"]  # a workload change moves every policy's cells
 
@@ -66,19 +70,31 @@ def test_the_full_size_variants_run_the_simulated_sweeps_cells():
     assert set(full["seed"].split(",")) <= set(simulated["seed"].split(","))
     same = ["policy=ours", f"cluster={full['cluster']}", f"num_jobs={full['num_jobs']}", "workload=trace3", "seed=0"]
     for variant in full["+fft_variant"].split(","):
-        key = next(k for k, _ in _leaves(yaml.safe_load((CONF_DIR / "fft_variant" / f"{variant}.yaml").read_text()))
-                   if k != "variant")
+        key = next(
+            k
+            for k, _ in _leaves(yaml.safe_load((CONF_DIR / "fft_variant" / f"{variant}.yaml").read_text()))
+            if k != "variant"
+        )
         cell = _composed(["+experiment=paper_open_choices", *same, f"+fft_variant={variant}"])
         base = _composed(["+experiment=paper_simulated", *same])
         assert {k for k in base.keys() | cell.keys() if base.get(k) != cell.get(k)} == {"variant", "sweep_name", key}
     shortest = dict(a.split("=", 1) for a in PLAN["sweeps"]["shortest_job"]["full"])
-    sim_policies = yaml.safe_load((CONF_DIR / "experiment" / "paper_simulated.yaml").read_text())["hydra"]["sweeper"]["params"]["policy"]
-    assert shortest["policy"] == sim_policies and shortest["workload"] == full["workload"] and shortest["cluster"] == full["cluster"]
+    sim_policies = yaml.safe_load((CONF_DIR / "experiment" / "paper_simulated.yaml").read_text())["hydra"]["sweeper"][
+        "params"
+    ]["policy"]
+    assert (
+        shortest["policy"] == sim_policies
+        and shortest["workload"] == full["workload"]
+        and shortest["cluster"] == full["cluster"]
+    )
 
 
 # ---- the judging helper on hand-made cells -------------------------------------------------------
 
-def cells(jct_ratio: dict[str, float], rho_ratio: float = 1.5, ours_jct: float = 100.0, policy_ours="ours") -> pd.DataFrame:
+
+def cells(
+    jct_ratio: dict[str, float], rho_ratio: float = 1.5, ours_jct: float = 100.0, policy_ours="ours"
+) -> pd.DataFrame:
     """Traces 1-2 x seeds 0-2: each baseline's avg JCT is ``jct_ratio`` x FFT's, its rho
     ``rho_ratio`` x FFT's (an identical ratio in every pair, seeds spread apart)."""
     rows = []
@@ -87,10 +103,23 @@ def cells(jct_ratio: dict[str, float], rho_ratio: float = 1.5, ours_jct: float =
             base = ours_jct * (1 + 0.1 * seed)
             for policy, ratio in [(policy_ours, 1.0), *jct_ratio.items()]:
                 rho = 1.0 if policy == policy_ours else rho_ratio
-                rows.append({"cell": f"{policy}-{workload}-{seed}", "policy": policy, "workload": workload,
-                             "cluster": "paper", "seed": seed, "avg_jct_s": base * ratio, "makespan_s": 10 * base * ratio,
-                             "rho_fluid_mean": rho, "rho_fluid_max": 2 * rho, "rho_fluid_lt1_share": 0.5 / rho,
-                             "starvation_max_s": 3600 * rho, "switches_to_faster_share": 0.5, "type_switches": 10})
+                rows.append(
+                    {
+                        "cell": f"{policy}-{workload}-{seed}",
+                        "policy": policy,
+                        "workload": workload,
+                        "cluster": "paper",
+                        "seed": seed,
+                        "avg_jct_s": base * ratio,
+                        "makespan_s": 10 * base * ratio,
+                        "rho_fluid_mean": rho,
+                        "rho_fluid_max": 2 * rho,
+                        "rho_fluid_lt1_share": 0.5 / rho,
+                        "starvation_max_s": 3600 * rho,
+                        "switches_to_faster_share": 0.5,
+                        "type_switches": 10,
+                    }
+                )
     return pd.DataFrame(rows)
 
 
@@ -149,7 +178,9 @@ def test_report_section_lists_the_flips_and_the_survivors(tmp_path):
     row = next(line for line in lines if line.startswith(f"| {GAVEL_T1} |"))
     assert row == f"| {GAVEL_T1} | Y | N | Y | Y |"
     assert f"- {GAVEL_T1}: Y by default; N under `rho_weight=100`." in text
-    assert "mean rho reduction vs Gavel (testbed) (Y)" in text.split("Same verdict under every variant")[1].split("\n")[0]
+    assert (
+        "mean rho reduction vs Gavel (testbed) (Y)" in text.split("Same verdict under every variant")[1].split("\n")[0]
+    )
     paths = open_choices.draw(data, tmp_path / "out", PLAN["headlines"])
     assert [p.name for p in paths] == ["open_choices.csv", "open_choices_metrics.csv"]
     metrics = pd.read_csv(paths[1])
@@ -177,11 +208,14 @@ def test_the_sweep_counts_a_glob_of_variants_and_a_command_line_subset():
     from fairsim.experiment.sweep import count_cells
 
     n = len(list((CONF_DIR / "fft_variant").glob("*.yaml")))
-    params = yaml.safe_load((CONF_DIR / "experiment" / "paper_open_choices.yaml").read_text())["hydra"]["sweeper"]["params"]
+    params = yaml.safe_load((CONF_DIR / "experiment" / "paper_open_choices.yaml").read_text())["hydra"]["sweeper"][
+        "params"
+    ]
 
     def multirun(*task):  # the part of a multirun's config that count_cells reads
-        return OmegaConf.create({"hydra": {"overrides": {"task": ["+experiment=paper_open_choices", *task]},
-                                           "sweeper": {"params": params}}})
+        return OmegaConf.create(
+            {"hydra": {"overrides": {"task": ["+experiment=paper_open_choices", *task]}, "sweeper": {"params": params}}}
+        )
 
     with initialize_config_dir(config_dir=str(CONF_DIR), version_base="1.3"):  # glob lists the group through Hydra
         assert count_cells(multirun()) == n * 2 * 3  # variants x traces 1-2 x seeds 0-2

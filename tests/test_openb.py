@@ -28,9 +28,12 @@ DROPS = {
     "nonpositive_duration": {"openb-pod-0010"},
 }
 # With gpu_sharing: whole, the sharing pods fall to the later reasons or are kept.
-DROPS_WHOLE = {**DROPS, "gpu_sharing": set(),
-               "never_scheduled": {"openb-pod-0006", "openb-pod-0007"},
-               "running_at_end": {"openb-pod-0008", "openb-pod-0009", "openb-pod-0016"}}
+DROPS_WHOLE = {
+    **DROPS,
+    "gpu_sharing": set(),
+    "never_scheduled": {"openb-pod-0006", "openb-pod-0007"},
+    "running_at_end": {"openb-pod-0008", "openb-pod-0009", "openb-pod-0016"},
+}
 
 
 def raw_rows(path: Path = PODS) -> dict[str, dict[str, str]]:
@@ -99,14 +102,17 @@ def test_a_bad_option_is_refused():
         openb.read(PODS, {"gpu_sharing": "round"}, "w")
 
 
-@pytest.mark.parametrize("column,value,problem", [
-    ("num_gpu", "two", "must be a whole number >= 0, got 'two'"),
-    ("num_gpu", "1.5", "must be a whole number >= 0, got '1.5'"),
-    ("gpu_milli", "1200", "must be a number >= 0 and <= 1000, got '1200'"),
-    ("creation_time", "", "is empty (must be a number >= 0)"),
-    ("scheduled_time", "soon", "must be a number >= 0, got 'soon'"),
-    ("deletion_time", "-5", "must be a number >= 0, got '-5'"),
-])
+@pytest.mark.parametrize(
+    "column,value,problem",
+    [
+        ("num_gpu", "two", "must be a whole number >= 0, got 'two'"),
+        ("num_gpu", "1.5", "must be a whole number >= 0, got '1.5'"),
+        ("gpu_milli", "1200", "must be a number >= 0 and <= 1000, got '1200'"),
+        ("creation_time", "", "is empty (must be a number >= 0)"),
+        ("scheduled_time", "soon", "must be a number >= 0, got 'soon'"),
+        ("deletion_time", "-5", "must be a number >= 0, got '-5'"),
+    ],
+)
 def test_a_bad_cell_is_refused_naming_its_line_and_column(tmp_path, column, value, problem):
     path = write_variant(tmp_path, "openb-pod-0004", column, value)
     with pytest.raises(InputError) as err:
@@ -126,11 +132,14 @@ def test_a_repeated_pod_name_is_refused(tmp_path):
 def test_a_pod_list_without_times_is_refused(tmp_path):
     path = tmp_path / "openb_pod_list_multigpu20.csv"
     path.write_text("name,cpu_milli,memory_mib,num_gpu,gpu_milli\nopenb-pod-0000,12000,16384,1,1000\n")
-    with pytest.raises(InputError, match=r"misses the column\(s\) creation_time, deletion_time, scheduled_time .*multigpu"):
+    with pytest.raises(
+        InputError, match=r"misses the column\(s\) creation_time, deletion_time, scheduled_time .*multigpu"
+    ):
         openb.read(path, {}, "w")
 
 
 # ---- the cluster -------------------------------------------------------------------------------------
+
 
 def test_unmapped_models_are_refused_in_one_line_naming_them():
     with pytest.raises(InputError) as err:
@@ -165,7 +174,9 @@ def test_a_mapping_to_an_unknown_type_is_refused():
         openb.cluster_config(NODES, {"G2": "A1000", "G3": "H100-SXM"}, "c")
 
 
-@pytest.mark.parametrize("sizes,expected", [([2, 2, 4], 4), ([1, 1, 1, 2], 1), ([8, 2, 2, 2, 2], 8), ([8, 2, 2, 2, 2, 2], 2)])
+@pytest.mark.parametrize(
+    "sizes,expected", [([2, 2, 4], 4), ([1, 1, 1, 2], 1), ([8, 2, 2, 2, 2], 8), ([8, 2, 2, 2, 2, 2], 2)]
+)
 def test_the_host_size_is_the_node_size_holding_most_gpus(sizes, expected):
     assert openb.host_size(sizes) == expected
 
@@ -180,8 +191,15 @@ def test_a_gpu_node_without_a_model_is_refused(tmp_path):
 def test_pod_types_map_the_same_way_as_node_models():
     log = openb.read(PODS, {}, "w").log
     types = openb.canonical_types(log["gpu_types"], MAPPED, "w")
-    assert types == {"A10": "A10", "G2": "A100-80GB", "G3": "H100-SXM", "P100": "P100", "T4": "T4",
-                     "V100M16": "V100", "V100M32": "V100-32GB"}
+    assert types == {
+        "A10": "A10",
+        "G2": "A100-80GB",
+        "G3": "H100-SXM",
+        "P100": "P100",
+        "T4": "T4",
+        "V100M16": "V100",
+        "V100M32": "V100-32GB",
+    }
     with pytest.raises(InputError, match=r"name\(s\) G2, G3 "):
         openb.canonical_types(log["gpu_types"], None, "w")
 
@@ -190,8 +208,18 @@ def test_workload_openb_on_cluster_openb_runs_the_kept_pods_on_their_allowed_typ
     from fairsim.experiment.compose import compose_config
     from fairsim.experiment.single import run_config
 
-    cfg = compose_config(["cluster=openb", f"cluster.node_list={NODES}", "cluster.gpu_map.G2=A100-80GB",
-                          "cluster.gpu_map.G3=H100-SXM", "workload=openb", f"workload.path={PODS}", "policy=fifo", "track=false"])
+    cfg = compose_config(
+        [
+            "cluster=openb",
+            f"cluster.node_list={NODES}",
+            "cluster.gpu_map.G2=A100-80GB",
+            "cluster.gpu_map.G3=H100-SXM",
+            "workload=openb",
+            f"workload.path={PODS}",
+            "policy=fifo",
+            "track=false",
+        ]
+    )
     out = run_config(cfg)
     kept = openb.read(PODS, {}, "sample")
     assert out.summary["log_rows"] == kept.meta["rows"] and out.summary["log_jobs"] == len(kept.log)
@@ -206,7 +234,7 @@ def test_workload_openb_on_cluster_openb_runs_the_kept_pods_on_their_allowed_typ
     for spec, row in zip(ordered, rows):
         if isinstance(spec, str) and spec:
             allowed = {mapping[s] for s in spec.split("|")}
-            used = {c[len("gpu_s_"):] for c in out.jobs.columns if c.startswith("gpu_s_") and row[c] > 0}
+            used = {c[len("gpu_s_") :] for c in out.jobs.columns if c.startswith("gpu_s_") and row[c] > 0}
             assert used and used <= allowed
             restricted += 1
     assert restricted > 0
@@ -215,5 +243,7 @@ def test_workload_openb_on_cluster_openb_runs_the_kept_pods_on_their_allowed_typ
 def test_a_datasheet_name_in_the_trace_needs_no_mapping():
     """openb and PAI 2020 map names alike (formats/_gpu_names.py): a datasheet name, any case, is itself."""
     assert openb.canonical_types(["T4|a100-80gb"], None, "w") == {"T4": "T4", "a100-80gb": "A100-80GB"}
-    with pytest.raises(InputError, match=r"gpu_map: no datasheet type for openb's GPU name\(s\) G2 \(G1-G3 are undisclosed\)"):
+    with pytest.raises(
+        InputError, match=r"gpu_map: no datasheet type for openb's GPU name\(s\) G2 \(G1-G3 are undisclosed\)"
+    ):
         openb.canonical_types(["G2|T4"], {"G3": "H100-SXM"}, "w")

@@ -23,8 +23,10 @@ from fairsim.sim.engine import simulate
 def test_summary_states_the_direction_of_every_metric():
     out = run_config(compose_config(["num_jobs=12", "policy=fifo"]))
     text = format_summary(out.summary)
-    line = {key: next(x for x in text.splitlines() if x.strip().startswith(key))
-            for key in ("avg JCT", "makespan", "rho (FTF)", "rho < 1", "starvation", "GPU utilization")}
+    line = {
+        key: next(x for x in text.splitlines() if x.strip().startswith(key))
+        for key in ("avg JCT", "makespan", "rho (FTF)", "rho < 1", "starvation", "GPU utilization")
+    }
     assert "lower is better" in line["avg JCT"] and "lower is better" in line["makespan"]
     assert "lower is fairer; < 1 = better than fair share" in line["rho (FTF)"]
     assert "higher is fairer" in line["rho < 1"]
@@ -39,8 +41,13 @@ def test_progress_bar_counts_every_job_and_is_silent_off_a_terminal(capsys):
         cfg = compose_config(["num_jobs=12", "policy=fifo"])
         cluster = build_cluster(cfg)
         _, jobs = build_jobs(cfg, cluster)
-        simulate(jobs, cluster, build_policy(cfg.policy), SimConfig.from_config(OmegaConf.to_container(cfg.sim)),
-                 progress=lambda n: (steps.append(n), advance(n)))
+        simulate(
+            jobs,
+            cluster,
+            build_policy(cfg.policy),
+            SimConfig.from_config(OmegaConf.to_container(cfg.sim)),
+            progress=lambda n: (steps.append(n), advance(n)),
+        )
     assert sum(steps) == 12 and all(n > 0 for n in steps)
     err = capsys.readouterr().err
     assert "fifo:" in err and "/12 [" in err  # the bar was drawn on stderr (tqdm throttles its redraws)

@@ -35,8 +35,14 @@ def mixed_two_type_view():
     # only) waits for it; jobs 2 and 3 (2 workers) run anywhere. A head cut at the cluster's 8 GPUs
     # (jobs 0 and 1) that stops at the first failure would give [0, -1, -1, -1], type 1 idle
     # beside two jobs that fit it; PAL passes job 1 over instead.
-    return toy_view([[1, 0], [1, 0], [1, 1], [1, 1]], capacity=[4, 4], workers=[4, 4, 2, 2],
-                    arrival=[0, 1, 2, 3], last_type=[0, -1, -1, -1], prev_type=[0, -1, -1, -1])
+    return toy_view(
+        [[1, 0], [1, 0], [1, 1], [1, 1]],
+        capacity=[4, 4],
+        workers=[4, 4, 2, 2],
+        arrival=[0, 1, 2, 3],
+        last_type=[0, -1, -1, -1],
+        prev_type=[0, -1, -1, -1],
+    )
 
 
 def test_a_job_that_fits_no_type_idles_no_gpu_and_stops_nobody():
@@ -51,8 +57,9 @@ def test_head_of_line_blocks_only_the_types_the_blocked_job_could_use():
 def test_head_of_line_on_one_type_is_the_artifacts_cut():
     # one type of 4 GPUs: job 0 (2 workers) runs, job 1 (4) cannot start. The artifact stops
     # there and idles 2 GPUs beside job 2 (1 worker); the default passes job 1 over.
-    view = toy_view([[1.0]] * 3, capacity=[4], workers=[2, 4, 1], arrival=[0, 1, 2],
-                    last_type=[0, -1, -1], prev_type=[0, -1, -1])
+    view = toy_view(
+        [[1.0]] * 3, capacity=[4], workers=[2, 4, 1], arrival=[0, 1, 2], last_type=[0, -1, -1], prev_type=[0, -1, -1]
+    )
     assert PalPolicy(head_of_line=True).decide(view).tolist() == [0, -1, -1]
     assert PalPolicy().decide(view).tolist() == [0, -1, 0]
 
@@ -61,8 +68,14 @@ def test_running_jobs_behind_a_failure_keep_running():
     # types of 4 and 2 GPUs. Job 0 (2 workers) runs on type 0; job 1 (4 workers, type 0 only)
     # cannot start beside it; job 2 (2 workers) runs on type 1. The old version cut the head
     # after job 1 (2 + 4 = 6 GPUs), stopped at its failure and preempted job 2: [0, -1, -1].
-    view = toy_view([[1, 1], [1, 0], [1, 1]], capacity=[4, 2], workers=[2, 4, 2], arrival=[0, 1, 2],
-                    last_type=[0, -1, 1], prev_type=[0, -1, 1])
+    view = toy_view(
+        [[1, 1], [1, 0], [1, 1]],
+        capacity=[4, 2],
+        workers=[2, 4, 2],
+        arrival=[0, 1, 2],
+        last_type=[0, -1, 1],
+        prev_type=[0, -1, 1],
+    )
     assert PalPolicy().decide(view).tolist() == [0, -1, 1]
 
 

@@ -22,7 +22,9 @@ def test_table1_numbers_are_the_drawn_table(tmp_path):
     checks = table1.draw(None, tmp_path)
     md = (tmp_path / "table1.md").read_text()
     assert "7.111" in md and "| 5.75 |" in md
-    assert pd.read_csv(tmp_path / "data" / "table1.csv")["total JCT (min)"].tolist() == pytest.approx([lp, engine, optimal], rel=1e-5)
+    assert pd.read_csv(tmp_path / "data" / "table1.csv")["total JCT (min)"].tolist() == pytest.approx(
+        [lp, engine, optimal], rel=1e-5
+    )
     assert any(c.paper == "5.75 min" and c.ours == "5.75 min (FFT)" for c in checks)
 
 
@@ -77,7 +79,10 @@ def test_fig6_packs_spreads_and_consolidates(tmp_path):
     moved = rows[rows["overhead_s"] > 0]
     assert moved["job"].unique().tolist() == ["J8"] and moved["t_s"].unique().tolist() == [900.0]
     assert moved["overhead_s"].iloc[0] == pytest.approx(30 + 4e9 / LAN_BYTES_PER_S)
-    assert "J8 (4 GB): spread 3 rounds, then consolidated" in checks[0].ours and "J7 (20 GB): spread 8 rounds, never moved" in checks[0].ours
+    assert (
+        "J8 (4 GB): spread 3 rounds, then consolidated" in checks[0].ours
+        and "J7 (20 GB): spread 8 rounds, never moved" in checks[0].ours
+    )
 
 
 def test_fig1_and_table2_come_from_the_catalog(tmp_path):
@@ -95,7 +100,16 @@ def test_fig1_and_table2_come_from_the_catalog(tmp_path):
 
 
 def test_reproduce_writes_the_examples_into_the_report(tmp_path):
-    args = ["--draw-only", "--only", "table1", "fig2", "--out", str(tmp_path / "figs"), "--results-dir", str(tmp_path / "results")]
+    args = [
+        "--draw-only",
+        "--only",
+        "table1",
+        "fig2",
+        "--out",
+        str(tmp_path / "figs"),
+        "--results-dir",
+        str(tmp_path / "results"),
+    ]
     assert reproduce.main(args) == 0
     report = (tmp_path / "figs" / "REPORT.md").read_text()
     assert "| Table 1 | total JCT, optimal order | 5.75 min | 5.75 min (FFT) |" in report

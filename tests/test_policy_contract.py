@@ -34,8 +34,12 @@ class Answers(Policy):
 def jobs():
     """Job 100: a gang of 4 (too wide for T4); job 200: 20 GB per worker (too big for T4); job 300:
     allowed on A10 only (its gpu_types)."""
-    base = toy_jobs([[1.0, 1.0], [1.0, 1.0], [1.0, 1.0]], work=[1000.0] * 3, workers=[4, 1, 1],
-                    feasible=[[False, True], [False, True], [False, True]])
+    base = toy_jobs(
+        [[1.0, 1.0], [1.0, 1.0], [1.0, 1.0]],
+        work=[1000.0] * 3,
+        workers=[4, 1, 1],
+        feasible=[[False, True], [False, True], [False, True]],
+    )
     return dataclasses.replace(base, job_id=np.array(IDS), mem_per_worker_gb=np.array([1.0, 20.0, 1.0]))
 
 
@@ -47,13 +51,19 @@ def breach(answer) -> str:
     return message
 
 
-@pytest.mark.parametrize("answer, said", [
-    ([-0.5, -1, -1], "gave job 100 the type -0.5 (float64 answer); an assignment is integers: a GPU type index 0..1, or -1 to wait"),
-    ([np.nan, -1, -1], "gave job 100 the type nan (float64 answer)"),
-    ([-1, 0.5, -1], "gave job 200 the type 0.5 (float64 answer)"),
-    ([True, False, False], "gave job 100 the type True (bool answer)"),
-    ([-1, None, -1], "gave job 200 the type None (object answer)"),
-])
+@pytest.mark.parametrize(
+    "answer, said",
+    [
+        (
+            [-0.5, -1, -1],
+            "gave job 100 the type -0.5 (float64 answer); an assignment is integers: a GPU type index 0..1, or -1 to wait",
+        ),
+        ([np.nan, -1, -1], "gave job 100 the type nan (float64 answer)"),
+        ([-1, 0.5, -1], "gave job 200 the type 0.5 (float64 answer)"),
+        ([True, False, False], "gave job 100 the type True (bool answer)"),
+        ([-1, None, -1], "gave job 200 the type None (object answer)"),
+    ],
+)
 def test_an_answer_that_is_not_integers_is_refused_never_cast(answer, said):
     assert said in breach(answer)
 
@@ -67,17 +77,23 @@ def test_whole_floats_are_integers_still():
     assert np.isfinite(out.jobs["finish_s"]).all()
 
 
-@pytest.mark.parametrize("answer, said", [
-    ([-1, 2, -1], "put job 200 on type index 2, outside -1..1 (-1 waits; 0 = T4, 1 = A10)"),
-    ([-2, -1, -1], "put job 100 on type index -2, outside -1..1"),
-    ([-1, -1, 1e20], "put job 300 on type index 1e+20, outside -1..1"),
-    ([0, -1, -1], "put job 100 on T4, a type it cannot run on: its gang of 4 is wider than the type's 2 GPUs"),
-    ([-1, 0, -1], "put job 200 on T4, a type it cannot run on: it needs 20.0 GB per worker, the type has 16 GB"),
-    ([-1, -1, 0], "put job 300 on T4, a type it cannot run on: the type is outside the job's gpu_types, or its model has no "
-                  "throughput there"),
-    ([1, 1, -1], "oversubscribed A10: 5 GPUs of 4 (jobs and their gangs: 100 (4), 200 (1))"),
-    ([1, -1], "returned 2 entries for 3 active jobs"),
-])
+@pytest.mark.parametrize(
+    "answer, said",
+    [
+        ([-1, 2, -1], "put job 200 on type index 2, outside -1..1 (-1 waits; 0 = T4, 1 = A10)"),
+        ([-2, -1, -1], "put job 100 on type index -2, outside -1..1"),
+        ([-1, -1, 1e20], "put job 300 on type index 1e+20, outside -1..1"),
+        ([0, -1, -1], "put job 100 on T4, a type it cannot run on: its gang of 4 is wider than the type's 2 GPUs"),
+        ([-1, 0, -1], "put job 200 on T4, a type it cannot run on: it needs 20.0 GB per worker, the type has 16 GB"),
+        (
+            [-1, -1, 0],
+            "put job 300 on T4, a type it cannot run on: the type is outside the job's gpu_types, or its model has no "
+            "throughput there",
+        ),
+        ([1, 1, -1], "oversubscribed A10: 5 GPUs of 4 (jobs and their gangs: 100 (4), 200 (1))"),
+        ([1, -1], "returned 2 entries for 3 active jobs"),
+    ],
+)
 def test_each_breach_names_time_job_type_and_why(answer, said):
     assert said in breach(answer)
 
@@ -87,7 +103,9 @@ def test_a_decision_asked_for_in_the_past_names_the_time():
         def next_decision_s(self, view, assignment):
             return view.now - 1
 
-    with pytest.raises(PolicyContractError, match=r"^policy Stuck at t=0.0 s asked to decide again at -1.0, not after now"):
+    with pytest.raises(
+        PolicyContractError, match=r"^policy Stuck at t=0.0 s asked to decide again at -1.0, not after now"
+    ):
         simulate(jobs(), CLUSTER, Stuck([-1, -1, -1]), SimConfig(clock="events", round_len_s=300))
 
 
@@ -96,12 +114,16 @@ def test_a_policy_that_never_runs_a_job_ends_in_one_line():
     recompute interval and recompute_when_idle off, found by the config fuzzer)."""
     with pytest.raises(PolicyContractError) as caught:
         simulate(jobs(), CLUSTER, Answers([-1, -1, -1]), SimConfig(round_len_s=300))
-    assert str(caught.value) == ("policy Answers at t=300000.0 s ran no job in 1000 steps while 3 jobs waited and no job was left to "
-                                 "arrive: the run would never end (the policy, or options that keep it from starting a waiting job)")
+    assert str(caught.value) == (
+        "policy Answers at t=300000.0 s ran no job in 1000 steps while 3 jobs waited and no job was left to "
+        "arrive: the run would never end (the policy, or options that keep it from starting a waiting job)"
+    )
     with pytest.raises(InputError) as caught:  # a smaller sim.max_rounds ends it first
         simulate(jobs(), CLUSTER, Answers([-1, -1, -1]), SimConfig(round_len_s=300, max_rounds=50))
-    assert str(caught.value) == ("sim: max_rounds: the run stopped after 50 steps at t=15000 s with 3 jobs still active; raise "
-                                 "sim.max_rounds (a policy that leaves jobs waiting forever ends here too)")
+    assert str(caught.value) == (
+        "sim: max_rounds: the run stopped after 50 steps at t=15000 s with 3 jobs still active; raise "
+        "sim.max_rounds (a policy that leaves jobs waiting forever ends here too)"
+    )
 
 
 # ---- through run.py ------------------------------------------------------------------------------

@@ -18,14 +18,21 @@ from fairsim.figures import portable
 # numpy's AVX-512 loops off (numpy's own switch), and on top of it every SIMD level above the
 # baseline and glibc's FMA/AVX variants of log, exp and pow: what another x86-64 CPU would run
 NO_AVX512 = {"NPY_DISABLE_CPU_FEATURES": "X86_V4 AVX512_ICL"}
-NO_SIMD_NO_FMA = {"NPY_DISABLE_CPU_FEATURES": "X86_V3 X86_V4 AVX512_ICL",
-                  "GLIBC_TUNABLES": "glibc.cpu.hwcaps=-AVX2,-FMA,-AVX512F,-AVX,-FMA4"}
+NO_SIMD_NO_FMA = {
+    "NPY_DISABLE_CPU_FEATURES": "X86_V3 X86_V4 AVX512_ICL",
+    "GLIBC_TUNABLES": "glibc.cpu.hwcaps=-AVX2,-FMA,-AVX512F,-AVX,-FMA4",
+}
 
 
 def values() -> np.ndarray:
     rng = np.random.default_rng(0)
-    return np.concatenate([np.exp(rng.uniform(-700, 700, 5000)), np.exp(rng.uniform(-5, 8, 20000)),
-                           [1.0, 2.0, 10.0, 0.5, 1e-310, 5e-324, 1.7976931348623157e308]])
+    return np.concatenate(
+        [
+            np.exp(rng.uniform(-700, 700, 5000)),
+            np.exp(rng.uniform(-5, 8, 20000)),
+            [1.0, 2.0, 10.0, 0.5, 1e-310, 5e-324, 1.7976931348623157e308],
+        ]
+    )
 
 
 def ulp_error(got: np.ndarray, want: np.ndarray) -> float:
@@ -139,7 +146,9 @@ def test_figures_place_every_point_the_same_without_the_cpu_specific_code_paths(
 def test_no_figure_places_points_through_numpy_logarithms():
     """Figure code takes log axes and logarithms from fairsim.figures.portable: matplotlib's
     "log" / "symlog" scales and numpy's log, exp and power differ in the last bits by CPU."""
-    pattern = re.compile(r"""set_[xy]scale\(\s*["']|\.(loglog|semilogx|semilogy)\(|\bnp\.(log|log2|log10|log1p|exp|exp2|expm1|power|logspace|geomspace)\(""")
+    pattern = re.compile(
+        r"""set_[xy]scale\(\s*["']|\.(loglog|semilogx|semilogy)\(|\bnp\.(log|log2|log10|log1p|exp|exp2|expm1|power|logspace|geomspace)\("""
+    )
     found = []
     for folder in ("fairsim/figures", "fairsim/paper"):
         for path in sorted((ROOT / folder).rglob("*.py")):

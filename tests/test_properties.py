@@ -47,13 +47,29 @@ from fairsim.sim.invariants import RoundChecker
 from fairsim.testing import toy_cluster, toy_jobs
 
 POLICIES = sorted(p.stem for p in (CONF_DIR / "policy").glob("*.yaml"))
-WORK_CONSERVING = {"ours", "ours_constmu", "ours_nofair", "ours_noswitch", "fifo", "srtf", "srtf_agnostic",
-                   "tiresias_las", "tiresias_las2q", "pal", "themis"}
+WORK_CONSERVING = {
+    "ours",
+    "ours_constmu",
+    "ours_nofair",
+    "ours_noswitch",
+    "fifo",
+    "srtf",
+    "srtf_agnostic",
+    "tiresias_las",
+    "tiresias_las2q",
+    "pal",
+    "themis",
+}
 TYPES = ("T4", "A10", "V100")
 EPS = 1e-9
 
-SETTINGS = settings(max_examples=20, deadline=None, derandomize=True, database=None,
-                    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+SETTINGS = settings(
+    max_examples=20,
+    deadline=None,
+    derandomize=True,
+    database=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+)
 
 
 @functools.cache
@@ -78,10 +94,13 @@ def instances(draw):
     work = np.array([draw(st.integers(1, 40)) for _ in range(n)], dtype=float) / 2
     arrival = np.sort([draw(st.integers(0, 12)) * 250.0 for _ in range(n)])
     state = np.array([draw(st.sampled_from([0.0, 1e8, 2e9])) for _ in range(n)])
-    jobs = toy_jobs(speed, work, arrival=arrival, workers=workers, state_bytes=state,
-                    spread=speed * 0.8, feasible=fits)
-    sim = SimConfig(check=True, max_rounds=5000, placement=draw(st.booleans()),
-                    round_end=draw(st.sampled_from(["fixed", "latest_finish"])))
+    jobs = toy_jobs(speed, work, arrival=arrival, workers=workers, state_bytes=state, spread=speed * 0.8, feasible=fits)
+    sim = SimConfig(
+        check=True,
+        max_rounds=5000,
+        placement=draw(st.booleans()),
+        round_end=draw(st.sampled_from(["fixed", "latest_finish"])),
+    )
     return cluster, jobs, sim
 
 

@@ -52,8 +52,11 @@ def test_a_run_records_its_code_inputs_and_environment(tiny_cell):
     files = record["code_files"]
     assert "fairsim/policies/fifo.py" in files and "fairsim/sim/engine.py" in files and "fairsim/metrics.py" in files
     assert "fairsim/policies/fft.py" not in files  # FIFO does not import FFT's module
-    assert not any(f.startswith("fairsim/experiment/") and f not in ("fairsim/experiment/single.py", "fairsim/experiment/fluid_cache.py")
-                   for f in files)  # naming, printing and logging cannot change a number
+    assert not any(
+        f.startswith("fairsim/experiment/")
+        and f not in ("fairsim/experiment/single.py", "fairsim/experiment/fluid_cache.py")
+        for f in files
+    )  # naming, printing and logging cannot change a number
     assert files["fairsim/policies/fifo.py"] == sha256(ROOT / "fairsim/policies/fifo.py")
     specs = ROOT / "fairsim/data/gpu_specs.csv"
     assert record["inputs"]["fairsim/data/gpu_specs.csv"] == sha256(specs)
@@ -80,7 +83,10 @@ def test_a_policy_digest_covers_its_own_module_and_not_the_others(tmp_path, monk
         f.write("\n# an edit\n")
     assert provenance.code_digest(ours) == before["ours"]
     assert provenance.code_digest(fifo) != before["fifo"]
-    assert provenance.why_stale(tmp_path, fifo, saved) == "the simulating code changed since this cell ran (fairsim/policies/fifo.py)"
+    assert (
+        provenance.why_stale(tmp_path, fifo, saved)
+        == "the simulating code changed since this cell ran (fairsim/policies/fifo.py)"
+    )
     with open(copy / "sim" / "engine.py", "a") as f:
         f.write("\n# an edit\n")
     assert provenance.code_digest(ours) != before["ours"]
@@ -106,7 +112,10 @@ def test_a_changed_input_file_makes_the_cell_stale(tmp_path):
     assert record["inputs"][provenance.input_name(trace)] == sha256(trace)
     assert provenance.why_stale(cell, {"policy": preset("policy", "fifo")}) is None
     trace.write_text(trace.read_text().replace("\n", "\n", 1) + "\n")  # same rows, other bytes
-    assert provenance.why_stale(cell, {"policy": preset("policy", "fifo")}) == f"its input file {provenance.input_name(trace)} changed since this cell ran"
+    assert (
+        provenance.why_stale(cell, {"policy": preset("policy", "fifo")})
+        == f"its input file {provenance.input_name(trace)} changed since this cell ran"
+    )
     trace.unlink()
     assert "is gone" in provenance.why_stale(cell, {"policy": preset("policy", "fifo")})
 
@@ -177,7 +186,10 @@ def test_a_rerun_recomputes_exactly_the_stale_cells_and_reuse_stale_keeps_them(t
     kept = run_py(*args, "reuse_stale=true")
     assert kept.returncode == 0, kept.stderr
     assert statuses(kept.stdout) == {CELLS[0]: "skipped", CELLS[1]: "reused"}
-    assert f"{CELLS[1]}: reusing it stale (reuse_stale=true): the simulating code changed since this cell ran" in kept.stdout
+    assert (
+        f"{CELLS[1]}: reusing it stale (reuse_stale=true): the simulating code changed since this cell ran"
+        in kept.stdout
+    )
     table = pd.read_parquet(sweep / "results.parquet").set_index("cell")
     assert table["stale"].to_dict() == {CELLS[0]: False, CELLS[1]: True}
     from fairsim.experiment.sweep_stamp import why_not_fresh
@@ -202,8 +214,14 @@ def test_a_rerun_recomputes_exactly_the_stale_cells_and_reuse_stale_keeps_them(t
 @pytest.mark.slow
 def test_a_changed_input_recomputes_the_cells_that_read_it(tmp_path, run_py):
     paths = [tiny_trace(tmp_path / f"t{seed}.csv", seed) for seed in (0, 1)]
-    args = ["-m", f"results_dir={tmp_path}", "sweep_name=inputs", "policy=fifo", "workload=file",
-            f"workload.path={paths[0]},{paths[1]}"]
+    args = [
+        "-m",
+        f"results_dir={tmp_path}",
+        "sweep_name=inputs",
+        "policy=fifo",
+        "workload=file",
+        f"workload.path={paths[0]},{paths[1]}",
+    ]
     first = run_py(*args)
     assert first.returncode == 0, first.stderr
     cells = sorted(statuses(first.stdout))
@@ -237,7 +255,9 @@ def test_a_freshness_stamp_holds_until_anything_it_covers_changes(tiny_cell, tmp
     path.write_text(json.dumps(stamp))
     assert sweep_stamp.why_not_fresh(sweep, overrides)[0] == "fairsim/policies/fifo.py changed"
     (sweep / "a" / PROVENANCE).unlink()
-    assert sweep_stamp.write_stamp(sweep, overrides, ["a", "b"], CONF) is None and not path.exists()  # no record, no stamp
+    assert (
+        sweep_stamp.write_stamp(sweep, overrides, ["a", "b"], CONF) is None and not path.exists()
+    )  # no record, no stamp
 
 
 @pytest.mark.parametrize("section", ["code_files", "inputs"])
@@ -271,7 +291,8 @@ def test_report_lists_stale_cells_by_sweep_and_reason(tmp_path):
         (tmp_path / sub).mkdir()
     fresh = pd.DataFrame({"cell": ["a", "b"], "stale": [False, False], "stale_why": [None, None]})
     assert stale_lines(sweep_inputs(tmp_path / "1", {"t": fresh})) == [
-        "Every cell above is fresh: its provenance.json names the simulating code and input files of this tree."]
+        "Every cell above is fresh: its provenance.json names the simulating code and input files of this tree."
+    ]
     some = pd.DataFrame({"cell": ["a", "b", "c"], "stale": [True, False, True], "stale_why": ["code", None, "code"]})
     every = pd.DataFrame({"cell": ["x", "y"], "stale": [True, True], "stale_why": ["old", "old"]})
     lines = stale_lines(sweep_inputs(tmp_path / "2", {"s": some, "e": every}))
@@ -358,8 +379,12 @@ def test_the_file_set_does_not_depend_on_what_the_process_imported(user_code):
 
 
 def test_an_edited_user_module_makes_exactly_its_cells_stale_naming_the_file(user_code, tmp_path):
-    saved = {"code_digest": provenance.code_digest(MINE), "code_files": provenance.code_files(MINE), "inputs": {},
-             "code_folders": {str(user_code): {"files": ["myhelp.py", "mypol.py"], "git": None}}}
+    saved = {
+        "code_digest": provenance.code_digest(MINE),
+        "code_files": provenance.code_files(MINE),
+        "inputs": {},
+        "code_folders": {str(user_code): {"files": ["myhelp.py", "mypol.py"], "git": None}},
+    }
     fifo = {"policy": preset("policy", "fifo")}
     fifo_saved = {"code_digest": provenance.code_digest(fifo), "code_files": provenance.code_files(fifo), "inputs": {}}
     assert provenance.why_stale(tmp_path, MINE, saved) is None
@@ -379,11 +404,15 @@ def test_a_check_without_the_runs_pythonpath_finds_the_module_where_it_ran(user_
     monkeypatch.setattr(sys, "path", [p for p in sys.path if p != str(user_code)])
     assert provenance.why_stale(tmp_path, MINE, record) is None
     (user_code / "myhelp.py").rename(user_code / "myhelp_old.py")
-    assert provenance.why_stale(tmp_path, MINE, record) == \
-        "the simulating code changed since this cell ran (myhelp.py: no longer importable)"
+    assert (
+        provenance.why_stale(tmp_path, MINE, record)
+        == "the simulating code changed since this cell ran (myhelp.py: no longer importable)"
+    )
     (user_code / "mypol.py").unlink()
-    assert provenance.why_stale(tmp_path, MINE, record) == \
-        f"its module mypol can no longer be imported (not found on sys.path or in {user_code})"
+    assert (
+        provenance.why_stale(tmp_path, MINE, record)
+        == f"its module mypol can no longer be imported (not found on sys.path or in {user_code})"
+    )
 
 
 def environment_free(record: dict) -> dict:
@@ -400,8 +429,11 @@ def test_a_record_names_where_outside_code_came_from_and_its_checkout(user_code,
 
 # ---- git ---------------------------------------------------------------------------------------------
 
+
 def git(repo: Path, *args: str) -> None:
-    subprocess.run(["git", "-C", str(repo), "-c", "user.name=t", "-c", "user.email=t@t", *args], check=True, capture_output=True)
+    subprocess.run(
+        ["git", "-C", str(repo), "-c", "user.name=t", "-c", "user.email=t@t", *args], check=True, capture_output=True
+    )
 
 
 def test_an_untracked_file_makes_a_checkout_dirty_an_ignored_one_does_not(tmp_path):
@@ -440,6 +472,7 @@ def test_user_code_in_a_clean_checkout_is_not_dirty(user_code):
 
 # ---- config files -------------------------------------------------------------------------------------
 
+
 def config_record_of(overrides: list[str]) -> tuple[dict, list[str]]:
     """``config_record`` inside a composition, as a run of ``python run.py`` sees Hydra."""
     from hydra import compose, initialize_config_dir
@@ -458,12 +491,25 @@ def test_every_config_file_the_composition_read_is_recorded_by_folder(tmp_path, 
     assert search_path == ["conf"]
     assert set(files) == {"conf"}
     conf = files["conf"]
-    for name in ("config.yaml", "policy/gavel.yaml", "policy/mechanism/gavel.yaml", "workload/trace4.yaml", "workload/trace3.yaml",
-                 "workload/trace3_parts/head.yaml", "workload/trace3_parts/tail.yaml", "experiment/smoke.yaml",
-                 "cluster/paper.yaml", "sim/default.yaml", "hydra/fairsim.yaml", "hydra/launcher/local.yaml"):
+    for name in (
+        "config.yaml",
+        "policy/gavel.yaml",
+        "policy/mechanism/gavel.yaml",
+        "workload/trace4.yaml",
+        "workload/trace3.yaml",
+        "workload/trace3_parts/head.yaml",
+        "workload/trace3_parts/tail.yaml",
+        "experiment/smoke.yaml",
+        "cluster/paper.yaml",
+        "sim/default.yaml",
+        "hydra/fairsim.yaml",
+        "hydra/launcher/local.yaml",
+    ):
         assert conf[name] == sha256(CONF_DIR / name), name
     assert "policy/ours.yaml" not in conf and "workload/philly.yaml" not in conf  # not chosen, not read
-    assert not any(name.startswith("hydra/") and not (CONF_DIR / name).is_file() for name in conf)  # Hydra's own left out
+    assert not any(
+        name.startswith("hydra/") and not (CONF_DIR / name).is_file() for name in conf
+    )  # Hydra's own left out
 
     user, first = tmp_path / "myconf", tmp_path / "first"
     shutil.copytree(USER / "myconf", user)
@@ -474,7 +520,9 @@ def test_every_config_file_the_composition_read_is_recorded_by_folder(tmp_path, 
     assert files[str(user)] == {"policy/mine.yaml": sha256(user / "policy" / "mine.yaml")}
     assert "policy/mine.yaml" not in files["conf"]
     edit(user / "policy" / "mine.yaml", "backfill: true", "backfill: false")  # the same choices, another file
-    assert config_record_of(overrides + ["seed=3"])[0][str(user)] == {"policy/mine.yaml": sha256(user / "policy" / "mine.yaml")}
+    assert config_record_of(overrides + ["seed=3"])[0][str(user)] == {
+        "policy/mine.yaml": sha256(user / "policy" / "mine.yaml")
+    }
     shutil.copytree(user / "policy", first / "policy")  # now found first in an earlier folder
     files, _ = config_record_of(overrides)
     assert files[str(first)] == {"policy/mine.yaml": sha256(first / "policy" / "mine.yaml")} and str(user) not in files
@@ -502,7 +550,10 @@ def test_a_stamp_covers_every_config_folder_and_the_search_path(tiny_cell, tmp_p
     folders = config_folders(argv, CONF_DIR)
     assert sweep_stamp.write_stamp(sweep, ["policy=fifo"], ["a"], folders) is not None  # the callback's task overrides
     assert sweep_stamp.why_not_fresh(sweep, argv) == (None, 1)
-    assert sweep_stamp.why_not_fresh(sweep, [*argv, "hydra/launcher=basic", "hydra.launcher.n_jobs=1"]) == (None, 1)  # Hydra's settings
+    assert sweep_stamp.why_not_fresh(sweep, [*argv, "hydra/launcher=basic", "hydra.launcher.n_jobs=1"]) == (
+        None,
+        1,
+    )  # Hydra's settings
     changed = ("the config folders or a config file in them changed", 0)
     assert sweep_stamp.why_not_fresh(sweep, ["policy=fifo"]) == changed  # another search path: conf/ alone
     edit(user / "policy" / "mine.yaml", "backfill: true", "backfill: false")  # a preset edit
@@ -522,7 +573,9 @@ def test_a_stamp_holds_while_user_code_is_unchanged_and_still_what_import_finds(
     sweep = tmp_path / "sweep"
     shutil.copytree(tiny_cell, sweep / "mine")
     record = json.loads((sweep / "mine" / PROVENANCE).read_text())
-    (sweep / "mine" / PROVENANCE).write_text(json.dumps({**record, **environment_free(provenance.record(MINE, [], "a", "b"))}))
+    (sweep / "mine" / PROVENANCE).write_text(
+        json.dumps({**record, **environment_free(provenance.record(MINE, [], "a", "b"))})
+    )
     overrides = ["policy=mine"]
     assert sweep_stamp.write_stamp(sweep, overrides, ["mine"], CONF) is not None
     assert sweep_stamp.why_not_fresh(sweep, overrides) == (None, 1)
@@ -534,4 +587,7 @@ def test_a_stamp_holds_while_user_code_is_unchanged_and_still_what_import_finds(
     other.mkdir()
     (other / "mypol.py").write_text("")
     sys.path.insert(0, str(other))  # the fixture's monkeypatch restores sys.path
-    assert sweep_stamp.why_not_fresh(sweep, overrides) == (f"import mypol now finds {other / 'mypol.py'}, not mypol.py", 0)
+    assert sweep_stamp.why_not_fresh(sweep, overrides) == (
+        f"import mypol now finds {other / 'mypol.py'}, not mypol.py",
+        0,
+    )

@@ -18,10 +18,24 @@ def cells(tiresias_over_fft: float, policies=("ours", "tiresias")) -> pd.DataFra
             base = 100.0 + 10 * seed
             for policy in policies:
                 jct = base * (tiresias_over_fft if policy != "ours" else 1.0)
-                rows.append({"cell": f"{workload}-{seed}-{policy}", "policy": policy, "workload": workload,
-                             "cluster": "paper", "seed": seed, "num_jobs": 800, "avg_jct_s": jct, "makespan_s": 10 * jct,
-                             "rho_fluid_mean": jct / 100, "rho_fluid_max": jct / 50, "rho_fluid_lt1_share": 50 / jct,
-                             "starvation_max_s": 36 * jct, "switches_to_faster_share": 0.5, "type_switches": 10})
+                rows.append(
+                    {
+                        "cell": f"{workload}-{seed}-{policy}",
+                        "policy": policy,
+                        "workload": workload,
+                        "cluster": "paper",
+                        "seed": seed,
+                        "num_jobs": 800,
+                        "avg_jct_s": jct,
+                        "makespan_s": 10 * jct,
+                        "rho_fluid_mean": jct / 100,
+                        "rho_fluid_max": jct / 50,
+                        "rho_fluid_lt1_share": 50 / jct,
+                        "starvation_max_s": 36 * jct,
+                        "switches_to_faster_share": 0.5,
+                        "type_switches": 10,
+                    }
+                )
     return pd.DataFrame(rows)
 
 
@@ -30,8 +44,13 @@ def specs() -> list[dict]:
 
 
 def test_the_event_clock_cells_stand_in_for_the_baselines_and_flip_their_verdicts(tmp_path):
-    data = sweep_inputs(tmp_path, {"testbed": cells(2.0, policies=("ours", "tiresias", "gavel")),
-                              "own_clock": cells(0.5, policies=("tiresias",))})
+    data = sweep_inputs(
+        tmp_path,
+        {
+            "testbed": cells(2.0, policies=("ours", "tiresias", "gavel")),
+            "own_clock": cells(0.5, policies=("tiresias",)),
+        },
+    )
     table = own_clock.clock_verdicts(data, specs())
     assert table.at[CLAIM, "default"] == "yes"
     assert table.at[CLAIM, "own clock"] == "no"
@@ -40,7 +59,11 @@ def test_the_event_clock_cells_stand_in_for_the_baselines_and_flip_their_verdict
     # the claims against Tiresias flip from yes to no; Gavel's and the makespan's (Gavel is 2x) stay
     flipped = table.index[table["default"] != table["own clock"]]
     assert set(flipped) == {c for c in table.index if "Tiresias" in c and "random" not in c}
-    assert len(flipped) == 5 and (table.loc[flipped, "default"] == "yes").all() and (table.loc[flipped, "own clock"] == "no").all()
+    assert (
+        len(flipped) == 5
+        and (table.loc[flipped, "default"] == "yes").all()
+        and (table.loc[flipped, "own clock"] == "no").all()
+    )
 
 
 def test_own_clock_section_names_the_verdicts_the_clock_changes(tmp_path):

@@ -42,19 +42,40 @@ def test_presets_sweep_what_the_figures_compare():
 
 def test_sweep_command_adds_the_scale_overrides_and_suffix():
     cmd = reproduce.sweep_command(PLAN, "simulated", "full", "res", ["hydra.launcher.n_jobs=1"])
-    assert cmd[1:] == [str(ROOT / "run.py"), "-m", "+experiment=paper_simulated", "sweep_name=paper_simulated_full",
-                       "results_dir=res", "cluster=scale8", "num_jobs=20000", "seed=0,1,2", "hydra.launcher.n_jobs=1"]
+    assert cmd[1:] == [
+        str(ROOT / "run.py"),
+        "-m",
+        "+experiment=paper_simulated",
+        "sweep_name=paper_simulated_full",
+        "results_dir=res",
+        "cluster=scale8",
+        "num_jobs=20000",
+        "seed=0,1,2",
+        "hydra.launcher.n_jobs=1",
+    ]
     small = reproduce.sweep_command(PLAN, "testbed", "small", "results", [])
-    assert small[3:] == ["+experiment=paper_testbed", "sweep_name=paper_testbed", "results_dir=results", "seed=0,1,2,3,4"]
+    assert small[3:] == [
+        "+experiment=paper_testbed",
+        "sweep_name=paper_testbed",
+        "results_dir=results",
+        "seed=0,1,2,3,4",
+    ]
 
 
 def test_a_sweep_that_does_not_change_with_the_scale_is_one_sweep():
     # the testbed traces are already the paper's size: full scale reads (and completes) the small sweep
-    plan = {"scales": {"small": {"suffix": ""}, "full": {"suffix": "_full"}},
-            "sweeps": {"same": {"preset": "p", "small": ["seed=0,1"], "full": ["seed=0,1"]},
-                       "bigger": {"preset": "q", "small": [], "full": ["num_jobs=20000"]}}}
+    plan = {
+        "scales": {"small": {"suffix": ""}, "full": {"suffix": "_full"}},
+        "sweeps": {
+            "same": {"preset": "p", "small": ["seed=0,1"], "full": ["seed=0,1"]},
+            "bigger": {"preset": "q", "small": [], "full": ["num_jobs=20000"]},
+        },
+    }
     assert reproduce.sweep_name(plan, "same", "full") == reproduce.sweep_name(plan, "same", "small") == "p"
-    assert reproduce.sweep_name(plan, "bigger", "full") == "q_full" and reproduce.sweep_name(plan, "bigger", "small") == "q"
+    assert (
+        reproduce.sweep_name(plan, "bigger", "full") == "q_full"
+        and reproduce.sweep_name(plan, "bigger", "small") == "q"
+    )
     assert reproduce.sweep_name(PLAN, "testbed", "full") == "paper_testbed"
     assert PLAN["scales"]["full"]["out"] == "paper_figs/full"
 
@@ -73,8 +94,10 @@ def test_missing_option_detects_config_keys():
 
 
 def test_parse_bench_table():
-    text = ("cvxpy is not installed\nFFT decision on 1,000 GPUs\n  jobs   ours_s  frac  gap_vs_LP\n"
-            "   250    0.709     1   +0.0015%\n  1000    0.571     4   -\ngaps: (ours - other) / |other|\n")
+    text = (
+        "cvxpy is not installed\nFFT decision on 1,000 GPUs\n  jobs   ours_s  frac  gap_vs_LP\n"
+        "   250    0.709     1   +0.0015%\n  1000    0.571     4   -\ngaps: (ours - other) / |other|\n"
+    )
     table = reproduce.parse_bench_table(text)
     assert list(table.columns) == ["jobs", "ours_s", "frac", "gap_vs_LP"]
     assert table["jobs"].tolist() == [250.0, 1000.0] and table["ours_s"].tolist() == [0.709, 0.571]
@@ -99,12 +122,30 @@ def test_tiny_reproduce_end_to_end(tmp_path):
     -> fig7 + REPORT.md; drawing again from the same results gives the same bytes."""
     plan = {
         "scales": {"small": {"suffix": ""}},
-        "sweeps": {"testbed": {"preset": "paper_testbed",
-                               "small": ["policy=ours,fifo", "workload=trace1", "seed=0,1", "workload.num_jobs=30",
-                                         "hydra.launcher.n_jobs=1"]}},
+        "sweeps": {
+            "testbed": {
+                "preset": "paper_testbed",
+                "small": [
+                    "policy=ours,fifo",
+                    "workload=trace1",
+                    "seed=0,1",
+                    "workload.num_jobs=30",
+                    "hydra.launcher.n_jobs=1",
+                ],
+            }
+        },
         "figures": {"fig7": {"module": "fairsim.paper.figures.fig7", "sweeps": ["testbed"], "what": "JCT ratios"}},
-        "headlines": [{"claim": "avg JCT, FIFO / FFT", "paper": "-", "kind": "ratio", "sweep": "testbed",
-                       "metric": "avg_jct_s", "baselines": ["fifo"], "reduce": "pool"}],
+        "headlines": [
+            {
+                "claim": "avg JCT, FIFO / FFT",
+                "paper": "-",
+                "kind": "ratio",
+                "sweep": "testbed",
+                "metric": "avg_jct_s",
+                "baselines": ["fifo"],
+                "reduce": "pool",
+            }
+        ],
     }
     plan_path = tmp_path / "plan.yaml"
     plan_path.write_text(yaml.safe_dump(plan))
@@ -125,8 +166,12 @@ def test_tiny_reproduce_end_to_end(tmp_path):
 def test_a_rerun_with_nothing_changed_starts_no_sweep_and_draws_nothing(tmp_path, capsys):
     plan = {
         "scales": {"small": {"suffix": ""}},
-        "sweeps": {"testbed": {"preset": "paper_testbed",
-                               "small": ["policy=fifo", "workload=trace1", "seed=0,1", "workload.num_jobs=20"]}},
+        "sweeps": {
+            "testbed": {
+                "preset": "paper_testbed",
+                "small": ["policy=fifo", "workload=trace1", "seed=0,1", "workload.num_jobs=20"],
+            }
+        },
         "figures": {"fig7": {"module": "fairsim.paper.figures.fig7", "sweeps": ["testbed"], "what": "JCT ratios"}},
         "headlines": [],
     }
@@ -151,14 +196,17 @@ def test_a_rerun_with_nothing_changed_starts_no_sweep_and_draws_nothing(tmp_path
 
 
 def test_sweep_progress_bar_passes_the_sweep_output_through(capfd):
-    script = ("import sys\n"
-              "for i in range(1, 4): print(f'[sweep s] cell{i}: 0.1 s | {i}/3 cells done, {3 - i} left, 0.1 s/cell')\n"
-              "sys.exit(3)\n")
+    script = (
+        "import sys\n"
+        "for i in range(1, 4): print(f'[sweep s] cell{i}: 0.1 s | {i}/3 cells done, {3 - i} left, 0.1 s/cell')\n"
+        "sys.exit(3)\n"
+    )
     code = reproduce.run_sweep([sys.executable, "-c", script], "testbed", bar=True)
     out, err = capfd.readouterr()
     assert code == 3
     assert [line for line in out.splitlines() if line.startswith("[sweep s]")] == [
-        f"[sweep s] cell{i}: 0.1 s | {i}/3 cells done, {3 - i} left, 0.1 s/cell" for i in (1, 2, 3)]
+        f"[sweep s] cell{i}: 0.1 s | {i}/3 cells done, {3 - i} left, 0.1 s/cell" for i in (1, 2, 3)
+    ]
     assert "sweep testbed" in err and "3/3" in err  # the bar, on stderr
 
 
@@ -174,7 +222,9 @@ def test_left_out_names_the_optional_sections_not_drawn_and_their_commands():
     for name, spec in PLAN["figures"].items():
         if spec.get("optional"):
             assert f"'{spec['section']}' (needs make {spec['make']}" in line, name
-    assert line.startswith("[reproduce] REPORT.md lacks 'Which claims hold where' (needs make reproduce-load, about 20 min) and ")
+    assert line.startswith(
+        "[reproduce] REPORT.md lacks 'Which claims hold where' (needs make reproduce-load, about 20 min) and "
+    )
     assert "SCALE=full" in reproduce.left_out(PLAN, {}, "full")
     assert reproduce.left_out(PLAN, {f: "" for f in PLAN["figures"]}, "small") is None
 
@@ -183,15 +233,35 @@ def test_reproduce_ends_naming_an_optional_section_whose_sweep_is_absent(tmp_pat
     plan = {
         "scales": {"small": {"suffix": ""}},
         "sweeps": {"load": {"preset": "paper_load", "small": []}},
-        "figures": {"fig_load": {"module": "fairsim.paper.figures.fig_load", "sweeps": ["load"], "optional": True,
-                                 "section": "Which claims hold where", "make": "reproduce-load",
-                                 "time": {"small": "about 20 min"}, "what": "load"}},
+        "figures": {
+            "fig_load": {
+                "module": "fairsim.paper.figures.fig_load",
+                "sweeps": ["load"],
+                "optional": True,
+                "section": "Which claims hold where",
+                "make": "reproduce-load",
+                "time": {"small": "about 20 min"},
+                "what": "load",
+            }
+        },
         "headlines": [],
     }
     plan_path = tmp_path / "plan.yaml"
     plan_path.write_text(yaml.safe_dump(plan))
-    assert reproduce.main(["--plan", str(plan_path), "--results-dir", str(tmp_path / "res"), "--out", str(tmp_path / "figs"),
-                           "--draw-only"]) == 0
+    assert (
+        reproduce.main(
+            [
+                "--plan",
+                str(plan_path),
+                "--results-dir",
+                str(tmp_path / "res"),
+                "--out",
+                str(tmp_path / "figs"),
+                "--draw-only",
+            ]
+        )
+        == 0
+    )
     last = capsys.readouterr().out.splitlines()[-1]
     assert last == "[reproduce] REPORT.md lacks 'Which claims hold where' (needs make reproduce-load, about 20 min)"
     assert "Which claims hold where" not in (tmp_path / "figs" / "REPORT.md").read_text()

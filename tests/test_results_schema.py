@@ -19,13 +19,22 @@ from fairsim.experiment.single import run_config, write_results
 PAGE = ROOT / "docs" / "results.md"
 SMALL = ["num_jobs=20", "sim.record_schedule=true"]
 CONFIGS = [
-    *([f"policy={p}", *SMALL] for p in ("ours", "themis", "gavel", "gavel_ftf", "tiresias_las", "allox", "pal", "fifo", "srtf")),
+    *(
+        [f"policy={p}", *SMALL]
+        for p in ("ours", "themis", "gavel", "gavel_ftf", "tiresias_las", "allox", "pal", "fifo", "srtf")
+    ),
     ["policy=fifo", "policy.backfill=false", *SMALL],  # a policy option that tells two cells apart
     ["policy=fifo", "num_jobs=25"],  # a top-level key that does
     ["policy=ours", "+fft_variant=age_weight_0", *SMALL],  # a variant's label
     ["policy=fifo", "workload=team_cluster"],  # a job log: tenants, rows dropped
-    ["policy=fifo", "workload=gavel_generated", "cluster=gavel", "sim=gavel_compat", "workload.num_jobs=30",
-     "workload.window=[10,20]"],  # every job arrives before the window's jobs finish: a warning
+    [
+        "policy=fifo",
+        "workload=gavel_generated",
+        "cluster=gavel",
+        "sim=gavel_compat",
+        "workload.num_jobs=30",
+        "workload.window=[10,20]",
+    ],  # every job arrives before the window's jobs finish: a warning
 ]
 
 
@@ -47,7 +56,10 @@ def expand(tables: dict, scope: str, name: str) -> list[str]:
 
 
 def matches(entry: str, name: str) -> bool:
-    return re.fullmatch("".join(".+" if p.startswith("<") else re.escape(p) for p in re.split(r"(<[^>]+>)", entry)), name) is not None
+    return (
+        re.fullmatch("".join(".+" if p.startswith("<") else re.escape(p) for p in re.split(r"(<[^>]+>)", entry)), name)
+        is not None
+    )
 
 
 @pytest.fixture(scope="module")
@@ -60,7 +72,9 @@ def written(tmp_path_factory):
         folder = write_results(run_config(cfg), sweep / f"cell{i:02d}", cfg)
         for table in ("jobs", "rounds", "tenants", "schedule"):
             if (folder / f"{table}.parquet").is_file():
-                out.setdefault(("run", f"{table}.parquet"), set()).update(pd.read_parquet(folder / f"{table}.parquet").columns)
+                out.setdefault(("run", f"{table}.parquet"), set()).update(
+                    pd.read_parquet(folder / f"{table}.parquet").columns
+                )
         for record in ("summary", "provenance"):
             out.setdefault(("run", f"{record}.json"), set()).update(json.loads((folder / f"{record}.json").read_text()))
     collect(sweep, survey(sweep)[0])
@@ -82,15 +96,28 @@ def test_every_written_name_is_on_the_page(written):
 @pytest.mark.slow
 def test_every_name_on_the_page_is_written(written):
     for key, listed in schema().items():
-        unwritten = [name for name in listed
-                     if not any(matches(e, n) for e in expand(schema(), key[0], name) for n in written[key])]
+        unwritten = [
+            name
+            for name in listed
+            if not any(matches(e, n) for e in expand(schema(), key[0], name) for n in written[key])
+        ]
         assert unwritten == [], f"docs/results.md lists names {key[0]}'s {key[1]} never writes: {unwritten}"
 
 
 def test_the_page_parses_into_every_table():
     tables = schema()
-    assert set(tables) == {("run", f) for f in ("jobs.parquet", "rounds.parquet", "tenants.parquet", "schedule.parquet",
-                                                "summary.json", "provenance.json")} | {
-        ("sweep", f) for f in ("results.parquet", "jobs.parquet", "tenants.parquet")}
-    assert matches("gpu_s_<type>", "gpu_s_T4") and not matches("gpu_s_<type>", "gpu_s_") and not matches("jct_s", "jct_s2")
+    assert set(tables) == {
+        ("run", f)
+        for f in (
+            "jobs.parquet",
+            "rounds.parquet",
+            "tenants.parquet",
+            "schedule.parquet",
+            "summary.json",
+            "provenance.json",
+        )
+    } | {("sweep", f) for f in ("results.parquet", "jobs.parquet", "tenants.parquet")}
+    assert (
+        matches("gpu_s_<type>", "gpu_s_T4") and not matches("gpu_s_<type>", "gpu_s_") and not matches("jct_s", "jct_s2")
+    )
     assert "jct_s" in expand(tables, "sweep", "<jobs.parquet>")

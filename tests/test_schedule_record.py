@@ -20,8 +20,15 @@ def random_trace(seed, n=30):
     feasible = rng.random((n, 3)) > 0.2
     feasible[np.arange(n), rng.integers(0, 3, n)] = True
     workers = rng.choice([1, 2, 4], size=n, p=[0.6, 0.25, 0.15])
-    jobs = toy_jobs(tput, work=rng.uniform(300, 6000, n), arrival=np.sort(rng.uniform(0, 6000, n)), workers=workers,
-                    feasible=feasible, state_bytes=rng.uniform(1e9, 20e9, n), spread=tput * 0.8)
+    jobs = toy_jobs(
+        tput,
+        work=rng.uniform(300, 6000, n),
+        arrival=np.sort(rng.uniform(0, 6000, n)),
+        workers=workers,
+        feasible=feasible,
+        state_bytes=rng.uniform(1e9, 20e9, n),
+        spread=tput * 0.8,
+    )
     return jobs, toy_cluster({"T4": 4, "A10": 6, "V100": 5}, gpus_per_host=2)
 
 
@@ -38,12 +45,18 @@ def test_record_agrees_with_the_job_table(policy, seed):
     assert res.jobs["finish_s"].notna().all()
     grouped = sc.groupby("job_id")
     assert per_job(grouped["busy_s"].sum(), table) == pytest.approx(table["run_s"].to_numpy(), rel=1e-9, abs=1e-6)
-    assert per_job(grouped["overhead_s"].sum(), table) == pytest.approx(table["overhead_s"].to_numpy(), rel=1e-9, abs=1e-6)
+    assert per_job(grouped["overhead_s"].sum(), table) == pytest.approx(
+        table["overhead_s"].to_numpy(), rel=1e-9, abs=1e-6
+    )
     assert (per_job(type_switches(sc), table) == table["type_switches"].to_numpy()).all()
     assert (per_job(preemptions(sc), table) == table["preemptions"].to_numpy()).all()
     assert (per_job(migrations(sc), table) == table["migrations"].to_numpy()).all()
     # GPU-seconds per type: busy seconds times the gang, on the type the row names
-    gpu_s = (sc["busy_s"] * sc["job_id"].map(table.set_index("job_id")["workers"])).groupby([sc["job_id"], sc["gpu_type"]]).sum()
+    gpu_s = (
+        (sc["busy_s"] * sc["job_id"].map(table.set_index("job_id")["workers"]))
+        .groupby([sc["job_id"], sc["gpu_type"]])
+        .sum()
+    )
     for name in cluster.gpu_types:
         got = gpu_s.xs(name, level="gpu_type") if name in gpu_s.index.get_level_values(1) else pd.Series(dtype=float)
         assert per_job(got, table) == pytest.approx(table[f"gpu_s_{name}"].to_numpy(), rel=1e-9, abs=1e-6)
@@ -85,7 +98,9 @@ def test_record_off_changes_nothing():
         off = simulate(jobs, cluster, policy(), SimConfig())
         assert off.schedule is None
         pd.testing.assert_frame_equal(on.jobs, off.jobs, check_exact=True)
-        pd.testing.assert_frame_equal(on.rounds.drop(columns="policy_s"), off.rounds.drop(columns="policy_s"), check_exact=True)
+        pd.testing.assert_frame_equal(
+            on.rounds.drop(columns="policy_s"), off.rounds.drop(columns="policy_s"), check_exact=True
+        )
 
 
 def test_record_schedule_must_be_a_bool():

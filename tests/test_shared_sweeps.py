@@ -59,8 +59,16 @@ def test_two_sweeps_of_one_grid_started_together(results):
     """Whether the second waits for cells depends on timing (the claim test below forces it)."""
     name = "together"
     cells = CELLS
-    procs = [subprocess.Popen(run_py_command(*sweep_args(results, name)), cwd=ROOT, stdout=subprocess.PIPE,
-                              stderr=subprocess.PIPE, text=True) for _ in range(2)]
+    procs = [
+        subprocess.Popen(
+            run_py_command(*sweep_args(results, name)),
+            cwd=ROOT,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        for _ in range(2)
+    ]
     outs = [p.communicate(timeout=300) for p in procs]
     for proc in procs:
         assert proc.returncode == 0, "\n----\n".join(o + e for o, e in outs)
@@ -111,8 +119,10 @@ def test_two_spellings_of_one_cell_at_once_compute_it_once_in_one_folder(tmp_pat
     """``load=1`` and the default ``load: 1.0`` claimed together: the first runs it in its own
     folder; the second waits, finds it there, and its own folder (as Hydra made it) is gone."""
     sweep_dir = tmp_path / "sweep"
-    spellings = {"num_jobs=10,policy=fifo": ["policy=fifo", "num_jobs=10"],
-                 "load=1,num_jobs=10,policy=fifo": ["policy=fifo", "num_jobs=10", "load=1"]}
+    spellings = {
+        "num_jobs=10,policy=fifo": ["policy=fifo", "num_jobs=10"],
+        "load=1,num_jobs=10,policy=fifo": ["policy=fifo", "num_jobs=10", "load=1"],
+    }
     cfgs = {name: compose_config(overrides) for name, overrides in spellings.items()}
     assert len({digest_of(cfg) for cfg in cfgs.values()}) == 1  # one identity, whatever the spelling
     for name in spellings:
@@ -192,7 +202,9 @@ def test_spellings_of_one_cell_share_its_folder_row_and_mlflow_run(results, run_
     sweep_dir = results / "sweeps" / name
     cells = [f"num_jobs=20,policy=fifo,seed={s}" for s in (0, 1)]
     for seed, cell in enumerate(cells):
-        cfg = compose_config(["policy=fifo", f"seed={seed}", "num_jobs=20", f"sweep_name={name}", f"results_dir={results}"])
+        cfg = compose_config(
+            ["policy=fifo", f"seed={seed}", "num_jobs=20", f"sweep_name={name}", f"results_dir={results}"]
+        )
         write_results(run_config(cfg), sweep_dir / cell, cfg)
     again = sweep(run_py, results, name, *grid, "load=1,1.0")
     assert again.returncode == 0, again.stdout[-2000:] + again.stderr[-2000:]
@@ -220,8 +232,9 @@ def test_duplicates_from_before_are_collected_and_logged_once(results):
     assert log_sweep(results, name, folders) == 2  # as an older sweep logged them
     done = collect_and_log(sweep_dir, results)
     assert [c.name for c in done.cells] == [folders[0].name]
-    assert done.incomplete == {folders[1].name: f"the same config as {folders[0].name} (one row per config; this "
-                                                "folder is not collected)"}
+    assert done.incomplete == {
+        folders[1].name: f"the same config as {folders[0].name} (one row per config; this folder is not collected)"
+    }
     assert active_runs(results, name) == [folders[0].name]
 
 
@@ -264,7 +277,10 @@ def test_a_damaged_mlflow_store_costs_no_results(results, tmp_path, run_py):
     assert proc.returncode == 1
     lines = [ln for ln in proc.stderr.splitlines() if ln.strip() and not ln.startswith("[20")]
     assert len(lines) == 1, proc.stderr[-3000:]
-    assert lines[0].startswith(f"error: MLflow store sqlite:///{(bad / 'mlflow.db').resolve()}") and "file is not a database" in lines[0]
+    assert (
+        lines[0].startswith(f"error: MLflow store sqlite:///{(bad / 'mlflow.db').resolve()}")
+        and "file is not a database" in lines[0]
+    )
     sweep_dir = bad / "sweeps" / "store"
     assert sorted(pd.read_parquet(sweep_dir / "results.parquet")["cell"]) == CELLS  # results complete
     # the store repaired (here: a good one put in its place), the same command logs what was missed
@@ -275,7 +291,7 @@ def test_a_damaged_mlflow_store_costs_no_results(results, tmp_path, run_py):
     assert logged_cells(bad, "store") == CELLS
 
 
-SITE_ENOSPC = '''
+SITE_ENOSPC = """
 import errno, os
 import pandas as pd
 _real = pd.DataFrame.to_parquet
@@ -284,7 +300,7 @@ def _disk_full(self, path, *args, **kwargs):
         raise OSError(errno.ENOSPC, "[errno 28] No space left on device")
     return _real(self, path, *args, **kwargs)
 pd.DataFrame.to_parquet = _disk_full
-'''
+"""
 
 
 @pytest.mark.slow

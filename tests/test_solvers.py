@@ -70,8 +70,10 @@ def test_max_packing_matches_the_ilp_over_single_jobs(seed):
     workers = rng.choice([2, 3, 5, 7], size=n)
     capacity = rng.integers(4, 17, size=t)
     feasible = (rng.random((n, t)) > 0.5) & (workers[:, None] <= capacity[None, :])
-    plain = solve_milp(AssignmentProblem(-np.where(feasible, workers[:, None], 0).astype(float), feasible, workers,
-                                         capacity, 0), mip_gap=0)
+    plain = solve_milp(
+        AssignmentProblem(-np.where(feasible, workers[:, None], 0).astype(float), feasible, workers, capacity, 0),
+        mip_gap=0,
+    )
     assert not plain.fallback
     assert max_packing(workers, feasible, capacity) == plain.objective * -1
 
@@ -114,8 +116,9 @@ def test_lp_repair_with_a_small_core_is_near_the_exact_optimum():
 def test_pruning_keeps_the_optimum(seed):
     rng = np.random.default_rng(200 + seed)
     n, t = 7, 2
-    p = AssignmentProblem(rng.uniform(1, 10, (n, t)), np.ones((n, t), bool), np.ones(n, dtype=np.int64),
-                          np.array([2, 1]), 3)
+    p = AssignmentProblem(
+        rng.uniform(1, 10, (n, t)), np.ones((n, t), bool), np.ones(n, dtype=np.int64), np.array([2, 1]), 3
+    )
     q = prune_dominated(p)
     assert q.feasible.sum(axis=0).tolist() == [3, 3]  # at most 3 single-GPU jobs run: 3 columns per type
     assert solve_milp(q).objective == pytest.approx(brute_force(p)[0])

@@ -15,8 +15,15 @@ def test_order_by_remaining_time_on_best_type_and_fastest_free_type():
 def test_preempts_for_a_shorter_newcomer_and_ignores_overheads():
     # job 0 runs on the only GPU with 500 s left; job 1 needs 100 s: it takes over, whatever
     # the restart would cost job 0 later.
-    view = toy_view([[1.0]] * 2, capacity=[1], work=[1000, 100], done=[500, 0], last_type=[0, -1],
-                    prev_type=[0, -1], switch_cost_s=[[0.0], [1e6]])
+    view = toy_view(
+        [[1.0]] * 2,
+        capacity=[1],
+        work=[1000, 100],
+        done=[500, 0],
+        last_type=[0, -1],
+        prev_type=[0, -1],
+        switch_cost_s=[[0.0], [1e6]],
+    )
     assert SrtfPolicy().decide(view).tolist() == [-1, 0]
 
 
@@ -50,6 +57,7 @@ def test_running_job_keeps_its_type_when_a_faster_one_frees_up():
 def test_displaced_job_falls_back_to_the_next_fastest_type():
     # job 0 (500 s left on type 1, its fastest) runs on type 1; job 1 needs 10 s there and is
     # shorter: it takes type 1 and job 0 moves to type 0 (not migration-free).
-    view = toy_view([[1, 2], [1, 2]], capacity=[1, 1], work=[2000, 20], done=[1000, 0],
-                    last_type=[1, -1], prev_type=[1, -1])
+    view = toy_view(
+        [[1, 2], [1, 2]], capacity=[1, 1], work=[2000, 20], done=[1000, 0], last_type=[1, -1], prev_type=[1, -1]
+    )
     assert SrtfPolicy().decide(view).tolist() == [0, 1]

@@ -26,9 +26,14 @@ def test_every_policy_preset_composes_and_builds(name):
 
 
 # presets whose cluster a trace's node list defines: built from the sample written in its format
-NODE_LISTS = {"openb": ["cluster.node_list=tests/data/openb_sample/openb_node_list_sample.csv",
-                        "cluster.gpu_map.G2=A100-80GB", "cluster.gpu_map.G3=H100-SXM"],
-              "pai2020": ["cluster.gpu_map.MISC=K80"]}  # the shipped machine spec
+NODE_LISTS = {
+    "openb": [
+        "cluster.node_list=tests/data/openb_sample/openb_node_list_sample.csv",
+        "cluster.gpu_map.G2=A100-80GB",
+        "cluster.gpu_map.G3=H100-SXM",
+    ],
+    "pai2020": ["cluster.gpu_map.MISC=K80"],
+}  # the shipped machine spec
 
 
 @pytest.mark.parametrize("name", presets("cluster"))
@@ -74,7 +79,9 @@ def test_smoke_sweep_then_resume_runs_only_missing_cells(tmp_path, run_py):
     assert table["rho_fluid_mean"].notna().all()
     jobs = pd.read_parquet(sweep_dir / "jobs.parquet")  # each job carries its cell's identity: no join needed
     assert (jobs.groupby(["load", "job_id"])["t_id_fluid_s"].nunique() == 1).all()
-    assert sorted(jobs.groupby(["policy", "load"], observed=True).size().index) == sorted(zip(table["policy"], table["load"]))
+    assert sorted(jobs.groupby(["policy", "load"], observed=True).size().index) == sorted(
+        zip(table["policy"], table["load"])
+    )
     assert logged_cells(tmp_path, "smoke") == cells
     assert out.count("cells done") == 6
     # one cell lost its summary (as if its worker was killed): only it runs again

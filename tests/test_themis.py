@@ -1,6 +1,5 @@
 """Themis on hand-made instances (answers worked out in the comments)."""
 
-
 import numpy as np
 import pytest
 
@@ -56,13 +55,29 @@ def test_lease_holder_keeps_its_gpu_until_expiry():
     v0 = toy_view([[1.0]], capacity=[1], work=[10000], now=0)
     assert policy.decide(with_job_ids(v0, [0])).tolist() == [0]  # alone: lease until t = 600
     # t = 300: job 1 arrives; job 0 still holds its lease
-    v1 = toy_view([[1.0], [1.0]], capacity=[1], work=[10000, 10000], done=[300, 0], arrival=[0, 300],
-                  now=300, last_type=[0, -1], prev_type=[0, -1])
+    v1 = toy_view(
+        [[1.0], [1.0]],
+        capacity=[1],
+        work=[10000, 10000],
+        done=[300, 0],
+        arrival=[0, 300],
+        now=300,
+        last_type=[0, -1],
+        prev_type=[0, -1],
+    )
     assert policy.decide(with_job_ids(v1, [0, 1])).tolist() == [0, -1]
     # t = 600: lease over, both bid-eligible. Waiting estimates: job 0: 600 + 600 + 9400 = 10600,
     # job 1: 300 + 600 + 10000 = 10900; same T_ideal -> job 1 has the worse rho and is offered the GPU
-    v2 = toy_view([[1.0], [1.0]], capacity=[1], work=[10000, 10000], done=[600, 0], arrival=[0, 300],
-                  now=600, last_type=[0, -1], prev_type=[0, -1])
+    v2 = toy_view(
+        [[1.0], [1.0]],
+        capacity=[1],
+        work=[10000, 10000],
+        done=[600, 0],
+        arrival=[0, 300],
+        now=600,
+        last_type=[0, -1],
+        prev_type=[0, -1],
+    )
     assert policy.decide(with_job_ids(v2, [0, 1])).tolist() == [-1, 0]
 
 
@@ -124,8 +139,15 @@ def test_only_jobs_that_want_gpus_are_ranked():
     # ranked: the one slot goes to the lease holder, no auction runs, and job 1 gets the
     # GPU only through the greedy leftover step (leftover=greedy).
     # rho: job 0 (1000 + 1000) x 1 / 1000 = 2; job 1 (1 + 600 + 1e5) x 1 / 1e5 = 1.006
-    view = toy_view([[1.0, 1.0], [1.0, 1.0]], capacity=[1, 1], work=[1000, 1e5], arrival=[0, 999], now=1000,
-                    last_type=[0, -1], prev_type=[0, -1])
+    view = toy_view(
+        [[1.0, 1.0], [1.0, 1.0]],
+        capacity=[1, 1],
+        work=[1000, 1e5],
+        arrival=[0, 999],
+        now=1000,
+        last_type=[0, -1],
+        prev_type=[0, -1],
+    )
     policy = fresh(ThemisPolicy(fairness_knob=0.5, lease_s=600), num_jobs=2)
     policy.held[0], policy.lease_end[0] = 0, 1e9
     assert policy.decide(view).tolist() == [0, 1]
@@ -139,8 +161,9 @@ def test_only_jobs_that_want_gpus_are_ranked():
 def slow_type_free_view():
     # job 0 holds the fast type (4/s) under a lease; job 1 (10000 units) waits; only its slow
     # type (1/s) is free.
-    return toy_view([[4.0, 1.0], [4.0, 1.0]], capacity=[1, 1], work=[1e5, 1e4], arrival=[0, 0],
-                    last_type=[0, -1], prev_type=[0, -1])
+    return toy_view(
+        [[4.0, 1.0], [4.0, 1.0]], capacity=[1, 1], work=[1e5, 1e4], arrival=[0, 0], last_type=[0, -1], prev_type=[0, -1]
+    )
 
 
 def test_with_the_lease_wait_estimate_a_job_bids_only_if_its_rho_improves():

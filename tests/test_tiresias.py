@@ -37,8 +37,14 @@ def test_remaining_service_counts_gpus_times_time():
     # new job 2 -> type 1 (150 < 200); by run time alone it would pick type 0 (100 < 150).
     policy = fresh(TiresiasPolicy())
     policy.bound[:2] = [0, 1]
-    view = toy_view([[1, 1]] * 3, capacity=[2, 2], workers=[2, 1, 1], work=[100, 150, 50],
-                    last_type=[0, 1, -1], prev_type=[0, 1, -1])
+    view = toy_view(
+        [[1, 1]] * 3,
+        capacity=[2, 2],
+        workers=[2, 1, 1],
+        work=[100, 150, 50],
+        last_type=[0, 1, -1],
+        prev_type=[0, 1, -1],
+    )
     assert policy.decide(view).tolist() == [0, 1, 1]
     assert policy.bound[2] == 1
 
@@ -60,8 +66,9 @@ def test_a_job_never_leaves_its_queue():
     policy.bound[:2] = [0, 1]
     assert policy.decide(v).tolist() == [0, 1]
     for t in (300, 600, 900):
-        v = with_job_ids(toy_view([[1, 10]], capacity=[1, 1], work=[1000], done=[t], now=t,
-                              last_type=[0], prev_type=[0]), [0])
+        v = with_job_ids(
+            toy_view([[1, 10]], capacity=[1, 1], work=[1000], done=[t], now=t, last_type=[0], prev_type=[0]), [0]
+        )
         assert policy.decide(v).tolist() == [0]
 
 
@@ -69,19 +76,25 @@ def test_srsf_preempts_inside_a_queue():
     # both bound to type 0 (one GPU): the running job (500 left) yields to a newcomer with 50
     policy = fresh(TiresiasPolicy())
     policy.bound[:2] = [0, 0]
-    view = toy_view([[1, 1]] * 2, capacity=[1, 1], work=[1000, 50], done=[500, 0],
-                    last_type=[0, -1], prev_type=[0, -1])
+    view = toy_view([[1, 1]] * 2, capacity=[1, 1], work=[1000, 50], done=[500, 0], last_type=[0, -1], prev_type=[0, -1])
     assert policy.decide(view).tolist() == [-1, 0]
 
 
 # ---- Discretized 2D-LAS ------------------------------------------------------------------------
 
+
 def test_las_priority_by_queue_then_arrival():
     # threshold 100 GPU-s: job 0 has 150 (queue 1), jobs 1 and 2 have 0 (queue 0).
     # one GPU type with 2 GPUs: jobs 1 and 2 run, job 0 waits although it arrived first.
     policy = fresh(TiresiasLasPolicy(thresholds_gpu_s=[100]))
-    view = toy_view([[1.0]] * 3, capacity=[2], arrival=[0, 10, 20], attained_gpu_s=[150, 0, 0],
-                    last_type=[0, -1, -1], prev_type=[0, -1, -1])
+    view = toy_view(
+        [[1.0]] * 3,
+        capacity=[2],
+        arrival=[0, 10, 20],
+        attained_gpu_s=[150, 0, 0],
+        last_type=[0, -1, -1],
+        prev_type=[0, -1, -1],
+    )
     assert policy.decide(view).tolist() == [-1, 0, 0]
 
 
@@ -104,8 +117,7 @@ def test_las_starvation_promotion():
     # threshold 100: job 0 ran 150 s (150 GPU-s, queue 1), started at 0, paused; now 400:
     # waited 400 - 150 = 250 >= knob 1 x 150 -> back to queue 0, ahead of job 1 by arrival.
     def view():
-        return toy_view([[1.0]] * 2, capacity=[1], arrival=[0, 10], attained_gpu_s=[150, 0], now=400,
-                        prev_type=[0, -1])
+        return toy_view([[1.0]] * 2, capacity=[1], arrival=[0, 10], attained_gpu_s=[150, 0], now=400, prev_type=[0, -1])
 
     starved = view()
     starved = dataclasses.replace(starved, run_s=np.array([150.0, 0.0]), first_start=np.array([0.0, np.nan]))
@@ -135,8 +147,16 @@ def test_las_running_jobs_stay_ahead_of_pending_ones_in_their_queue():
     policy = fresh(TiresiasLasPolicy())
     v1 = toy_view([[1.0]] * 3, capacity=[2], workers=[1, 2, 1], arrival=[0, 1, 2])
     assert policy.decide(with_job_ids(v1, [0, 1, 2])).tolist() == [0, -1, 0]
-    v2 = toy_view([[1.0]] * 2, capacity=[2], workers=[2, 1], arrival=[1, 2], now=300, attained_gpu_s=[0, 300],
-                  last_type=[-1, 0], prev_type=[-1, 0])
+    v2 = toy_view(
+        [[1.0]] * 2,
+        capacity=[2],
+        workers=[2, 1],
+        arrival=[1, 2],
+        now=300,
+        attained_gpu_s=[0, 300],
+        last_type=[-1, 0],
+        prev_type=[-1, 0],
+    )
     assert policy.decide(with_job_ids(v2, [1, 2])).tolist() == [-1, 0]
 
 
@@ -146,8 +166,15 @@ def test_las_a_demoted_job_joins_the_back_of_its_new_queue():
     policy = fresh(TiresiasLasPolicy(thresholds_gpu_s=[100]))
     v1 = toy_view([[1.0]] * 2, capacity=[1], arrival=[0, 1], attained_gpu_s=[150, 0])
     assert policy.decide(with_job_ids(v1, [0, 1])).tolist() == [-1, 0]
-    v2 = toy_view([[1.0]] * 2, capacity=[1], arrival=[0, 1], now=300, attained_gpu_s=[150, 300],
-                  last_type=[-1, 0], prev_type=[0, 0])
+    v2 = toy_view(
+        [[1.0]] * 2,
+        capacity=[1],
+        arrival=[0, 1],
+        now=300,
+        attained_gpu_s=[150, 300],
+        last_type=[-1, 0],
+        prev_type=[0, 0],
+    )
     assert policy.decide(with_job_ids(v2, [0, 1])).tolist() == [0, -1]
 
 

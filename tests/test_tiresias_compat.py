@@ -27,8 +27,13 @@ from fairsim.workload.tiresias_trace import (
 
 HEAD = "job_id,num_gpu,submit_time,iterations,model_name,duration,interval\n"
 THEIRS = ROOT / "tests" / "data" / "tiresias_jobs.csv"
-SCHEMES = {"fifo": ["policy=fifo", "policy.backfill=false"], "fjf": ["policy=fifo"], "shortest": ["policy=srtf"],
-           "shortest-gpu": ["policy=tiresias"], "dlas-gpu": ["policy=tiresias_las"]}
+SCHEMES = {
+    "fifo": ["policy=fifo", "policy.backfill=false"],
+    "fjf": ["policy=fifo"],
+    "shortest": ["policy=srtf"],
+    "shortest-gpu": ["policy=tiresias"],
+    "dlas-gpu": ["policy=tiresias_las"],
+}
 # clock settings over sim=tiresias_compat: its event clock, and 1 s rounds (every time in the
 # shipped traces is a whole second, so 1 s round boundaries fall on every event)
 CLOCKS = {"events": [], "rounds_1s": ["sim.clock=rounds", "sim.round_len_s=1"]}
@@ -42,6 +47,7 @@ def write(tmp_path: Path, text: str, name: str = "t.csv") -> Path:
 
 # ---- the reader ---------------------------------------------------------------------------------
 
+
 def test_good_rows_give_exact_work_gang_and_arrival(tmp_path):
     path = write(tmp_path, HEAD + "7,4,30,10,vgg16,164,5\n3,1,0,99,resnet50,121.5,30\n\n5,8,30,1,alexnet,1800,0\n")
     df = read_tiresias_trace(path)
@@ -54,7 +60,12 @@ def test_good_rows_give_exact_work_gang_and_arrival(tmp_path):
 
 def test_columns_in_any_order_and_only_the_four_it_reads_are_required(tmp_path):
     df = read_tiresias_trace(write(tmp_path, "duration,submit_time,num_gpu,job_id,note\n60,5,2,0,x\n"))
-    assert (df["work"].item(), df["arrival_s"].item(), df["workers"].item(), df["model"].item()) == (60.0, 5.0, 2, "job")
+    assert (df["work"].item(), df["arrival_s"].item(), df["workers"].item(), df["model"].item()) == (
+        60.0,
+        5.0,
+        2,
+        "job",
+    )
 
 
 BAD = {  # name: (rows after the header, field named, words of the rule)
@@ -87,11 +98,14 @@ def test_bad_row_is_refused_in_one_line_naming_file_line_and_field(tmp_path, nam
     assert rule in msg
 
 
-@pytest.mark.parametrize("text, field, rule", [
-    ("job_id,num_gpu,submit_time\n0,1,0\n", "columns", "missing duration"),
-    ("", "header", "empty"),
-    (HEAD, "rows", "no jobs"),
-])
+@pytest.mark.parametrize(
+    "text, field, rule",
+    [
+        ("job_id,num_gpu,submit_time\n0,1,0\n", "columns", "missing duration"),
+        ("", "header", "empty"),
+        (HEAD, "rows", "no jobs"),
+    ],
+)
 def test_bad_file_is_refused_naming_the_file(tmp_path, text, field, rule):
     path = write(tmp_path, text)
     with pytest.raises(InputError) as err:
@@ -101,8 +115,15 @@ def test_bad_file_is_refused_naming_the_file(tmp_path, text, field, rule):
 
 def test_bad_row_through_run_py_exits_2_with_one_line(tmp_path, run_py):
     path = write(tmp_path, HEAD + "0,1,0,1,vgg16,0,0\n")
-    proc = run_py("workload=tiresias_trace", f"workload.path={path}", "cluster=tiresias", f"results_dir={tmp_path / 'r'}",
-                  "track=false", timeout=120, env={"FAIRSIM_DEBUG": None})
+    proc = run_py(
+        "workload=tiresias_trace",
+        f"workload.path={path}",
+        "cluster=tiresias",
+        f"results_dir={tmp_path / 'r'}",
+        "track=false",
+        timeout=120,
+        env={"FAIRSIM_DEBUG": None},
+    )
     lines = [line for line in proc.stderr.splitlines() if line.strip()]
     assert proc.returncode == 2 and len(lines) == 1, proc.stderr
     assert f"{path}:2: duration: must be > 0" in lines[0]
@@ -120,9 +141,21 @@ def test_shipped_traces_by_name_and_the_generator_is_deterministic():
 
 # ---- presets and the duration catalog -----------------------------------------------------------
 
+
 def run(trace: Path | str, gpus: int, extra: list[str]):
-    return run_config(compose_config(["workload=tiresias_trace", f"workload.path={trace}", "cluster=tiresias",
-                                      f"cluster.counts.V100={gpus}", "sim=tiresias_compat", "seed=0", *extra]))
+    return run_config(
+        compose_config(
+            [
+                "workload=tiresias_trace",
+                f"workload.path={trace}",
+                "cluster=tiresias",
+                f"cluster.counts.V100={gpus}",
+                "sim=tiresias_compat",
+                "seed=0",
+                *extra,
+            ]
+        )
+    )
 
 
 def test_sim_preset_is_the_event_clock_without_overheads_or_placement():
@@ -152,6 +185,7 @@ def test_a_job_alone_finishes_at_exactly_its_duration(tmp_path, clock, policy):
 
 
 # ---- against Tiresias' simulator ----------------------------------------------------------------
+
 
 def their_jcts(trace: str, scheme: str) -> pd.Series:
     df = pd.read_csv(THEIRS)
@@ -187,7 +221,9 @@ def test_shipped_60_job_trace_matches_tiresias_simulator(scheme, clock):
     check_agreement("60_job", scheme, clock)
 
 
-@pytest.mark.parametrize("clock", ["events", pytest.param("rounds_1s", marks=pytest.mark.slow)])  # 1 s rounds: ~100,000 steps
+@pytest.mark.parametrize(
+    "clock", ["events", pytest.param("rounds_1s", marks=pytest.mark.slow)]
+)  # 1 s rounds: ~100,000 steps
 @pytest.mark.parametrize("scheme", sorted(SCHEMES))
 def test_las_120_trace_matches_tiresias_simulator(scheme, clock):
     check_agreement("las_120", scheme, clock)
@@ -195,7 +231,7 @@ def test_las_120_trace_matches_tiresias_simulator(scheme, clock):
 
 # ---- the bench's plumbing, with a stand-in for Tiresias' simulator ---------------------------
 
-FAKE_RUN_SIM = '''
+FAKE_RUN_SIM = """
 import csv, os, sys
 def main():
     args = dict(a[2:].split("=", 1) for a in sys.argv[1:])
@@ -206,18 +242,37 @@ def main():
         f.write("time,job_id,JCT\\n")
         for r in rows:  # every job as if alone: JCT = duration
             f.write("%s,%s,%s\\n" % (r["duration"], r["job_id"], r["duration"]))
-'''
+"""
 
 
 def test_bench_reads_the_simulators_job_csv_and_compares(tmp_path, capsys):
     (tmp_path / "simulator").mkdir()
     (tmp_path / "simulator" / "run_sim.py").write_text(FAKE_RUN_SIM)
     out_csv = tmp_path / "theirs.csv"
-    assert bench.main(["--tiresias", str(tmp_path), "--python2", sys.executable, "--traces", "60_job", "--schemes", "fifo",
-                       "--no-command", "--their-jobs", str(out_csv)]) == 0
+    assert (
+        bench.main(
+            [
+                "--tiresias",
+                str(tmp_path),
+                "--python2",
+                sys.executable,
+                "--traces",
+                "60_job",
+                "--schemes",
+                "fifo",
+                "--no-command",
+                "--their-jobs",
+                str(out_csv),
+            ]
+        )
+        == 0
+    )
     row = capsys.readouterr().out.splitlines()[3].split()
     durations = pd.read_csv(shipped_trace("60_job"))["duration"]
     assert row[:4] == ["60_job", "16", "fifo", f"{durations.mean() / 3600:.3f}"]
     assert row[4] == "0.056"  # fairsim's fifo on 16 GPUs (docs/tiresias_compat.md)
     written = pd.read_csv(out_csv)
-    assert len(written) == 60 and written["jct_s"].tolist() == pd.read_csv(shipped_trace("60_job")).sort_values("job_id")["duration"].tolist()
+    assert (
+        len(written) == 60
+        and written["jct_s"].tolist() == pd.read_csv(shipped_trace("60_job")).sort_values("job_id")["duration"].tolist()
+    )

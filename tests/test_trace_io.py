@@ -21,12 +21,18 @@ GAVEL_CLUSTER = ClusterSpec.from_config({"name": "gavel", "counts": {"v100": 4, 
 
 def random_trace(n=50, seed=3):
     rng = np.random.Generator(np.random.PCG64(seed))
-    return pd.DataFrame({
-        "job_id": np.arange(n), "arrival_s": np.sort(rng.random(n) * 1e5) / 3.0,
-        "model": rng.choice(["VGG16", "ResNet50", "OPT-6.7B"], n), "workers": rng.choice([1, 2, 4], n),
-        "work": rng.lognormal(0, 2, n), "weight": rng.random(n) + 0.1,
-        "tenant": rng.choice(["vc-a", "vc b", ""], n), "gpu_types": rng.choice(["", "V100", "T4|A10"], n),
-    })
+    return pd.DataFrame(
+        {
+            "job_id": np.arange(n),
+            "arrival_s": np.sort(rng.random(n) * 1e5) / 3.0,
+            "model": rng.choice(["VGG16", "ResNet50", "OPT-6.7B"], n),
+            "workers": rng.choice([1, 2, 4], n),
+            "work": rng.lognormal(0, 2, n),
+            "weight": rng.random(n) + 0.1,
+            "tenant": rng.choice(["vc-a", "vc b", ""], n),
+            "gpu_types": rng.choice(["", "V100", "T4|A10"], n),
+        }
+    )
 
 
 @pytest.mark.parametrize("suffix", [".csv", ".parquet"])
@@ -34,20 +40,25 @@ def test_round_trip_is_bit_identical(tmp_path, suffix):
     df = random_trace()
     path = write_trace(df, tmp_path / f"t{suffix}")
     back = read_trace(path)
-    pd.testing.assert_frame_equal(back, df.sort_values(["arrival_s", "job_id"]).reset_index(drop=True), check_exact=True)
+    pd.testing.assert_frame_equal(
+        back, df.sort_values(["arrival_s", "job_id"]).reset_index(drop=True), check_exact=True
+    )
     for col in ("arrival_s", "work", "weight"):
         assert back[col].to_numpy().tobytes() == df[col].to_numpy().tobytes()
     path2 = write_trace(back, tmp_path / f"u{suffix}")
     assert read_trace(path2).equals(back)
 
 
-@pytest.mark.parametrize("edit, field", [
-    (lambda d: d.drop(columns=["work"]), "columns"),
-    (lambda d: d.assign(work=-1.0), "work"),
-    (lambda d: d.assign(workers=0), "workers"),
-    (lambda d: d.assign(arrival_s="soon"), "arrival_s"),
-    (lambda d: d.assign(job_id=0), "job_id"),
-])
+@pytest.mark.parametrize(
+    "edit, field",
+    [
+        (lambda d: d.drop(columns=["work"]), "columns"),
+        (lambda d: d.assign(work=-1.0), "work"),
+        (lambda d: d.assign(workers=0), "workers"),
+        (lambda d: d.assign(arrival_s="soon"), "arrival_s"),
+        (lambda d: d.assign(job_id=0), "job_id"),
+    ],
+)
 def test_bad_trace_columns_name_the_field(tmp_path, edit, field):
     path = tmp_path / "bad.csv"
     edit(random_trace(5)).to_csv(path, index=False)
@@ -82,15 +93,18 @@ def test_gavel_field_mapping():
 GOOD_LINE = "ResNet-18 (batch size 32)\tpython3 main.py\timage_classification/cifar10\t--num_steps\t1\t3948\t2\t1\t-1.000000\t120"
 
 
-@pytest.mark.parametrize("line, field", [
-    ("\t".join(GOOD_LINE.split("\t")[:9]), "fields"),
-    (GOOD_LINE.replace("\t3948\t", "\tmany\t"), "total_steps"),
-    (GOOD_LINE.replace("\t3948\t", "\t0\t"), "total_steps"),
-    (GOOD_LINE.replace("\t3948\t2\t", "\t3948\t0\t"), "scale_factor"),
-    (GOOD_LINE.replace("\t-1.000000\t120", "\t-1.000000\t-5"), "arrival_time"),
-    (GOOD_LINE.replace("\t1\t-1.000000", "\t0\t-1.000000"), "priority_weight"),
-    (GOOD_LINE.replace("\t--num_steps\t1\t", "\t--num_steps\tyes\t"), "needs_data_dir"),
-])
+@pytest.mark.parametrize(
+    "line, field",
+    [
+        ("\t".join(GOOD_LINE.split("\t")[:9]), "fields"),
+        (GOOD_LINE.replace("\t3948\t", "\tmany\t"), "total_steps"),
+        (GOOD_LINE.replace("\t3948\t", "\t0\t"), "total_steps"),
+        (GOOD_LINE.replace("\t3948\t2\t", "\t3948\t0\t"), "scale_factor"),
+        (GOOD_LINE.replace("\t-1.000000\t120", "\t-1.000000\t-5"), "arrival_time"),
+        (GOOD_LINE.replace("\t1\t-1.000000", "\t0\t-1.000000"), "priority_weight"),
+        (GOOD_LINE.replace("\t--num_steps\t1\t", "\t--num_steps\tyes\t"), "needs_data_dir"),
+    ],
+)
 def test_malformed_gavel_line_names_file_line_and_field(tmp_path, line, field):
     path = tmp_path / "bad.trace"
     path.write_text(GOOD_LINE + "\n" + line + "\n")

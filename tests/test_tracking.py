@@ -35,10 +35,16 @@ def ms(stamp: str) -> int:
 
 # ---- without a store ---------------------------------------------------------------------------
 
+
 def test_tags_follow_mlflow_names_and_a_folder_without_provenance_gets_what_is_known(tmp_path):
     from mlflow.utils import mlflow_tags as mt
 
-    record = {"argv": ["run.py", "-m"], "git": {"commit": "abc123", "dirty": True}, "user": "ana", "code_digest": "d" * 64}
+    record = {
+        "argv": ["run.py", "-m"],
+        "git": {"commit": "abc123", "dirty": True},
+        "user": "ana",
+        "code_digest": "d" * 64,
+    }
     tags = run_tags(tmp_path / "seed=0", "sw", record)
     assert tags[mt.MLFLOW_SOURCE_NAME] == "run.py" and tags[mt.MLFLOW_SOURCE_TYPE] == "LOCAL"
     assert tags[mt.MLFLOW_GIT_COMMIT] == "abc123" and tags[mt.MLFLOW_GIT_DIRTY] == tags["fairsim.dirty"] == "true"
@@ -51,7 +57,10 @@ def test_tags_follow_mlflow_names_and_a_folder_without_provenance_gets_what_is_k
 
 def test_times_come_from_provenance_only_when_both_are_readable_and_in_order():
     start, end = "2026-12-02T01:02:03.123+00:00", "2026-12-02T01:02:05.500+01:00"
-    assert tracking._times({"started_at": start, "finished_at": "2026-12-02T01:02:05.500+00:00"}) == (ms(start), ms(start) + 2377)
+    assert tracking._times({"started_at": start, "finished_at": "2026-12-02T01:02:05.500+00:00"}) == (
+        ms(start),
+        ms(start) + 2377,
+    )
     assert tracking._times({"started_at": start, "finished_at": end}) == (None, None)  # ends before it starts
     assert tracking._times({"started_at": start}) == (None, None)
     assert tracking._times({"started_at": "2026-12-02T01:02:03", "finished_at": start}) == (None, None)  # no offset
@@ -59,10 +68,14 @@ def test_times_come_from_provenance_only_when_both_are_readable_and_in_order():
 
 
 def test_runs_url_opens_the_runs_table_in_the_ml_layout():
-    assert runs_url("7", "http://127.0.0.1:5001/") == "http://127.0.0.1:5001/#/experiments/7/runs?workflowType=machine_learning"
+    assert (
+        runs_url("7", "http://127.0.0.1:5001/")
+        == "http://127.0.0.1:5001/#/experiments/7/runs?workflowType=machine_learning"
+    )
 
 
 # ---- with a store ------------------------------------------------------------------------------
+
 
 @pytest.fixture(scope="module")
 def results(tmp_path_factory) -> Path:
@@ -176,7 +189,8 @@ def test_logging_cut_off_after_the_artifacts_is_relogged_once_with_its_files(res
     client = tracking._client(results)
     for run in runs_of(results, "torn").values():
         assert sorted(a.path for a in client.list_artifacts(run.info.run_id)) == sorted(
-            n for n in ARTIFACTS if (Path(run.data.tags["fairsim.result_dir"]) / n).is_file())
+            n for n in ARTIFACTS if (Path(run.data.tags["fairsim.result_dir"]) / n).is_file()
+        )
 
 
 @pytest.mark.slow
@@ -185,6 +199,7 @@ def test_a_recomputed_cell_replaces_its_run(results, tiny):
     assert log_sweep(results, "recomputed", folders) == 2
     first = runs_of(results, "recomputed")
     record = json.loads((folders[1] / PROVENANCE).read_text())
+
     def later(stamp):
         return (dt.datetime.fromisoformat(stamp) + dt.timedelta(hours=1)).isoformat(timespec="milliseconds")
 

@@ -22,5 +22,7 @@ def test_the_printed_address_shows_the_runs_table_and_the_bare_one_does_not(tmp_
     with ui_check.mlflow_ui(tmp_path, ui_check.free_port(), tmp_path / "ui.log") as address:
         found, budget = ui_check.load(browser, tracking.runs_url(exp.experiment_id, address), names)
         assert found == []
-        bare = ui_check.chromium(browser, f"{address}/#/experiments/{exp.experiment_id}", "--dump-dom", budget_ms=budget).stdout
+        bare = ui_check.chromium(
+            browser, f"{address}/#/experiments/{exp.experiment_id}", "--dump-dom", budget_ms=budget
+        ).stdout
         assert any("GenAI layout" in p for p in ui_check.problems(bare, names))

@@ -29,7 +29,13 @@ from fairsim.experiment.cli import check_group_choices, config_folders, hydra_er
 from fairsim.experiment.compose import CONF_DIR, compose_config
 from fairsim.experiment.sweep_stamp import why_not_fresh
 
-MINE = {"name": "mine", "gpus_per_host": 2, "inter_host_gbps": 10, "intra_host_gbps": 100, "counts": {"T4": 2, "V100": 6}}
+MINE = {
+    "name": "mine",
+    "gpus_per_host": 2,
+    "inter_host_gbps": 10,
+    "intra_host_gbps": 100,
+    "counts": {"T4": 2, "V100": 6},
+}
 FAST = ["num_jobs=10", "track=false"]  # a run of seconds; error cases never get to run
 
 BUILT_IN_CLUSTERS = sorted(p.stem for p in (CONF_DIR / "cluster").glob("*.yaml"))
@@ -45,9 +51,15 @@ def user(tmp_path):
     """A user folder: a cluster, a policy with a mistyped option, and a sweep preset."""
     d = tmp_path / "myconf"
     write(d / "cluster" / "mine.yaml", MINE)
-    write(d / "policy" / "sloppy.yaml", {"name": "sloppy", "_target_": "fairsim.policies.fifo.FifoPolicy", "backfil": True})
-    write(d / "experiment" / "mine.yaml", "# @package _global_\ndefaults:\n  - override /cluster: mine\nsweep_name: mine\n"
-          "num_jobs: 10\nhydra:\n  sweeper:\n    params:\n      policy: fifo,srtf\n")
+    write(
+        d / "policy" / "sloppy.yaml",
+        {"name": "sloppy", "_target_": "fairsim.policies.fifo.FifoPolicy", "backfil": True},
+    )
+    write(
+        d / "experiment" / "mine.yaml",
+        "# @package _global_\ndefaults:\n  - override /cluster: mine\nsweep_name: mine\n"
+        "num_jobs: 10\nhydra:\n  sweeper:\n    params:\n      policy: fifo,srtf\n",
+    )
     return d
 
 
@@ -64,6 +76,7 @@ def refused(argv) -> str:
 
 
 # ---- the folders and the preset check, in process --------------------------------------------------
+
 
 def test_folders_in_hydras_order(user, tmp_path):
     other = tmp_path / "other"
@@ -86,8 +99,11 @@ def test_the_primary_configs_searchpath_unless_the_command_line_replaces_it(user
 
 @pytest.mark.parametrize("how", ["searchpath", "plain", "config_dir"])
 def test_a_user_preset_passes_and_a_missing_one_names_every_folder(user, how):
-    given = {"searchpath": [f"hydra.searchpath=[file://{user}]"], "plain": [f"hydra.searchpath=[{user}]"],
-             "config_dir": ["-cd", str(user)]}[how]
+    given = {
+        "searchpath": [f"hydra.searchpath=[file://{user}]"],
+        "plain": [f"hydra.searchpath=[{user}]"],
+        "config_dir": ["-cd", str(user)],
+    }[how]
     check_group_choices([*given, "cluster=mine"], CONF_DIR)
     check_group_choices([*given, "-m", "cluster=mine,paper", "policy=sloppy,fifo"], CONF_DIR)
     message = refused([*given, "-m", "cluster=mine,mnie"])
@@ -108,13 +124,19 @@ def test_a_package_on_the_searchpath(tmp_path, monkeypatch):
     assert "pkg://mypresets/cluster/" in refused(["hydra.searchpath=[pkg://mypresets]", "cluster=mnie"])
 
 
-@pytest.mark.parametrize("argv, needles", [
-    (["hydra.searchpath=[/no/such/folder]"], ("hydra.searchpath", "no folder '/no/such/folder'")),
-    (["hydra.searchpath=[relative/not_here]"], ("hydra.searchpath", "no folder 'relative/not_here'")),
-    (["hydra.searchpath=[s3://bucket/conf]"], ("hydra.searchpath", "s3:// is not supported", "file://", "pkg://")),
-    (["hydra.searchpath=[pkg://no_such_package_here]"], ("hydra.searchpath", "no importable package 'no_such_package_here'")),
-    (["-cd", "/no/such/folder"], ("--config-dir", "no folder '/no/such/folder'")),
-])
+@pytest.mark.parametrize(
+    "argv, needles",
+    [
+        (["hydra.searchpath=[/no/such/folder]"], ("hydra.searchpath", "no folder '/no/such/folder'")),
+        (["hydra.searchpath=[relative/not_here]"], ("hydra.searchpath", "no folder 'relative/not_here'")),
+        (["hydra.searchpath=[s3://bucket/conf]"], ("hydra.searchpath", "s3:// is not supported", "file://", "pkg://")),
+        (
+            ["hydra.searchpath=[pkg://no_such_package_here]"],
+            ("hydra.searchpath", "no importable package 'no_such_package_here'"),
+        ),
+        (["-cd", "/no/such/folder"], ("--config-dir", "no folder '/no/such/folder'")),
+    ],
+)
 def test_bad_folders_are_refused(argv, needles):
     message = refused(argv)
     for needle in needles:
@@ -136,6 +158,7 @@ def test_compose_config_reads_a_user_folder(user):
 
 # ---- Hydra's errors as one line, in process ----------------------------------------------------------
 
+
 def hydra_line(argv) -> str:
     with pytest.raises((HydraException, OmegaConfBaseException)) as info:
         compose_config([a for a in argv if a != "-m"])
@@ -144,16 +167,25 @@ def hydra_line(argv) -> str:
     return line
 
 
-@pytest.mark.parametrize("argv, needles", [
-    (["polcy=ours"], ("command line: polcy: no such key; closest: policy (",)),
-    (["sim.round_len=60"], ("sim.round_len: no such key; closest: sim.round_len_s", "sim has: ")),
-    (["sim.overheads.migratoin=false"], ("closest: sim.overheads.migration",)),
-    (["lod=0.5"], ("lod: no such key; closest: load",)),
-    (["+sim.round_len_s=5"], ("+sim.round_len_s: already in the config", "sim.round_len_s=...", "++sim.round_len_s")),
-    (["+policy=fifo"], ("+policy: policy is already in the defaults list", "policy=...")),
-    (["fft_variant=tau_from_now"], ("fft_variant: not in the defaults list; add it with +fft_variant=tau_from_now",)),
-    (["sim=[a"], ("'sim=[a': not a valid override",)),
-])
+@pytest.mark.parametrize(
+    "argv, needles",
+    [
+        (["polcy=ours"], ("command line: polcy: no such key; closest: policy (",)),
+        (["sim.round_len=60"], ("sim.round_len: no such key; closest: sim.round_len_s", "sim has: ")),
+        (["sim.overheads.migratoin=false"], ("closest: sim.overheads.migration",)),
+        (["lod=0.5"], ("lod: no such key; closest: load",)),
+        (
+            ["+sim.round_len_s=5"],
+            ("+sim.round_len_s: already in the config", "sim.round_len_s=...", "++sim.round_len_s"),
+        ),
+        (["+policy=fifo"], ("+policy: policy is already in the defaults list", "policy=...")),
+        (
+            ["fft_variant=tau_from_now"],
+            ("fft_variant: not in the defaults list; add it with +fft_variant=tau_from_now",),
+        ),
+        (["sim=[a"], ("'sim=[a': not a valid override",)),
+    ],
+)
 def test_hydra_errors_become_one_line(argv, needles):
     line = hydra_line(argv)
     for needle in needles:
@@ -163,8 +195,10 @@ def test_hydra_errors_become_one_line(argv, needles):
 def test_a_mapping_value_that_adds_keys_names_them_not_the_top_level():
     """It said "no such key (the config has: cluster, experiment, ...)", the top level's keys."""
     line = hydra_line(["cluster=pai2020", "cluster.gpu_map={X: K80}"])
-    assert line == ("command line: cluster.gpu_map: the value adds the key 'X', which cluster.gpu_map does not have "
-                    "(it has: MISC, V100M32); +cluster.gpu_map.X=... adds one key")
+    assert line == (
+        "command line: cluster.gpu_map: the value adds the key 'X', which cluster.gpu_map does not have "
+        "(it has: MISC, V100M32); +cluster.gpu_map.X=... adds one key"
+    )
 
 
 @pytest.mark.parametrize("choice, closest", [("ourss", "ours"), ("Paper", "paper"), ("themsi", "themis")])
@@ -176,7 +210,11 @@ def test_a_preset_typo_names_the_closest_presets(choice, closest):
 
 def test_fft_is_the_papers_name_for_ours_and_composes_its_config(user):
     assert check_group_choices(["policy=FFT", "load=0.5"], CONF_DIR) == ["policy=ours", "load=0.5"]
-    assert check_group_choices(["-m", "policy=fft,themis", "seed=0,1"], CONF_DIR) == ["-m", "policy=ours,themis", "seed=0,1"]
+    assert check_group_choices(["-m", "policy=fft,themis", "seed=0,1"], CONF_DIR) == [
+        "-m",
+        "policy=ours,themis",
+        "seed=0,1",
+    ]
     assert compose_config(check_group_choices(["policy=Fft"], CONF_DIR)) == compose_config(["policy=ours"])
     write(user / "policy" / "fft.yaml", {"name": "fft", "_target_": "fairsim.policies.fifo.FifoPolicy"})
     mine = ["--config-dir", str(user), "policy=fft"]
@@ -186,10 +224,14 @@ def test_fft_is_the_papers_name_for_ours_and_composes_its_config(user):
 def test_a_missing_preset_in_a_presets_defaults_names_every_folder(user):
     write(user / "experiment" / "broken.yaml", "# @package _global_\ndefaults:\n  - override /cluster: nosuch\n")
     line = hydra_line([f"hydra.searchpath=[file://{user}]", "+experiment=broken"])
-    assert f"cluster: no preset 'nosuch' in conf/cluster/ or {user}/cluster/ (allowed: {', '.join(sorted(BUILT_IN_CLUSTERS + ['mine']))})" in line
+    assert (
+        f"cluster: no preset 'nosuch' in conf/cluster/ or {user}/cluster/ (allowed: {', '.join(sorted(BUILT_IN_CLUSTERS + ['mine']))})"
+        in line
+    )
 
 
 # ---- through run.py ----------------------------------------------------------------------------------
+
 
 def one_error_line(proc) -> str:
     assert proc.returncode == 2, proc.stdout + proc.stderr
@@ -222,18 +264,27 @@ def test_a_sweep_from_a_user_experiment_preset(user, tmp_path, run_py):
     assert sorted(p.parent.name for p in sweep.glob("*/summary.json")) == ["policy=fifo", "policy=srtf"]
     for cell in ("policy=fifo", "policy=srtf"):
         assert yaml.safe_load((sweep / cell / "config.yaml").read_text())["cluster"]["counts"] == MINE["counts"]
-    assert why_not_fresh(sweep, ["-cd", str(user), "+experiment=mine", f"results_dir={results}"]) == (None, 2)  # stamped
+    assert why_not_fresh(sweep, ["-cd", str(user), "+experiment=mine", f"results_dir={results}"]) == (
+        None,
+        2,
+    )  # stamped
     record = json.loads((sweep / "policy=fifo" / "provenance.json").read_text())
     assert set(record["config_files"][str(user)]) == {"experiment/mine.yaml", "cluster/mine.yaml"}
     assert record["config_search_path"] == ["conf", str(user)]
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("args, needles", [
-    (["cluster=mnie"], ("no preset 'mnie' in conf/cluster/ or {user}/cluster/", "mine")),
-    (["-m", "cluster=mine,mnie"], ("no preset 'mnie' in conf/cluster/ or {user}/cluster/",)),
-    (["policy=sloppy"], ("policy sloppy: backfil: unknown option (allowed: backfill)",)),  # checked like conf/policy/fifo.yaml
-])
+@pytest.mark.parametrize(
+    "args, needles",
+    [
+        (["cluster=mnie"], ("no preset 'mnie' in conf/cluster/ or {user}/cluster/", "mine")),
+        (["-m", "cluster=mine,mnie"], ("no preset 'mnie' in conf/cluster/ or {user}/cluster/",)),
+        (
+            ["policy=sloppy"],
+            ("policy sloppy: backfil: unknown option (allowed: backfill)",),
+        ),  # checked like conf/policy/fifo.yaml
+    ],
+)
 def test_user_presets_refused_in_one_line(user, tmp_path, run_py, args, needles):
     line = one_error_line(run_py(f"hydra.searchpath=[file://{user}]", *args, *FAST, f"results_dir={tmp_path}"))
     for needle in needles:
@@ -242,16 +293,19 @@ def test_user_presets_refused_in_one_line(user, tmp_path, run_py, args, needles)
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("args, needles", [
-    (["polcy=ours"], ("polcy: no such key; closest: policy",)),
-    (["sim.round_len=60"], ("sim.round_len: no such key; closest: sim.round_len_s",)),
-    (["lod=0.5"], ("lod: no such key; closest: load",)),
-    (["+sim.round_len_s=60"], ("+sim.round_len_s: already in the config",)),
-    (["policy/mechansim=gavel"], ("policy/mechansim: no such config group; closest: policy/mechanism",)),
-    (["-m", "polcy=ours,gavel"], ("polcy: no such key; closest: policy",)),
-    (["-m", "policy=fifo,srtf", "sim.round_len=60,120"], ("sim.round_len: no such key; closest: sim.round_len_s",)),
-    (["load=0,0.5"], ("Ambiguous value for argument 'load=0,0.5'", "--multirun")),
-])
+@pytest.mark.parametrize(
+    "args, needles",
+    [
+        (["polcy=ours"], ("polcy: no such key; closest: policy",)),
+        (["sim.round_len=60"], ("sim.round_len: no such key; closest: sim.round_len_s",)),
+        (["lod=0.5"], ("lod: no such key; closest: load",)),
+        (["+sim.round_len_s=60"], ("+sim.round_len_s: already in the config",)),
+        (["policy/mechansim=gavel"], ("policy/mechansim: no such config group; closest: policy/mechanism",)),
+        (["-m", "polcy=ours,gavel"], ("polcy: no such key; closest: policy",)),
+        (["-m", "policy=fifo,srtf", "sim.round_len=60,120"], ("sim.round_len: no such key; closest: sim.round_len_s",)),
+        (["load=0,0.5"], ("Ambiguous value for argument 'load=0,0.5'", "--multirun")),
+    ],
+)
 def test_mistyped_keys_refused_in_one_line(tmp_path, run_py, args, needles):
     line = one_error_line(run_py(*args, *FAST, f"results_dir={tmp_path}"))
     for needle in needles:
@@ -262,9 +316,12 @@ def test_mistyped_keys_refused_in_one_line(tmp_path, run_py, args, needles):
 @pytest.mark.slow
 def test_a_searchpath_plugins_folder_is_searched(user, tmp_path, run_py):
     plugin = tmp_path / "plugins" / "hydra_plugins" / "my_presets"
-    write(plugin / "__init__.py", "from hydra.plugins.search_path_plugin import SearchPathPlugin\n\n\n"
-          "class MyPresets(SearchPathPlugin):\n    def manipulate_search_path(self, search_path):\n"
-          f"        search_path.append(provider='my-presets', path='file://{user}')\n")
+    write(
+        plugin / "__init__.py",
+        "from hydra.plugins.search_path_plugin import SearchPathPlugin\n\n\n"
+        "class MyPresets(SearchPathPlugin):\n    def manipulate_search_path(self, search_path):\n"
+        f"        search_path.append(provider='my-presets', path='file://{user}')\n",
+    )
     env = {"PYTHONPATH": os.pathsep.join(filter(None, [str(tmp_path / "plugins"), os.environ.get("PYTHONPATH")]))}
     line = one_error_line(run_py("cluster=mnie", f"results_dir={tmp_path}", env=env))
     assert f"conf/cluster/ or {user}/cluster/" in line
@@ -286,8 +343,10 @@ def edit(path, old: str, new: str) -> None:
 
 def statuses(stdout: str) -> dict[str, str]:
     """cell -> what the sweep did with it (its progress line)."""
-    return {cell: "ran" if shown.endswith(" s") else "skipped"
-            for cell, shown in re.findall(r"\] (\S+): (\d+\.\d s|skipped \(complete\)) \|", stdout)}
+    return {
+        cell: "ran" if shown.endswith(" s") else "skipped"
+        for cell, shown in re.findall(r"\] (\S+): (\d+\.\d s|skipped \(complete\)) \|", stdout)
+    }
 
 
 @pytest.mark.slow
@@ -301,8 +360,17 @@ def test_a_user_policy_edit_recomputes_exactly_its_cells(tmp_path, run_py, monke
     shutil.copytree(USER / "myconf", conf)
     monkeypatch.syspath_prepend(str(pkgs))  # this process checks the stamp and the cells as the sweep's would
     env = {"PYTHONPATH": os.pathsep.join(filter(None, [str(pkgs), os.environ.get("PYTHONPATH")]))}
-    argv = ["-m", "--config-dir", str(conf), "policy=mine,fifo", "num_jobs=40", "load=2", f"results_dir={tmp_path / 'r'}", "sweep_name=u",
-            "hydra/launcher=basic"]  # the cells in the sweep's own process, one after another: no workers to start
+    argv = [
+        "-m",
+        "--config-dir",
+        str(conf),
+        "policy=mine,fifo",
+        "num_jobs=40",
+        "load=2",
+        f"results_dir={tmp_path / 'r'}",
+        "sweep_name=u",
+        "hydra/launcher=basic",
+    ]  # the cells in the sweep's own process, one after another: no workers to start
     sweep = tmp_path / "r" / "sweeps" / "u"
     mine, fifo = "load=2,num_jobs=40,policy=mine", "load=2,num_jobs=40,policy=fifo"
 
@@ -372,7 +440,9 @@ for name in sorted(set(sys.modules) - before):
 print(json.dumps({{"imported": sorted(imported), "recorded": sorted(out.provenance["code_files"])}}))
 """
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(pkgs), os.environ.get("PYTHONPATH")]))}
-    proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, env=env, cwd=tmp_path, timeout=300)
+    proc = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, env=env, cwd=tmp_path, timeout=300
+    )
     assert proc.returncode == 0, proc.stderr[-3000:]
     fresh = json.loads(proc.stdout.strip().splitlines()[-1])
     assert {"mypol.py", "myhelp.py", "fairsim/policies/queues.py", "fairsim/sim/engine.py"} <= set(fresh["imported"])

@@ -17,8 +17,11 @@ from fairsim.experiment.single import run_config, write_results
 from fairsim.paper import verify
 
 CELL = "num_jobs=10,policy=fifo"
-PLAN = {"scales": {"small": {"suffix": ""}}, "sweeps": {"tiny": {"preset": "smoke", "small": []}},
-        "verify": {"cells": [{"sweep": "tiny", "scale": "small", "match": ["policy=fifo"]}]}}
+PLAN = {
+    "scales": {"small": {"suffix": ""}},
+    "sweeps": {"tiny": {"preset": "smoke", "small": []}},
+    "verify": {"cells": [{"sweep": "tiny", "scale": "small", "match": ["policy=fifo"]}]},
+}
 
 
 @pytest.fixture(scope="module")
@@ -63,8 +66,10 @@ def test_a_changed_per_job_table_fails_naming_cell_and_job(results, tmp_path, ca
     manifest.write_text(json.dumps(data))
     assert verify.verify(manifest, workers=1) == 1
     err = capsys.readouterr().err.strip().splitlines()
-    assert err == [f"[verify] FAILED after {err[0].split('after ')[1].split(' s')[0]} s: smoke/{CELL}: per-job table, "
-                   f"first at job {int(jobs.loc[4, 'job_id'])} (row 4)"]
+    assert err == [
+        f"[verify] FAILED after {err[0].split('after ')[1].split(' s')[0]} s: smoke/{CELL}: per-job table, "
+        f"first at job {int(jobs.loc[4, 'job_id'])} (row 4)"
+    ]
 
 
 def test_the_manifest_is_written_from_fresh_cells_only(results, tmp_path):

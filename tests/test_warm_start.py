@@ -156,8 +156,14 @@ def test_a_warm_run_is_deterministic_and_finishes_every_job():
 def test_warm_reduced_costs_are_c_minus_a_transpose_y():
     rng = np.random.default_rng(11)
     n, t = 80, 4
-    p = AssignmentProblem(rng.normal(5.0, 2.0, (n, t)), rng.random((n, t)) > 0.2, rng.choice([1, 2, 4], size=n),
-                          np.array([10, 8, 8, 6]), 25, np.arange(n))
+    p = AssignmentProblem(
+        rng.normal(5.0, 2.0, (n, t)),
+        rng.random((n, t)) > 0.2,
+        rng.choice([1, 2, 4], size=n),
+        np.array([10, 8, 8, 6]),
+        25,
+        np.arange(n),
+    )
     q = program.prune_dominated(p)
     cols = program.columns(q)
     warm = WarmStart()

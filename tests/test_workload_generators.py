@@ -134,7 +134,7 @@ def test_gavel_generator_distributions(gavel_cat):
     m = gavel_cat.model_indices(trace["model"])
     s = gavel_cat.worker_slots(trace["workers"])
     minutes = trace["work"].to_numpy() / gavel_cat.packed[m, gavel_cat.gpu_types.index("V100"), s] / 60
-    assert minutes.min() >= 10 ** 1.5 * (1 - 1e-9) and minutes.max() <= 1e4 * (1 + 1e-9)
+    assert minutes.min() >= 10**1.5 * (1 - 1e-9) and minutes.max() <= 1e4 * (1 + 1e-9)
     assert (minutes > 1e3).mean() == pytest.approx(0.2, abs=0.015)
     multi = trace[trace["workers"] > 1]["model"]
     assert not multi.str.startswith(("A3C", "CycleGAN", "Recommendation")).any()

@@ -1,6 +1,5 @@
 """load_workload: dispatch on kind and catalog, presets with top-level interpolation, bad configs."""
 
-
 import pandas as pd
 import pytest
 from omegaconf import OmegaConf
@@ -18,18 +17,38 @@ GAVEL = ClusterSpec.from_config({"name": "gavel", "counts": {"v100": 36, "p100":
 
 
 def preset(name, **top):
-    root = OmegaConf.create({"load": 0.8, "num_jobs": 300, "seed": 0, **top, "workload": compose_preset("workload", name)})
+    root = OmegaConf.create(
+        {"load": 0.8, "num_jobs": 300, "seed": 0, **top, "workload": compose_preset("workload", name)}
+    )
     return OmegaConf.to_container(root.workload, resolve=True)
 
 
-@pytest.mark.parametrize("name", ["philly", "trace1", "trace2", "trace3", "trace4", "trace5", "trace6", "trace7",
-                                  "trace8", "trace9", "file", "gavel_trace", "gavel_generated"])
+@pytest.mark.parametrize(
+    "name",
+    [
+        "philly",
+        "trace1",
+        "trace2",
+        "trace3",
+        "trace4",
+        "trace5",
+        "trace6",
+        "trace7",
+        "trace8",
+        "trace9",
+        "file",
+        "gavel_trace",
+        "gavel_generated",
+    ],
+)
 def test_every_preset_has_the_common_keys(name):
     cfg = OmegaConf.create(compose_preset("workload", name))  # defaults list applied (trace4: trace3)
     assert cfg.name == name and cfg.kind in KINDS and cfg.catalog in CATALOGS
 
 
-@pytest.mark.parametrize("name", ["philly", "trace1", "trace2", "trace3", "trace4", "trace5", "trace6", "trace7", "trace8", "trace9"])
+@pytest.mark.parametrize(
+    "name", ["philly", "trace1", "trace2", "trace3", "trace4", "trace5", "trace6", "trace7", "trace8", "trace9"]
+)
 def test_philly_presets_load_and_build_on_the_paper_cluster(name):
     cfg = preset(name, load=0.5, num_jobs=120)
     w = load_workload(cfg, PAPER, seed=1)
@@ -75,26 +94,35 @@ def test_file_kind_round_trip(tmp_path):
 
 def test_table_catalog_through_the_loader():
     tput, models = gavel_files()
-    cfg = {**preset("gavel_trace"), "catalog": "table", "throughputs_path": str(tput), "models_path": str(models), "work_unit": "steps"}
+    cfg = {
+        **preset("gavel_trace"),
+        "catalog": "table",
+        "throughputs_path": str(tput),
+        "models_path": str(models),
+        "work_unit": "steps",
+    }
     w = load_workload(cfg, GAVEL, 0)
     assert w.catalog.name == "table" and len(w.catalog.models) == 26
 
 
-@pytest.mark.parametrize("cfg, field, allowed", [
-    ({"name": "x", "kind": "poisson"}, "kind", "philly, gavel_generated, file, gavel_trace"),
-    ({"name": "x", "kind": "philly", "catalog": "mine"}, "catalog", "paper, gavel, table"),
-    ({"name": "x", "kind": "philly", "lod": 0.5}, "lod", "load"),
-    ({"name": "x", "kind": "philly", "load": -1}, "load", "> 0"),
-    ({"name": "x", "kind": "philly", "workers": {3: 1.0}}, "workers", "allowed"),
-    ({"name": "x", "kind": "philly", "workers": {1: 0.5, 4: 0.4}}, "workers", "sum to 1"),
-    ({"name": "x", "kind": "philly", "num_jobs": 2.5}, "num_jobs", "integer"),
-    ({"name": "x", "kind": "philly", "max_duration_s": 10}, "max_duration_s", "min_duration_s"),
-    ({"name": "x", "kind": "file", "path": None}, "path", "workload.path"),
-    ({"name": "x", "kind": "file", "path": "/no/such/trace.csv"}, "path", "no such file"),
-    ({"name": "x", "kind": "gavel_trace", "path": "nope"}, "path", "max_min_fairness"),
-    ({"name": "x", "kind": "gavel_trace", "catalog": "table"}, "throughputs_path", "required"),
-    ({"name": "x", "kind": "gavel_generated", "window": [5, 1]}, "window", "first"),
-])
+@pytest.mark.parametrize(
+    "cfg, field, allowed",
+    [
+        ({"name": "x", "kind": "poisson"}, "kind", "philly, gavel_generated, file, gavel_trace"),
+        ({"name": "x", "kind": "philly", "catalog": "mine"}, "catalog", "paper, gavel, table"),
+        ({"name": "x", "kind": "philly", "lod": 0.5}, "lod", "load"),
+        ({"name": "x", "kind": "philly", "load": -1}, "load", "> 0"),
+        ({"name": "x", "kind": "philly", "workers": {3: 1.0}}, "workers", "allowed"),
+        ({"name": "x", "kind": "philly", "workers": {1: 0.5, 4: 0.4}}, "workers", "sum to 1"),
+        ({"name": "x", "kind": "philly", "num_jobs": 2.5}, "num_jobs", "integer"),
+        ({"name": "x", "kind": "philly", "max_duration_s": 10}, "max_duration_s", "min_duration_s"),
+        ({"name": "x", "kind": "file", "path": None}, "path", "workload.path"),
+        ({"name": "x", "kind": "file", "path": "/no/such/trace.csv"}, "path", "no such file"),
+        ({"name": "x", "kind": "gavel_trace", "path": "nope"}, "path", "max_min_fairness"),
+        ({"name": "x", "kind": "gavel_trace", "catalog": "table"}, "throughputs_path", "required"),
+        ({"name": "x", "kind": "gavel_generated", "window": [5, 1]}, "window", "first"),
+    ],
+)
 def test_bad_configs_name_the_field_and_allowed_values(cfg, field, allowed):
     with pytest.raises(InputError) as err:
         load_workload(cfg, PAPER if cfg["kind"] in ("philly", "file") else GAVEL, 0)
@@ -103,7 +131,9 @@ def test_bad_configs_name_the_field_and_allowed_values(cfg, field, allowed):
 
 def test_unknown_model_in_a_file_trace_is_named(tmp_path):
     path = tmp_path / "t.csv"
-    pd.DataFrame({"job_id": [0], "arrival_s": [0.0], "model": ["AlexNet"], "workers": [1], "work": [1.0]}).to_csv(path, index=False)
+    pd.DataFrame({"job_id": [0], "arrival_s": [0.0], "model": ["AlexNet"], "workers": [1], "work": [1.0]}).to_csv(
+        path, index=False
+    )
     w = load_workload({"name": "f", "kind": "file", "path": str(path)}, PAPER, 0)
     with pytest.raises(InputError) as err:
         JobSet.build(w.trace, w.catalog, PAPER, source=w.source)

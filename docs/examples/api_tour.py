@@ -9,7 +9,7 @@ import fairsim
 
 print(fairsim.__version__)
 r = fairsim.run("policy=themis", num_jobs=50, load=0.8, track=False)
-print(r.folder)                         # results/runs/<time>-themis-philly-seed0
+print(r.folder)  # results/runs/<time>-themis-philly-seed0
 print(r.summary["avg_jct_s"] / 3600, "h mean JCT;", r.summary["rho_fluid_max"], "worst rho")
 
 # %% The tables are pandas DataFrames (docs/results.md lists every column)

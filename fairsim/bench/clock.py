@@ -33,8 +33,13 @@ def run_once(policy: str, workload: str, clock: str, seed: int, cache: Path) -> 
     tick = time.perf_counter()
     out = run_config(cfg, fluid_cache=cache)
     s = out.summary
-    return {"sim_s": s["sim_wall_s"], "total_s": time.perf_counter() - tick, "steps": int(s["rounds"]),
-            "decisions": int(s["policy_calls"]), "avg_jct_h": s["avg_jct_s"] / 3600}
+    return {
+        "sim_s": s["sim_wall_s"],
+        "total_s": time.perf_counter() - tick,
+        "steps": int(s["rounds"]),
+        "decisions": int(s["policy_calls"]),
+        "avg_jct_h": s["avg_jct_s"] / 3600,
+    }
 
 
 def main(argv: list[str]) -> int:
@@ -44,8 +49,10 @@ def main(argv: list[str]) -> int:
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--repeats", type=int, default=3, help="runs per clock; medians are reported")
     args = ap.parse_args(argv)
-    print(f"{'policy':>16} {'trace':>7} {'clock':>7} {'sim s':>7} {'total s':>8} {'steps':>6} {'decisions':>9} "
-          f"{'avg JCT h':>9}   events / rounds (sim, total)")
+    print(
+        f"{'policy':>16} {'trace':>7} {'clock':>7} {'sim s':>7} {'total s':>8} {'steps':>6} {'decisions':>9} "
+        f"{'avg JCT h':>9}   events / rounds (sim, total)"
+    )
     sim_ratios, total_ratios = [], []
     with tempfile.TemporaryDirectory() as tmp:
         cache = Path(tmp)
@@ -55,8 +62,10 @@ def main(argv: list[str]) -> int:
                 for _ in range(args.repeats + 1):  # the first pair warms the cache and imports: not counted
                     for clock in CLOCKS:
                         runs[clock].append(run_once(policy, workload, clock, args.seed, cache))
-                med = {c: {k: statistics.median(r[k] for r in runs[c][1:]) for k in ("sim_s", "total_s")} | runs[c][0]
-                       for c in CLOCKS}
+                med = {
+                    c: {k: statistics.median(r[k] for r in runs[c][1:]) for k in ("sim_s", "total_s")} | runs[c][0]
+                    for c in CLOCKS
+                }
                 for clock in CLOCKS:
                     m = med[clock]
                     tail = ""
@@ -65,8 +74,12 @@ def main(argv: list[str]) -> int:
                         sim_ratios.append(sim_r)
                         total_ratios.append(tot_r)
                         tail = f"   {sim_r:.2f}, {tot_r:.2f}"
-                    print(f"{policy:>16} {workload:>7} {clock:>7} {m['sim_s']:7.3f} {m['total_s']:8.3f} {m['steps']:6d} "
-                          f"{m['decisions']:9d} {m['avg_jct_h']:9.2f}{tail}")
-    print(f"median ratio events / rounds over {len(sim_ratios)} (policy, trace) pairs: simulation {statistics.median(sim_ratios):.2f}, "
-          f"whole run {statistics.median(total_ratios):.2f}")
+                    print(
+                        f"{policy:>16} {workload:>7} {clock:>7} {m['sim_s']:7.3f} {m['total_s']:8.3f} {m['steps']:6d} "
+                        f"{m['decisions']:9d} {m['avg_jct_h']:9.2f}{tail}"
+                    )
+    print(
+        f"median ratio events / rounds over {len(sim_ratios)} (policy, trace) pairs: simulation {statistics.median(sim_ratios):.2f}, "
+        f"whole run {statistics.median(total_ratios):.2f}"
+    )
     return 0

@@ -33,8 +33,17 @@ DEFAULT_SIZES = [1000, 2000, 4000, 8000, 16000, 20000]
 def child(num_jobs: int, load: float, seed: int, policy: str, cluster: str, workload: str, extra: list[str]) -> dict:
     from fairsim.experiment.single import run_config
 
-    cfg = compose_config([f"policy={policy}", f"cluster={cluster}", f"workload={workload}",
-                          f"num_jobs={num_jobs}", f"load={load}", f"seed={seed}", *extra])
+    cfg = compose_config(
+        [
+            f"policy={policy}",
+            f"cluster={cluster}",
+            f"workload={workload}",
+            f"num_jobs={num_jobs}",
+            f"load={load}",
+            f"seed={seed}",
+            *extra,
+        ]
+    )
     tick = time.perf_counter()
     out = run_config(cfg)
     total = time.perf_counter() - tick
@@ -64,24 +73,52 @@ def main(argv: list[str]) -> int:
     ap.add_argument("--policy", default="fifo")
     ap.add_argument("--cluster", default="scale8")
     ap.add_argument("--workload", default="philly_raw")
-    ap.add_argument("--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE",
-                    help="a further config override for every run (repeatable)")
+    ap.add_argument(
+        "--set",
+        dest="overrides",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="a further config override for every run (repeatable)",
+    )
     ap.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
     if args.child:
-        print(json.dumps(child(args.sizes[0], args.load, args.seed, args.policy, args.cluster, args.workload, args.overrides)))
+        print(
+            json.dumps(
+                child(args.sizes[0], args.load, args.seed, args.policy, args.cluster, args.workload, args.overrides)
+            )
+        )
         return 0
-    print(f"engine benchmark: policy={args.policy} cluster={args.cluster} workload={args.workload} "
-          f"load={args.load} seed={args.seed}{''.join(' ' + o for o in args.overrides)}, median of {args.repeats}")
+    print(
+        f"engine benchmark: policy={args.policy} cluster={args.cluster} workload={args.workload} "
+        f"load={args.load} seed={args.seed}{''.join(' ' + o for o in args.overrides)}, median of {args.repeats}"
+    )
     header = f"{'jobs':>6} {'sim s':>7} {'total s':>8} {'rounds':>7} {'rounds/s':>9} {'decisions':>9} {'active':>7} {'us/dec/job':>10} {'RSS MB':>7} {'done':>6}"
     print(header)
     for size in args.sizes:
         runs = []
         for _ in range(args.repeats):
-            cmd = [sys.executable, "-m", "fairsim.bench", "engine", "--child", "--sizes", str(size),
-                   "--load", str(args.load), "--seed", str(args.seed), "--policy", args.policy,
-                   "--cluster", args.cluster, "--workload", args.workload,
-                   *(f"--set={o}" for o in args.overrides)]
+            cmd = [
+                sys.executable,
+                "-m",
+                "fairsim.bench",
+                "engine",
+                "--child",
+                "--sizes",
+                str(size),
+                "--load",
+                str(args.load),
+                "--seed",
+                str(args.seed),
+                "--policy",
+                args.policy,
+                "--cluster",
+                args.cluster,
+                "--workload",
+                args.workload,
+                *(f"--set={o}" for o in args.overrides),
+            ]
             proc = subprocess.run(cmd, capture_output=True, text=True)
             if proc.returncode != 0:
                 print(proc.stderr.strip().splitlines()[-1] if proc.stderr.strip() else "child failed", file=sys.stderr)
@@ -90,6 +127,8 @@ def main(argv: list[str]) -> int:
         med = {k: statistics.median(r[k] for r in runs) for k in ("sim_s", "total_s", "peak_rss_mb")}
         r0 = runs[0]
         per_decision_job_us = med["sim_s"] / max(r0["decisions"], 1) / max(r0["active_at_decision"], 1) * 1e6
-        print(f"{size:>6} {med['sim_s']:>7.2f} {med['total_s']:>8.2f} {r0['rounds']:>7} {r0['rounds'] / med['sim_s']:>9.0f} "
-              f"{r0['decisions']:>9} {r0['active_mean']:>7.0f} {per_decision_job_us:>10.2f} {med['peak_rss_mb']:>7.0f} {r0['finished']:>6}")
+        print(
+            f"{size:>6} {med['sim_s']:>7.2f} {med['total_s']:>8.2f} {r0['rounds']:>7} {r0['rounds'] / med['sim_s']:>9.0f} "
+            f"{r0['decisions']:>9} {r0['active_mean']:>7.0f} {per_decision_job_us:>10.2f} {med['peak_rss_mb']:>7.0f} {r0['finished']:>6}"
+        )
     return 0

@@ -27,8 +27,18 @@ from fairsim.experiment.compose import compose_config
 
 _PAPER = ["workload=gavel_generated", "workload.rate_per_hour=3.2", "workload.window=[4000,5000]", "cluster=gavel"]
 POINTS = {  # name: (overrides, Gavel's wall seconds on a 2-core machine, GAVEL.md)
-    "trace": (["policy=gavel_mmf", "workload=gavel_trace", "workload.path=max_min_fairness", "cluster=gavel",
-               "cluster.counts.v100=4", "cluster.counts.p100=4", "cluster.counts.k80=4"], 2.3),
+    "trace": (
+        [
+            "policy=gavel_mmf",
+            "workload=gavel_trace",
+            "workload.path=max_min_fairness",
+            "cluster=gavel",
+            "cluster.counts.v100=4",
+            "cluster.counts.p100=4",
+            "cluster.counts.k80=4",
+        ],
+        2.3,
+    ),
     "paper": (["policy=gavel_mmf", *_PAPER], 143.0),
     "paper_ftf": (["policy=gavel_ftf", *_PAPER], 516.0),
 }
@@ -44,9 +54,18 @@ def run_point(name: str) -> dict:
     out = run_config(cfg)
     wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
     s = out.summary
-    return {"point": name, "wall_s": wall, "cpu_s": cpu, "sim_s": s["sim_wall_s"], "rounds": int(s["rounds"]),
-            "recomputes": int(s.get("allocation_recomputes", 0)), "solver_s": float(s.get("solver_s", 0.0)),
-            "avg_jct_h": s["avg_jct_s"] / 3600, "makespan_h": s["makespan_s"] / 3600, "gavel_s": gavel_s}
+    return {
+        "point": name,
+        "wall_s": wall,
+        "cpu_s": cpu,
+        "sim_s": s["sim_wall_s"],
+        "rounds": int(s["rounds"]),
+        "recomputes": int(s.get("allocation_recomputes", 0)),
+        "solver_s": float(s.get("solver_s", 0.0)),
+        "avg_jct_h": s["avg_jct_s"] / 3600,
+        "makespan_h": s["makespan_s"] / 3600,
+        "gavel_s": gavel_s,
+    }
 
 
 def main(argv: list[str]) -> int:
@@ -54,14 +73,18 @@ def main(argv: list[str]) -> int:
     ap.add_argument("--points", nargs="+", choices=sorted(POINTS), default=["trace", "paper"])
     ap.add_argument("--repeats", type=int, default=1, help="runs per point; the median is reported")
     args = ap.parse_args(argv)
-    print(f"{'point':>9} {'wall s':>7} {'cpu s':>7} {'sim s':>7} {'rounds':>7} {'LPs':>5} {'LP s':>6} "
-          f"{'avg JCT h':>9} {'makespan h':>10} {'Gavel s':>8} {'speed-up':>8}")
+    print(
+        f"{'point':>9} {'wall s':>7} {'cpu s':>7} {'sim s':>7} {'rounds':>7} {'LPs':>5} {'LP s':>6} "
+        f"{'avg JCT h':>9} {'makespan h':>10} {'Gavel s':>8} {'speed-up':>8}"
+    )
     for name in args.points:
         runs = [run_point(name) for _ in range(args.repeats)]
         r = dict(runs[0])
         for key in ("wall_s", "cpu_s", "sim_s", "solver_s"):
             r[key] = statistics.median(x[key] for x in runs)
-        print(f"{name:>9} {r['wall_s']:7.2f} {r['cpu_s']:7.2f} {r['sim_s']:7.2f} {r['rounds']:7d} {r['recomputes']:5d} "
-              f"{r['solver_s']:6.2f} {r['avg_jct_h']:9.2f} {r['makespan_h']:10.2f} {r['gavel_s']:8.1f} "
-              f"{r['gavel_s'] / r['wall_s']:7.1f}x")
+        print(
+            f"{name:>9} {r['wall_s']:7.2f} {r['cpu_s']:7.2f} {r['sim_s']:7.2f} {r['rounds']:7d} {r['recomputes']:5d} "
+            f"{r['solver_s']:6.2f} {r['avg_jct_h']:9.2f} {r['makespan_h']:10.2f} {r['gavel_s']:8.1f} "
+            f"{r['gavel_s'] / r['wall_s']:7.1f}x"
+        )
     return 0

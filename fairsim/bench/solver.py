@@ -70,8 +70,16 @@ def draw_jobs(rng: np.random.Generator, count: int, now: float, cluster: Cluster
     done = work * rng.uniform(0.0, 0.9, count) if max_age_s > 0 else np.zeros(count)
     arrival = now - rng.uniform(0, max_age_s, count) if max_age_s > 0 else np.full(count, now)
     state = np.exp(rng.uniform(np.log(0.4e9), np.log(107e9), count))
-    return {"workers": workers, "throughput": tput, "feasible": feasible, "work": work, "done": done,
-            "arrival": arrival, "state_bytes": state, "move_s": 30.0 + state / cluster.inter_host_bytes_per_s}
+    return {
+        "workers": workers,
+        "throughput": tput,
+        "feasible": feasible,
+        "work": work,
+        "done": done,
+        "arrival": arrival,
+        "state_bytes": state,
+        "move_s": 30.0 + state / cluster.inter_host_bytes_per_s,
+    }
 
 
 class ChurnedRounds:
@@ -105,12 +113,28 @@ class ChurnedRounds:
         switch = np.repeat(j["move_s"][:, None], t, axis=1)
         ran = np.flatnonzero(self.last >= 0)
         switch[ran, self.last[ran]] = 0.0
-        return PolicyView(now=self.now, round_len=ROUND_S, cluster=self.cluster, capacity=self.capacity,
-                          job_id=self.job_id.copy(), arrival=j["arrival"], workers=j["workers"], work=j["work"],
-                          done=j["done"].copy(), weight=np.ones(n), throughput=j["throughput"], feasible=j["feasible"],
-                          last_type=self.last.copy(), prev_type=self.last.copy(), switch_cost_s=switch,
-                          state_bytes=j["state_bytes"], attained_gpu_s=np.zeros(n), run_s=np.zeros(n),
-                          first_start=np.zeros(n), changed=self.changed)
+        return PolicyView(
+            now=self.now,
+            round_len=ROUND_S,
+            cluster=self.cluster,
+            capacity=self.capacity,
+            job_id=self.job_id.copy(),
+            arrival=j["arrival"],
+            workers=j["workers"],
+            work=j["work"],
+            done=j["done"].copy(),
+            weight=np.ones(n),
+            throughput=j["throughput"],
+            feasible=j["feasible"],
+            last_type=self.last.copy(),
+            prev_type=self.last.copy(),
+            switch_cost_s=switch,
+            state_bytes=j["state_bytes"],
+            attained_gpu_s=np.zeros(n),
+            run_s=np.zeros(n),
+            first_start=np.zeros(n),
+            changed=self.changed,
+        )
 
     def advance(self, assignment: np.ndarray) -> None:
         j = self.jobs
@@ -173,11 +197,18 @@ def start_policy(rounds: ChurnedRounds, seed: int, ids: int, **options) -> FFTPo
 
 def run_size(n: int, args) -> dict:
     """Timings and checks over ``args.reps`` churned sequences of ``args.rounds`` rounds at ``n`` jobs."""
-    common = {"solver": args.solver, "mip_gap": args.mip_gap}  # the policy's own work limits; the wall clock is the exact solves' alone
+    common = {
+        "solver": args.solver,
+        "mip_gap": args.mip_gap,
+    }  # the policy's own work limits; the wall clock is the exact solves' alone
     cold_t, warm_t, ours_t, same, frac, lp_gap, lp_cold, lp_warm, diff = [], [], [], [], [], [], [], [], []
     milp_t, milp_gap, cv_t, cv_gap = [], [], [], []
     default_is_warm = FFTPolicy(solver=args.solver).warm_start  # what ``policy=ours`` runs
-    exact_at = set(np.linspace(1, args.rounds - 1, args.exact_rounds).round().astype(int).tolist()) if args.rounds > 1 else set()
+    exact_at = (
+        set(np.linspace(1, args.rounds - 1, args.exact_rounds).round().astype(int).tolist())
+        if args.rounds > 1
+        else set()
+    )
     for rep in range(args.reps):
         seed = args.seed + 1000 * rep + n
         seq = ChurnedRounds(n, seed)
@@ -217,10 +248,19 @@ def run_size(n: int, args) -> dict:
                     cv_gap.append(_gap(cold.last_solution.objective, obj))
             seq.advance(decided_cold)
     med = statistics.median
-    row = {"jobs": n, "ours_s": med(ours_t), "cold_s": med(cold_t), "warm_s": med(warm_t),
-           "warm_x": med(cold_t) / med(warm_t), "lp_cold_s": med(lp_cold), "lp_warm_s": med(lp_warm),
-           "same": float(np.mean(same)), "warm_vs_cold": med(diff), "frac": max(frac),
-           "gap_vs_LP": max(lp_gap) if lp_gap else float("nan")}
+    row = {
+        "jobs": n,
+        "ours_s": med(ours_t),
+        "cold_s": med(cold_t),
+        "warm_s": med(warm_t),
+        "warm_x": med(cold_t) / med(warm_t),
+        "lp_cold_s": med(lp_cold),
+        "lp_warm_s": med(lp_warm),
+        "same": float(np.mean(same)),
+        "warm_vs_cold": med(diff),
+        "frac": max(frac),
+        "gap_vs_LP": max(lp_gap) if lp_gap else float("nan"),
+    }
     if args.milp:
         row.update({"milp_s": med(milp_t), "gap_vs_milp": max(milp_gap) if milp_gap else float("nan")})
     if args.have_cvxpy:
@@ -228,12 +268,24 @@ def run_size(n: int, args) -> dict:
     return row
 
 
-_FORMAT = {"jobs": ("{:>6}", "{:>6d}"), "ours_s": ("{:>8}", "{:>8.3f}"), "cold_s": ("{:>8}", "{:>8.3f}"),
-           "warm_s": ("{:>8}", "{:>8.3f}"), "warm_x": ("{:>7}", "{:>6.1f}x"),
-           "lp_cold_s": ("{:>9}", "{:>9.3f}"), "lp_warm_s": ("{:>9}", "{:>9.3f}"), "same": ("{:>5}", "{:>5.2f}"), "warm_vs_cold": ("{:>13}", None),
-           "frac": ("{:>5}", "{:>5d}"), "gap_vs_LP": ("{:>10}", None), "milp_s": ("{:>8}", "{:>8.2f}"),
-           "gap_vs_milp": ("{:>12}", None), "cvxpy_s": ("{:>8}", "{:>8.2f}"), "speedup": ("{:>8}", "{:>7.1f}x"),
-           "gap_vs_cvxpy": ("{:>13}", None)}
+_FORMAT = {
+    "jobs": ("{:>6}", "{:>6d}"),
+    "ours_s": ("{:>8}", "{:>8.3f}"),
+    "cold_s": ("{:>8}", "{:>8.3f}"),
+    "warm_s": ("{:>8}", "{:>8.3f}"),
+    "warm_x": ("{:>7}", "{:>6.1f}x"),
+    "lp_cold_s": ("{:>9}", "{:>9.3f}"),
+    "lp_warm_s": ("{:>9}", "{:>9.3f}"),
+    "same": ("{:>5}", "{:>5.2f}"),
+    "warm_vs_cold": ("{:>13}", None),
+    "frac": ("{:>5}", "{:>5d}"),
+    "gap_vs_LP": ("{:>10}", None),
+    "milp_s": ("{:>8}", "{:>8.2f}"),
+    "gap_vs_milp": ("{:>12}", None),
+    "cvxpy_s": ("{:>8}", "{:>8.2f}"),
+    "speedup": ("{:>8}", "{:>7.1f}x"),
+    "gap_vs_cvxpy": ("{:>13}", None),
+}
 
 
 def _cell(key: str, value) -> str:
@@ -262,14 +314,29 @@ def main(argv: list[str]) -> int:
 
     try:
         import cvxpy  # noqa: F401
+
         args.have_cvxpy = not args.no_cvxpy
     except ImportError:
         args.have_cvxpy = False
         print("cvxpy is not installed: the cvxpy column is skipped (pip install -e '.[bench]' to add it)")
-    print(f"FFT decision on 1,000 GPUs of 8 types; solver={args.solver}, {args.reps} sequences x {args.rounds} "
-          f"churned rounds per size (round 0 left out), exact solves limited to {args.time_limit:.0f} s, "
-          f"mip gap {args.mip_gap:g}")
-    keys = ["jobs", "ours_s", "cold_s", "warm_s", "warm_x", "lp_cold_s", "lp_warm_s", "same", "warm_vs_cold", "frac", "gap_vs_LP"]
+    print(
+        f"FFT decision on 1,000 GPUs of 8 types; solver={args.solver}, {args.reps} sequences x {args.rounds} "
+        f"churned rounds per size (round 0 left out), exact solves limited to {args.time_limit:.0f} s, "
+        f"mip gap {args.mip_gap:g}"
+    )
+    keys = [
+        "jobs",
+        "ours_s",
+        "cold_s",
+        "warm_s",
+        "warm_x",
+        "lp_cold_s",
+        "lp_warm_s",
+        "same",
+        "warm_vs_cold",
+        "frac",
+        "gap_vs_LP",
+    ]
     if args.milp:
         keys += ["milp_s", "gap_vs_milp"]
     if args.have_cvxpy:

@@ -75,8 +75,16 @@ print(repr(wall))
 
 
 def fairsim_overrides(trace: str, gpus: int, scheme: str, extra: list[str]) -> list[str]:
-    return [*SCHEMES[scheme], "workload=tiresias_trace", f"workload.path={trace}", "cluster=tiresias",
-            f"cluster.counts.V100={gpus}", "sim=tiresias_compat", "seed=0", *extra]
+    return [
+        *SCHEMES[scheme],
+        "workload=tiresias_trace",
+        f"workload.path={trace}",
+        "cluster=tiresias",
+        f"cluster.counts.V100={gpus}",
+        "sim=tiresias_compat",
+        "seed=0",
+        *extra,
+    ]
 
 
 def run_fairsim(overrides: list[str]) -> tuple[dict[int, float], float]:
@@ -109,18 +117,32 @@ def simulator_dir(path: Path) -> Path:
     raise SystemExit(f"--tiresias {path}: no run_sim.py there or in its simulator/ folder")
 
 
-def run_tiresias(sim_dir: Path, python2: str, trace: Path, gpus: int, scheme: str) -> tuple[dict[int, float], float, float, float]:
+def run_tiresias(
+    sim_dir: Path, python2: str, trace: Path, gpus: int, scheme: str
+) -> tuple[dict[int, float], float, float, float]:
     """Per-job JCT seconds by job id from Tiresias' job.csv, the command's wall and CPU seconds,
     and the wall seconds of its simulation alone (run_sim.main())."""
     if gpus % GPUS_PER_HOST:
         raise SystemExit(f"{trace}: {gpus} GPUs is not a whole number of {GPUS_PER_HOST}-GPU hosts")
     with tempfile.TemporaryDirectory() as tmp:
         log = Path(tmp) / "log"
-        cmd = [python2, "-c", TIMED_MAIN, str(sim_dir), "--scheme=count", f"--schedule={scheme}", f"--trace_file={trace.resolve()}",
-               "--num_switch=1", f"--num_node_p_switch={gpus // GPUS_PER_HOST}", f"--num_gpu_p_node={GPUS_PER_HOST}",
-               f"--log_path={log}"]
+        cmd = [
+            python2,
+            "-c",
+            TIMED_MAIN,
+            str(sim_dir),
+            "--scheme=count",
+            f"--schedule={scheme}",
+            f"--trace_file={trace.resolve()}",
+            "--num_switch=1",
+            f"--num_node_p_switch={gpus // GPUS_PER_HOST}",
+            f"--num_gpu_p_node={GPUS_PER_HOST}",
+            f"--log_path={log}",
+        ]
         tick, cpu = time.perf_counter(), children_cpu_s()
-        done = subprocess.run(cmd, cwd=sim_dir, capture_output=True, text=True, check=False)  # its stderr goes into our message
+        done = subprocess.run(
+            cmd, cwd=sim_dir, capture_output=True, text=True, check=False
+        )  # its stderr goes into our message
         wall, cpu = time.perf_counter() - tick, children_cpu_s() - cpu
         if done.returncode != 0:
             raise SystemExit(f"Tiresias' simulator failed (scheme {scheme}, {trace}):\n{done.stderr.strip()[-2000:]}")
@@ -157,12 +179,22 @@ def compare(theirs: dict[int, float], ours: dict[int, float]) -> tuple[float, fl
 
 def main(argv: list[str]) -> int:
     ap = argparse.ArgumentParser(prog="python -m fairsim.bench tiresias", description=__doc__.splitlines()[0])
-    ap.add_argument("--tiresias", type=Path, help="Tiresias checkout (or its simulator/ folder); without it fairsim runs alone")
+    ap.add_argument(
+        "--tiresias", type=Path, help="Tiresias checkout (or its simulator/ folder); without it fairsim runs alone"
+    )
     ap.add_argument("--python2", default="python2.7", help="Python 2.7 with numpy for Tiresias' simulator")
     ap.add_argument("--traces", nargs="*", default=list(TRACES), help=f"shipped traces ({', '.join(TRACES)})")
-    ap.add_argument("--trace", action="append", default=[], metavar="PATH:GPUS", help="a trace file of your own and its cluster size")
+    ap.add_argument(
+        "--trace",
+        action="append",
+        default=[],
+        metavar="PATH:GPUS",
+        help="a trace file of your own and its cluster size",
+    )
     ap.add_argument("--schemes", nargs="+", choices=list(SCHEMES), default=list(SCHEMES))
-    ap.add_argument("--set", action="append", default=[], metavar="KEY=VALUE", help="a fairsim override, e.g. sim.round_len_s=300")
+    ap.add_argument(
+        "--set", action="append", default=[], metavar="KEY=VALUE", help="a fairsim override, e.g. sim.round_len_s=300"
+    )
     ap.add_argument("--repeats", type=int, default=1, help="runs of each command; medians are reported")
     ap.add_argument("--no-command", action="store_true", help="skip timing fairsim's whole command (python run.py)")
     ap.add_argument("--their-jobs", type=Path, metavar="CSV", help="write Tiresias' per-job JCTs here")
@@ -170,10 +202,14 @@ def main(argv: list[str]) -> int:
     traces = resolve_traces(args.traces, args.trace)
     sim_dir = simulator_dir(args.tiresias) if args.tiresias else None
     print(f"fairsim overrides: sim=tiresias_compat {' '.join(args.set)}".rstrip())
-    print("T = Tiresias' simulator, F = fairsim: cmd = the whole command (wall), cpu = its CPU seconds, sim = the simulation alone (wall)")
+    print(
+        "T = Tiresias' simulator, F = fairsim: cmd = the whole command (wall), cpu = its CPU seconds, sim = the simulation alone (wall)"
+    )
     head = f"{'trace':>10} {'GPUs':>4} {'scheme':>12} "
     if sim_dir:
-        head += f"{'theirs h':>8} {'fairsim h':>9} {'dev %':>6} {'corr':>6} {'T cmd s':>7} {'T cpu s':>7} {'T sim s':>7} "
+        head += (
+            f"{'theirs h':>8} {'fairsim h':>9} {'dev %':>6} {'corr':>6} {'T cmd s':>7} {'T cpu s':>7} {'T sim s':>7} "
+        )
     else:
         head += f"{'fairsim h':>9} "
     print(head + f"{'F cmd s':>7} {'F cpu s':>7} {'F sim s':>7}")
@@ -184,7 +220,11 @@ def main(argv: list[str]) -> int:
             overrides = fairsim_overrides(trace_arg, gpus, scheme, args.set)
             runs = [run_fairsim(overrides) for _ in range(args.repeats)]
             ours, sim_s = runs[0][0], statistics.median(r[1] for r in runs)
-            cmd = [(float("nan"), float("nan"))] if args.no_command else [time_fairsim_command(overrides) for _ in range(args.repeats)]
+            cmd = (
+                [(float("nan"), float("nan"))]
+                if args.no_command
+                else [time_fairsim_command(overrides) for _ in range(args.repeats)]
+            )
             cmd_s, cmd_cpu = statistics.median(c[0] for c in cmd), statistics.median(c[1] for c in cmd)
             line = f"{name:>10} {gpus:4d} {scheme:>12} "
             if sim_dir:

@@ -43,9 +43,13 @@ def sustainable_scale(jobs: JobSet, cluster: ClusterSpec) -> float:
     capacity_rows = np.zeros((t, c * t + 1))
     capacity_rows[np.tile(np.arange(t), c), np.arange(c * t)] = np.repeat(gang, t)
     upper = np.r_[np.where(tput.ravel() > 0, np.inf, 0.0), np.inf]
-    res = linprog(np.r_[np.zeros(c * t), -1.0], A_ub=np.vstack([throughput_rows, capacity_rows]),
-                  b_ub=np.r_[np.zeros(c), cluster.counts.astype(float)],
-                  bounds=np.column_stack([np.zeros(c * t + 1), upper]), method="highs")
+    res = linprog(
+        np.r_[np.zeros(c * t), -1.0],
+        A_ub=np.vstack([throughput_rows, capacity_rows]),
+        b_ub=np.r_[np.zeros(c), cluster.counts.astype(float)],
+        bounds=np.column_stack([np.zeros(c * t + 1), upper]),
+        method="highs",
+    )
     if res.status != 0:
         raise RuntimeError(f"capacity LP failed: {res.message}")
     return float(-res.fun)

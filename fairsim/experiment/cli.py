@@ -35,8 +35,14 @@ from fairsim.errors import InputError
 
 SOURCE = "command line"
 FULL_ERROR = "HYDRA_FULL_ERROR"
-_FLAGS = {"--config-dir": "config_dir", "-cd": "config_dir", "--config-path": "config_path", "-cp": "config_path",
-          "--config-name": "config_name", "-cn": "config_name"}
+_FLAGS = {
+    "--config-dir": "config_dir",
+    "-cd": "config_dir",
+    "--config-path": "config_path",
+    "-cp": "config_path",
+    "--config-name": "config_name",
+    "-cn": "config_name",
+}
 
 
 @dataclass(frozen=True)
@@ -105,10 +111,15 @@ def folder(entry: str, source: str, field: str, base: Path | None = None) -> Fol
         try:
             root = importlib.resources.files(module)
         except (ImportError, TypeError) as exc:
-            raise InputError(source, field, f"{entry!r}: no importable package {module!r} ({type(exc).__name__})") from None
+            raise InputError(
+                source, field, f"{entry!r}: no importable package {module!r} ({type(exc).__name__})"
+            ) from None
         return Folder(f"pkg://{module}", root)
-    raise InputError(source, field, f"{entry!r}: {scheme}:// is not supported here "
-                     "(allowed: file://DIR, pkg://package or a plain path)")
+    raise InputError(
+        source,
+        field,
+        f"{entry!r}: {scheme}:// is not supported here (allowed: file://DIR, pkg://package or a plain path)",
+    )
 
 
 class _Recorder:
@@ -221,8 +232,15 @@ def primary_searchpath(folders: Sequence[Folder], name: str) -> list[str]:
 
 def group_options(folders: Sequence[Folder], group: str) -> list[str]:
     """Every preset of ``group`` (a folder name such as ``cluster`` or ``policy/mechanism``) in any folder."""
-    return sorted({p.name[:-5] for f in folders if (f.root / group).is_dir()
-                   for p in (f.root / group).iterdir() if p.name.endswith(".yaml") and p.is_file()})
+    return sorted(
+        {
+            p.name[:-5]
+            for f in folders
+            if (f.root / group).is_dir()
+            for p in (f.root / group).iterdir()
+            if p.name.endswith(".yaml") and p.is_file()
+        }
+    )
 
 
 def group_names(folders: Sequence[Folder]) -> list[str]:
@@ -275,14 +293,22 @@ def check_group_choices(argv: list[str], conf_dir: Path, config_name: str = "con
         for choice in _choices(parsed):
             if choice not in options:
                 where = " or ".join(f.shown(group) for f in folders)
-                raise InputError(SOURCE, group, f"no preset {choice!r} in {where}{_closest(choice, options, case=True)} "
-                                 f"(allowed: {', '.join(options)})")
+                raise InputError(
+                    SOURCE,
+                    group,
+                    f"no preset {choice!r} in {where}{_closest(choice, options, case=True)} "
+                    f"(allowed: {', '.join(options)})",
+                )
             holders = [f for f in folders if (f.root / group / f"{choice}.yaml").is_file()]
             texts = {(f.root / group / f"{choice}.yaml").read_bytes() for f in holders}
             if len(texts) > 1:
-                raise InputError(SOURCE, group, f"preset {choice!r} is in {' and '.join(f.shown(group) for f in holders)}, "
-                                 f"which differ; Hydra takes the first one ({holders[0].shown(group)}{choice}.yaml), "
-                                 "so give yours another name")
+                raise InputError(
+                    SOURCE,
+                    group,
+                    f"preset {choice!r} is in {' and '.join(f.shown(group) for f in holders)}, "
+                    f"which differ; Hydra takes the first one ({holders[0].shown(group)}{choice}.yaml), "
+                    "so give yours another name",
+                )
     return argv
 
 
@@ -298,6 +324,7 @@ def _unaliased(arg: str, folders: Sequence[Folder]) -> str:
     choices = _choices(parsed)
     named = [aliases.get(c.lower(), c) if c not in options else c for c in choices]
     return arg if named == choices else f"{arg.split('=', 1)[0]}={','.join(named)}"
+
 
 def version_line() -> str:
     """What ``python run.py --version`` prints: fairsim's version, then Hydra's and Python's."""
@@ -358,7 +385,7 @@ def _source(key: str, overrides: Sequence[str]) -> str:
 
 
 def _closest(word: str, candidates: Sequence[str], prefix: str = "", case: bool = False) -> str:
-    """"; closest: a, b" (the most alike candidates, in any case with ``case``), or ""."""
+    """ "; closest: a, b" (the most alike candidates, in any case with ``case``), or ""."""
     if case:
         lower = {c.lower(): c for c in candidates}
         close = [lower[c] for c in difflib.get_close_matches(word.lower(), list(lower), n=3)]
@@ -386,7 +413,11 @@ def hydra_error_line(exc: BaseException, argv: Sequence[str], conf_dir: Path, co
 
     if isinstance(exc, OverrideParseException):
         bad = next((a for a in overrides if _parse(a) is None), None)
-        return f"{SOURCE}: {bad!r}: not a valid override: {_one_line(message)}" if bad else f"{SOURCE}: {_one_line(message)}"
+        return (
+            f"{SOURCE}: {bad!r}: not a valid override: {_one_line(message)}"
+            if bad
+            else f"{SOURCE}: {_one_line(message)}"
+        )
 
     missing = getattr(exc, "missing_cfg_file", None) if isinstance(exc, MissingConfigException) else None
     if missing and "/" in missing and exc.options is not None:
@@ -403,12 +434,18 @@ def hydra_error_line(exc: BaseException, argv: Sequence[str], conf_dir: Path, co
     parent = getattr(cause, "parent_node", None)
     if unknown and "/" in unknown.group(1):  # a group path that no folder has (policy/mechansim=x)
         return _no_group(unknown.group(1), overrides, group_names(folders))
-    if unknown and isinstance(parent, DictConfig) and getattr(cause, "key", None) is not None \
-            and not unknown.group(1).endswith(str(cause.key)):  # a mapping value merged into a key, adding keys to it
+    if (
+        unknown
+        and isinstance(parent, DictConfig)
+        and getattr(cause, "key", None) is not None
+        and not unknown.group(1).endswith(str(cause.key))
+    ):  # a mapping value merged into a key, adding keys to it
         full, key = unknown.group(1), str(cause.key)
         has = ", ".join(sorted(str(k) for k in parent)) or "no keys"
-        return (f"{_source(full, overrides)}: {full}: the value adds the key {key!r}, which {full} does not have "
-                f"(it has: {has}); +{full}.{key}=... adds one key")
+        return (
+            f"{_source(full, overrides)}: {full}: the value adds the key {key!r}, which {full} does not have "
+            f"(it has: {has}); +{full}.{key}=... adds one key"
+        )
     if unknown and isinstance(parent, DictConfig) and getattr(cause, "key", None) is not None:
         full = unknown.group(1)
         key = str(cause.key)
@@ -418,8 +455,10 @@ def hydra_error_line(exc: BaseException, argv: Sequence[str], conf_dir: Path, co
             keys = sorted(set(keys) | {g for g in group_names(folders) if "/" not in g})
         value = next((a.split("=", 1)[1] for a in overrides if a.split("=", 1)[0] == full), "...")
         level = prefix.rstrip(".") or "the config"
-        return (f"{_source(full, overrides)}: {full}: no such key{_closest(key, keys, prefix)} "
-                f"({level} has: {', '.join(keys)}; +{full}={value} would add a new key)")
+        return (
+            f"{_source(full, overrides)}: {full}: no such key{_closest(key, keys, prefix)} "
+            f"({level} has: {', '.join(keys)}; +{full}={value} would add a new key)"
+        )
 
     not_default = re.match(r"Could not override '([^']+)'\. No match in the defaults list\.", message)
     if not_default:
@@ -435,8 +474,9 @@ def hydra_error_line(exc: BaseException, argv: Sequence[str], conf_dir: Path, co
         key = exists.group(1)
         return f"{SOURCE}: +{key}: already in the config; drop the + to change it ({key}=...), or ++{key}=... adds or changes it"
 
-    twice = (re.match(r"(\S+) appears more than once in the final defaults list", message)
-             or re.match(r"Multiple values for (\S+)\. To override a value use", message))
+    twice = re.match(r"(\S+) appears more than once in the final defaults list", message) or re.match(
+        r"Multiple values for (\S+)\. To override a value use", message
+    )
     if twice:
         group = twice.group(1)
         return f"{SOURCE}: +{group}: {group} is already in the defaults list; drop the + to choose another preset ({group}=...)"

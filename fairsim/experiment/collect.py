@@ -54,8 +54,12 @@ from fairsim.experiment.run_folder import (
 )
 from fairsim.files import atomic_write
 
-LABELS = {"policy": ("policy", "name"), "cluster": ("cluster", "name"), "workload": ("workload", "name"),
-          "sim": ("sim", "name")}
+LABELS = {
+    "policy": ("policy", "name"),
+    "cluster": ("cluster", "name"),
+    "workload": ("workload", "name"),
+    "sim": ("sim", "name"),
+}
 TOP_LABELS = ("seed", "load", "variant")  # top-level config keys that are label columns themselves
 CONFIG_PREFIX = "config."  # a varying top-level key's column: config.num_jobs (its own name may be a summary key's)
 # a cell's identity columns in the sweep's per-job and per-tenant tables, beside the varying keys
@@ -88,8 +92,13 @@ def one_per_identity(sweep_dir: Path, cells: list[Path]) -> tuple[list[Path], di
         home = indexed_folder(sweep_dir, digest)
         keep = home if home in folders else folders[0]
         kept.append(keep)
-        dropped.update({f.name: f"the same config as {keep.name} (one row per config; this folder is not collected)"
-                        for f in folders if f != keep})
+        dropped.update(
+            {
+                f.name: f"the same config as {keep.name} (one row per config; this folder is not collected)"
+                for f in folders
+                if f != keep
+            }
+        )
     return sorted(kept), dropped
 
 
@@ -105,17 +114,23 @@ def cell_row(cell: Path) -> dict:
         row[col] = (cfg.get(group) or {}).get(key)
     for key in ("seed", "load"):
         row[key] = cfg.get(key)
-    if "variant" in cfg:  # set by a variant preset (conf/fft_variant/, conf/workload_variant/): which one-at-a-time change
+    if (
+        "variant" in cfg
+    ):  # set by a variant preset (conf/fft_variant/, conf/workload_variant/): which one-at-a-time change
         row["variant"] = cfg["variant"]
     workload = cfg.get("workload") or {}
-    row["arrivals"] = workload.get("arrivals") or ("poisson" if workload.get("kind") in ("philly", "gavel_generated") else "file")
+    row["arrivals"] = workload.get("arrivals") or (
+        "poisson" if workload.get("kind") in ("philly", "gavel_generated") else "file"
+    )
     row["num_jobs"] = summary.get("num_jobs")  # the jobs the metrics cover (a trace file has its own count)
     row.update({k: v for k, v in summary.items() if k not in row and not isinstance(v, str)})
     record = provenance.read(cell)
     git = (record or {}).get("git") or {}
     row["code_digest"] = (record or {}).get("code_digest")
     row["commit"] = git.get("commit")
-    row["dirty"] = provenance.dirty(record)  # as MLflow's fairsim.dirty: the repository, or code outside it no clean checkout holds
+    row["dirty"] = provenance.dirty(
+        record
+    )  # as MLflow's fairsim.dirty: the repository, or code outside it no clean checkout holds
     row["stale_why"] = provenance.why_stale(cell, cfg, record)
     row["stale"] = row["stale_why"] is not None
     return row

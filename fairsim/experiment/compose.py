@@ -11,8 +11,9 @@ from omegaconf import DictConfig, OmegaConf
 CONF_DIR = Path(__file__).resolve().parents[2] / "conf"
 
 
-def compose_config(overrides: list[str] | None = None, config_name: str = "config",
-                   return_hydra_config: bool = False) -> DictConfig:
+def compose_config(
+    overrides: list[str] | None = None, config_name: str = "config", return_hydra_config: bool = False
+) -> DictConfig:
     """conf/config.yaml with ``overrides``, as ``python run.py`` composes it (with its ``hydra``
     node if ``return_hydra_config``). Presets in a folder of the user's own come with the override
     ``hydra.searchpath=[file:///path/to/myconf]`` (Hydra's errors are raised as they are: no
@@ -20,7 +21,9 @@ def compose_config(overrides: list[str] | None = None, config_name: str = "confi
     from hydra import compose, initialize_config_dir
 
     with initialize_config_dir(config_dir=str(CONF_DIR), version_base="1.3"):
-        return compose(config_name=config_name, overrides=list(overrides or []), return_hydra_config=return_hydra_config)
+        return compose(
+            config_name=config_name, overrides=list(overrides or []), return_hydra_config=return_hydra_config
+        )
 
 
 @functools.cache

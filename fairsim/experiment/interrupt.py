@@ -118,6 +118,7 @@ def ends_in_one_line() -> Iterator[None]:
 
 # ---- a single run -----------------------------------------------------------------------------
 
+
 def _stamp(path: Path) -> tuple[int, int] | None:
     try:
         st = path.stat()
@@ -135,9 +136,12 @@ def run_ending(folder: Path, track: bool = True) -> Callable[[], str]:
     def end() -> str:
         now = _stamp(folder / SUMMARY)
         if now is not None and now != before and why_incomplete(folder) is None:
-            return f"interrupted: the run is complete in {folder}" + (", but may not be logged to MLflow" if track else "")
-        return ("interrupted: the run had not finished; nothing was written as complete"
-                + (f" ({folder} still holds an earlier run's results)" if now is not None else ""))
+            return f"interrupted: the run is complete in {folder}" + (
+                ", but may not be logged to MLflow" if track else ""
+            )
+        return "interrupted: the run had not finished; nothing was written as complete" + (
+            f" ({folder} still holds an earlier run's results)" if now is not None else ""
+        )
 
     return end
 
@@ -150,6 +154,8 @@ class RunCallback(Callback):
         from hydra.types import RunMode
 
         if config.hydra.mode == RunMode.RUN:
-            on_ctrl_c(run_ending(Path(config.hydra.runtime.output_dir), bool(config.get("track", True))),
-                      lambda why: "interrupted: the run had not finished; nothing was written as complete")
+            on_ctrl_c(
+                run_ending(Path(config.hydra.runtime.output_dir), bool(config.get("track", True))),
+                lambda why: "interrupted: the run had not finished; nothing was written as complete",
+            )
             release_ctrl_c()

@@ -22,7 +22,9 @@ def interactive(stream: TextIO | None = None) -> bool:
 
 
 @contextlib.contextmanager
-def progress_bar(total: int, desc: str, unit: str = "job", enabled: bool | None = None) -> Iterator[Callable[[int], None] | None]:
+def progress_bar(
+    total: int, desc: str, unit: str = "job", enabled: bool | None = None
+) -> Iterator[Callable[[int], None] | None]:
     """A tqdm bar of ``total`` steps on stderr, yielded as ``advance(n)``; None (no bar at all)
     when disabled or when stderr is not a terminal (``enabled=None``)."""
     if enabled is None:

@@ -79,15 +79,29 @@ if TYPE_CHECKING:
     from fairsim.experiment.cli import Folder
 
 PACKAGE_DIR = Path(__file__).resolve().parents[1]  # .../fairsim
-BASE = files.REPOSITORY  # the repository: names are relative to it (fairsim/policies/fft.py, fairsim/data/gpu_specs.csv)
+BASE = (
+    files.REPOSITORY
+)  # the repository: names are relative to it (fairsim/policies/fft.py, fairsim/data/gpu_specs.csv)
 BUILDER = "fairsim.experiment.single"
 # the experiment modules that build a run's parts; the rest of fairsim.experiment only names,
 # prints, collects and logs, and a change there cannot move a number
 BUILDING = {"fairsim.experiment.single", "fairsim.experiment.fluid_cache"}
-PACKAGES = ("numpy", "scipy", "highspy", "pandas", "pyarrow", "hydra-core", "omegaconf", "joblib", "matplotlib", "mlflow")
+PACKAGES = (
+    "numpy",
+    "scipy",
+    "highspy",
+    "pandas",
+    "pyarrow",
+    "hydra-core",
+    "omegaconf",
+    "joblib",
+    "matplotlib",
+    "mlflow",
+)
 
 
 # ---- code --------------------------------------------------------------------------------------
+
 
 @dataclass
 class Code:
@@ -111,10 +125,17 @@ def _simulating(module: str) -> bool:
 def _installed_folders() -> tuple[str, ...]:
     """The standard library's and the installed distributions' folders, this interpreter's (a
     virtual environment's) and its base installation's."""
-    bases = {"base": sys.base_prefix, "platbase": sys.base_exec_prefix,
-             "installed_base": sys.base_prefix, "installed_platbase": sys.base_exec_prefix}
-    folders = {paths[key] for paths in (sysconfig.get_paths(), sysconfig.get_paths(vars=bases))
-               for key in ("stdlib", "platstdlib", "purelib", "platlib")}
+    bases = {
+        "base": sys.base_prefix,
+        "platbase": sys.base_exec_prefix,
+        "installed_base": sys.base_prefix,
+        "installed_platbase": sys.base_exec_prefix,
+    }
+    folders = {
+        paths[key]
+        for paths in (sysconfig.get_paths(), sysconfig.get_paths(vars=bases))
+        for key in ("stdlib", "platstdlib", "purelib", "platlib")
+    }
     folders.update(site.getsitepackages() if hasattr(site, "getsitepackages") else [])
     folders.add(site.getusersitepackages())
     return tuple(sorted({os.path.realpath(f) for f in folders}))
@@ -127,7 +148,7 @@ def _covered(path: str) -> bool:
 
 
 def _inside(path: str, folder: str) -> bool:
-    return path.startswith(folder) and path[len(folder):len(folder) + 1] in ("", os.sep)
+    return path.startswith(folder) and path[len(folder) : len(folder) + 1] in ("", os.sep)
 
 
 def _find_spec(name: str, path: list[str] | None) -> ModuleSpec | None:
@@ -174,7 +195,9 @@ class _Finder:
                 where = list(above.submodule_search_locations or []) if above is not None else []
                 self.specs[name] = _find_spec(name, where) if where else None
             else:
-                self.specs[name] = _find_spec(name, None) or (PathFinder.find_spec(name, self.extra) if self.extra else None)
+                self.specs[name] = _find_spec(name, None) or (
+                    PathFinder.find_spec(name, self.extra) if self.extra else None
+                )
         return self.specs[name]
 
     def origin(self, name: str) -> str | None:
@@ -190,7 +213,9 @@ class _Finder:
         installed distribution (then it is no simulating code, and neither is anything below it)."""
         if name not in self.outside:
             parent, origin = name.rpartition(".")[0], self.origin(name)
-            self.outside[name] = (bool(parent) and self.installed(parent)) or (origin is not None and not _covered(origin))
+            self.outside[name] = (bool(parent) and self.installed(parent)) or (
+                origin is not None and not _covered(origin)
+            )
         return self.outside[name]
 
 
@@ -231,9 +256,14 @@ def _statements(path: str, size: int, mtime_ns: int) -> tuple[tuple[int, str | N
             found += [(0, a.name, ()) for a in node.names]
         elif isinstance(node, ast.ImportFrom):
             found.append((node.level, node.module, tuple(a.name for a in node.names)))
-        elif (isinstance(node, ast.Call) and _names_import_module(node.func) and node.args
-              and isinstance(node.args[0], ast.Constant) and isinstance(node.args[0].value, str)
-              and not node.args[0].value.startswith(".")):
+        elif (
+            isinstance(node, ast.Call)
+            and _names_import_module(node.func)
+            and node.args
+            and isinstance(node.args[0], ast.Constant)
+            and isinstance(node.args[0].value, str)
+            and not node.args[0].value.startswith(".")
+        ):
             found.append((0, node.args[0].value, ()))
     return tuple(found)
 
@@ -249,8 +279,9 @@ def _statements_in(tree: ast.AST) -> Iterator[ast.AST]:
 
 
 def _names_import_module(func: ast.expr) -> bool:
-    return (isinstance(func, ast.Attribute) and func.attr == "import_module") or \
-        (isinstance(func, ast.Name) and func.id in ("import_module", "__import__"))
+    return (isinstance(func, ast.Attribute) and func.attr == "import_module") or (
+        isinstance(func, ast.Name) and func.id in ("import_module", "__import__")
+    )
 
 
 def _imports(module: str, package: bool, path: Path) -> list[tuple[str, bool]]:
@@ -371,7 +402,7 @@ def digest_of_files(files: Mapping[str, str]) -> str:
 def module_of(name: str) -> str:
     """The module a recorded file name stands for (fairsim/policies/fft.py -> fairsim.policies.fft,
     mylib/__init__.py -> mylib)."""
-    parts = name[:-len(".py")].split("/") if name.endswith(".py") else name.split("/")
+    parts = name[: -len(".py")].split("/") if name.endswith(".py") else name.split("/")
     return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
 
 
@@ -394,6 +425,7 @@ def why_code_moved(files: Mapping[str, str], folders: Mapping[str, Iterable[str]
 
 
 # ---- inputs ------------------------------------------------------------------------------------
+
 
 def input_name(path: Path) -> str:
     """How a record names an input: relative to the package's parent (shipped data: fairsim/data/...),
@@ -418,6 +450,7 @@ def input_digests(paths: Iterable[Path]) -> dict[str, str]:
 
 
 # ---- config files -------------------------------------------------------------------------------
+
 
 def folder_name(folder: Folder) -> str:
     """How records name a config folder: relative to the repository inside it (``conf``), else
@@ -450,10 +483,17 @@ def config_record() -> tuple[dict | None, list[str] | None]:
     read = _READ.get(key)
     if read is None or not read.unchanged(folders):
         try:
-            defaults = GlobalHydra.instance().config_loader().compute_defaults_list(hydra.job.config_name, overrides, RunMode.RUN).defaults
+            defaults = (
+                GlobalHydra.instance()
+                .config_loader()
+                .compute_defaults_list(hydra.job.config_name, overrides, RunMode.RUN)
+                .defaults
+            )
         except (HydraException, OmegaConfBaseException):  # a config file edited into an error while the run ran
             return None, None
-        read = _READ[key] = _ConfigsRead.of(sorted({f"{d.config_path}.yaml" for d in defaults if d.config_path}), folders)
+        read = _READ[key] = _ConfigsRead.of(
+            sorted({f"{d.config_path}.yaml" for d in defaults if d.config_path}), folders
+        )
         while len(_READ) > 64:
             _READ.pop(next(iter(_READ)))
     files: dict[str, dict[str, str]] = {}
@@ -520,12 +560,16 @@ def config_file_digest(file: Any) -> str:
 
 # ---- environment -------------------------------------------------------------------------------
 
+
 def checkout_state(folder: Path) -> dict | None:
     """{root, commit, dirty, changed, untracked} of the git checkout holding ``folder``: dirty
     when a tracked file changed (``changed`` of them) or a file is untracked (``untracked``;
     ignored files aside); None outside a checkout (or without git)."""
+
     def git(*args: str) -> str:
-        return subprocess.run(["git", "-C", str(folder), *args], capture_output=True, text=True, check=True, timeout=30).stdout
+        return subprocess.run(
+            ["git", "-C", str(folder), *args], capture_output=True, text=True, check=True, timeout=30
+        ).stdout
 
     try:
         root = git("rev-parse", "--show-toplevel").strip()
@@ -534,7 +578,13 @@ def checkout_state(folder: Path) -> dict | None:
     except (OSError, subprocess.SubprocessError):
         return None
     untracked = sum(line.startswith("??") for line in status)
-    return {"root": root, "commit": commit, "dirty": bool(status), "changed": len(status) - untracked, "untracked": untracked}
+    return {
+        "root": root,
+        "commit": commit,
+        "dirty": bool(status),
+        "changed": len(status) - untracked,
+        "untracked": untracked,
+    }
 
 
 @functools.lru_cache(maxsize=1)
@@ -568,9 +618,16 @@ def environment() -> dict:
         user = getpass.getuser()
     except (KeyError, OSError):
         user = None
-    return {"fairsim_version": fairsim.__version__, "git": git_state(), "python": platform.python_version(),
-            "python_implementation": platform.python_implementation(), "packages": {p: version(p) for p in PACKAGES},
-            "platform": platform.platform(), "host": socket.gethostname(), "user": user}
+    return {
+        "fairsim_version": fairsim.__version__,
+        "git": git_state(),
+        "python": platform.python_version(),
+        "python_implementation": platform.python_implementation(),
+        "packages": {p: version(p) for p in PACKAGES},
+        "platform": platform.platform(),
+        "host": socket.gethostname(),
+        "user": user,
+    }
 
 
 def dirty(record: Mapping[str, Any] | None) -> bool | None:
@@ -593,14 +650,24 @@ def record(run_cfg: Mapping[str, Any] | None, inputs: Iterable[Path], started_at
     code = run_code(run_cfg)
     files = code.digests()
     config_files, search_path = config_record()
-    return {**environment(), "code_digest": digest_of_files(files), "code_files": files,
-            "code_folders": {folder: {"files": names, "git": folder_git_state(folder)} for folder, names in sorted(code.folders.items())},
-            "config_files": config_files, "config_search_path": search_path,
-            "inputs": input_digests(inputs), "started_at": started_at, "finished_at": finished_at,
-            "argv": [Path(sys.argv[0]).name, *sys.argv[1:]] if sys.argv and sys.argv[0] else []}
+    return {
+        **environment(),
+        "code_digest": digest_of_files(files),
+        "code_files": files,
+        "code_folders": {
+            folder: {"files": names, "git": folder_git_state(folder)} for folder, names in sorted(code.folders.items())
+        },
+        "config_files": config_files,
+        "config_search_path": search_path,
+        "inputs": input_digests(inputs),
+        "started_at": started_at,
+        "finished_at": finished_at,
+        "argv": [Path(sys.argv[0]).name, *sys.argv[1:]] if sys.argv and sys.argv[0] else [],
+    }
 
 
 # ---- staleness ---------------------------------------------------------------------------------
+
 
 def read(folder: Path) -> dict | None:
     """The folder's record, or None when it has none (or an unreadable one)."""
@@ -616,7 +683,9 @@ def recorded_folders(saved: Mapping[str, Any]) -> dict[str, list[str]]:
     folders = saved.get("code_folders")
     if not isinstance(folders, Mapping):
         return {}
-    return {str(f): [str(n) for n in entry.get("files") or []] for f, entry in folders.items() if isinstance(entry, Mapping)}
+    return {
+        str(f): [str(n) for n in entry.get("files") or []] for f, entry in folders.items() if isinstance(entry, Mapping)
+    }
 
 
 def why_stale(folder: Path, run_cfg: Mapping[str, Any] | None, saved: dict | None = None) -> str | None:
@@ -664,5 +733,7 @@ def _changed_files(saved: dict, current: Mapping[str, str], missing: set[str]) -
     changed = sorted(n for n in set(before) | set(current) if before.get(n) != current.get(n))
     if not changed:
         return ""
-    first = changed[0] + (": no longer importable" if changed[0] not in current and module_of(changed[0]) in missing else "")
+    first = changed[0] + (
+        ": no longer importable" if changed[0] not in current and module_of(changed[0]) in missing else ""
+    )
     return first + (f" and {len(changed) - 1} more" if len(changed) > 1 else "")

@@ -28,14 +28,33 @@ _TIMED = ("wall_s", "policy_s", "solver_s", "time_s")  # summary keys that measu
 
 
 def references() -> dict[str, list[str]]:
-    refs = {f"testbed_{p.stem}": [f"policy={p.stem}", "workload=trace1", "seed=0"]
-            for p in sorted((CONF_DIR / "policy").glob("*.yaml"))}
+    refs = {
+        f"testbed_{p.stem}": [f"policy={p.stem}", "workload=trace1", "seed=0"]
+        for p in sorted((CONF_DIR / "policy").glob("*.yaml"))
+    }
     refs["ours_trace4_3000"] = ["policy=ours", "cluster=scale8", "workload=trace4", "num_jobs=3000", "load=1", "seed=0"]
     refs["themis_scale"] = ["policy=themis", "cluster=scale8", "workload=trace3", "num_jobs=1500", "load=1", "seed=0"]
-    refs["gavel_replay"] = ["policy=gavel_mmf", "workload=gavel_trace", "workload.path=max_min_fairness", "cluster=gavel",
-                            "cluster.counts.v100=4", "cluster.counts.p100=4", "cluster.counts.k80=4", "sim=gavel_compat", "seed=0"]
-    refs["gavel_generated"] = ["policy=gavel", "workload=gavel_generated", "workload.rate_per_hour=1.5",
-                               "workload.window=[100,300]", "workload.num_jobs=500", "cluster=gavel", "sim=gavel_compat", "seed=1"]
+    refs["gavel_replay"] = [
+        "policy=gavel_mmf",
+        "workload=gavel_trace",
+        "workload.path=max_min_fairness",
+        "cluster=gavel",
+        "cluster.counts.v100=4",
+        "cluster.counts.p100=4",
+        "cluster.counts.k80=4",
+        "sim=gavel_compat",
+        "seed=0",
+    ]
+    refs["gavel_generated"] = [
+        "policy=gavel",
+        "workload=gavel_generated",
+        "workload.rate_per_hour=1.5",
+        "workload.window=[100,300]",
+        "workload.num_jobs=500",
+        "cluster=gavel",
+        "sim=gavel_compat",
+        "seed=1",
+    ]
     return refs
 
 
@@ -47,8 +66,10 @@ def record(overrides: list[str]) -> dict:
     buf = io.StringIO()
     out.jobs.to_csv(buf, index=False)
     summary = {k: v for k, v in sorted(out.summary.items()) if not any(t in k for t in _TIMED)}
-    return {"jobs": hashlib.sha256(buf.getvalue().encode()).hexdigest(),
-            "summary": json.loads(json.dumps(summary, sort_keys=True, default=repr))}
+    return {
+        "jobs": hashlib.sha256(buf.getvalue().encode()).hexdigest(),
+        "summary": json.loads(json.dumps(summary, sort_keys=True, default=repr)),
+    }
 
 
 def _same(value) -> str:
@@ -62,8 +83,11 @@ def differences(want: dict, got: dict) -> tuple[list[str], list[str]]:
         return ["saved in an older format: save the references again on the code before the change"], []
     bad = [] if want.get("jobs") == got["jobs"] else ["per-job table"]
     before, now = want.get("summary") or {}, got["summary"]
-    bad += [f"summary {k}: {before[k]!r} -> {now[k]!r}" if k in now else f"summary {k}: gone"
-            for k in sorted(before) if _same(now.get(k, "<gone>")) != _same(before[k])]
+    bad += [
+        f"summary {k}: {before[k]!r} -> {now[k]!r}" if k in now else f"summary {k}: gone"
+        for k in sorted(before)
+        if _same(now.get(k, "<gone>")) != _same(before[k])
+    ]
     return bad, sorted(set(now) - set(before))
 
 

@@ -40,7 +40,9 @@ from fairsim.files import atomic_write
 
 SUMMARY = "summary.json"  # written last: its presence marks a complete run
 CONFIG = "config.yaml"  # the resolved config the run used
-JOBS = "jobs.parquet"  # one row per job (a sweep's folder: every cell's jobs, with the cell's name and identity columns)
+JOBS = (
+    "jobs.parquet"  # one row per job (a sweep's folder: every cell's jobs, with the cell's name and identity columns)
+)
 ROUNDS = "rounds.parquet"  # one row per round
 TENANTS = "tenants.parquet"  # one row per tenant, when the jobs name tenants
 SCHEDULE = "schedule.parquet"  # one row per (round, active job), with sim.record_schedule=true only
@@ -183,6 +185,7 @@ def _jobs_problem(path: Path, num_jobs) -> str | None:
 
 # ---- a sweep's cells ----------------------------------------------------------------------------
 
+
 def is_cell_folder(path: Path) -> bool:
     """A visible folder holding a run's files or Hydra's record of a job (a sweep's figures/ is not a cell)."""
     path = Path(path)
@@ -204,9 +207,9 @@ def cell_name(overrides: str) -> str:
     if len(raw) <= MAX_NAME_BYTES:
         return name
     tail = "..." + hashlib.sha256(raw).hexdigest()[:NAME_DIGEST]
-    head = raw[:MAX_NAME_BYTES - len(tail)].decode(errors="ignore")
+    head = raw[: MAX_NAME_BYTES - len(tail)].decode(errors="ignore")
     if "," in head:
-        head = head[:head.rindex(",")]  # keep whole overrides readable
+        head = head[: head.rindex(",")]  # keep whole overrides readable
     return head + tail
 
 

@@ -62,12 +62,16 @@ def build_policy(cfg: Mapping[str, Any]) -> Policy:
     name = cfg.pop("name", "?")
     source = f"policy {name}"
     target = cfg.pop("_target_", None)
-    require(target is not None, source, "_target_", "missing (the policy's class, e.g. fairsim.policies.fifo.FifoPolicy)")
+    require(
+        target is not None, source, "_target_", "missing (the policy's class, e.g. fairsim.policies.fifo.FifoPolicy)"
+    )
     try:
         cls = get_class(target)
     except Exception as exc:  # Hydra raises ImportError or its own wrapper
         raise InputError(source, "_target_", f"cannot import {target} ({type(exc).__name__})") from exc
-    require(isinstance(cls, type) and issubclass(cls, Policy), source, "_target_", f"{target} is not a fairsim Policy class")
+    require(
+        isinstance(cls, type) and issubclass(cls, Policy), source, "_target_", f"{target} is not a fairsim Policy class"
+    )
     params = inspect.signature(cls.__init__).parameters
     allowed = [p for p in params if p != "self"]
     for key, value in cfg.items():
@@ -99,14 +103,23 @@ def _check_type(value: Any, annotation: Any, source: str, key: str) -> None:
 
 def validate_top(cfg: DictConfig) -> None:
     seed = cfg.get("seed")
-    require(isinstance(seed, int) and not isinstance(seed, bool) and seed >= 0, "config", "seed", f"must be an integer >= 0, got {seed!r}")
+    require(
+        isinstance(seed, int) and not isinstance(seed, bool) and seed >= 0,
+        "config",
+        "seed",
+        f"must be an integer >= 0, got {seed!r}",
+    )
     for key in ("track", "reuse_stale"):
         value = cfg.get(key, False)
         require(isinstance(value, bool), "config", key, f"must be true or false, got {value!r}")
     load = cfg.get("load")
     if load is not None:
-        require(isinstance(load, (int, float)) and not isinstance(load, bool) and math.isfinite(load) and 0 < load <= 10,
-                "config", "load", f"must be a number in (0, 10], got {load!r}")
+        require(
+            isinstance(load, (int, float)) and not isinstance(load, bool) and math.isfinite(load) and 0 < load <= 10,
+            "config",
+            "load",
+            f"must be a number in (0, 10], got {load!r}",
+        )
 
 
 def check_integer_steps(jobs: JobSet, cluster: ClusterSpec, sim_cfg: SimConfig) -> None:
@@ -118,9 +131,13 @@ def check_integer_steps(jobs: JobSet, cluster: ClusterSpec, sim_cfg: SimConfig) 
     slow = jobs.feasible & (per_round < 1)
     if slow.any():
         j, k = (int(a[0]) for a in np.nonzero(slow))
-        raise InputError("sim", "integer_steps", f"job {int(jobs.job_id[j])} makes {per_round[j, k]:.3g} whole {jobs.work_unit} per "
-                         f"{sim_cfg.round_len_s:g} s round on {cluster.gpu_types[k]}; integer steps need >= 1 per round "
-                         "(use a catalog counted in steps, e.g. gavel, longer rounds, or sim.integer_steps=false)")
+        raise InputError(
+            "sim",
+            "integer_steps",
+            f"job {int(jobs.job_id[j])} makes {per_round[j, k]:.3g} whole {jobs.work_unit} per "
+            f"{sim_cfg.round_len_s:g} s round on {cluster.gpu_types[k]}; integer steps need >= 1 per round "
+            "(use a catalog counted in steps, e.g. gavel, longer rounds, or sim.integer_steps=false)",
+        )
 
 
 def build_cluster(cfg: DictConfig) -> ClusterSpec:
@@ -163,21 +180,32 @@ def _run_config(cfg: DictConfig, progress: bool | None, fluid_cache: Path | None
     window = workload.window if sim_cfg.until == "window" else None
     awaited = None if window is None else np.flatnonzero((jobs.job_id >= window[0]) & (jobs.job_id < window[1]))
     total = len(jobs) if awaited is None else len(awaited)
-    with progress_bar(total, f"{cfg.policy.get('name', 'run')} on {cfg.workload.get('name', '')}", enabled=progress) as advance:
+    with progress_bar(
+        total, f"{cfg.policy.get('name', 'run')} on {cfg.workload.get('name', '')}", enabled=progress
+    ) as advance:
         result = simulate(jobs, cluster, policy, sim_cfg, seed=int(cfg.seed), until=awaited, progress=advance)
     fluid = fluid_finish_times if fluid_cache is None else FluidCache(fluid_cache)
     table = add_job_metrics(result.jobs, jobs, cluster, result.rounds, fluid_finish=fluid)
     stats = {**result.stats, "wall_s": time.perf_counter() - tick}
     tenants = tenant_table(in_window(table, workload.window))
     summary = summarize(table, result.rounds, cluster, stats, window=workload.window, tenants=tenants)
-    summary = {"policy": str(cfg.policy.get("name", "")), "cluster": cluster.name, "workload": str(cfg.workload.get("name", "")),
-               "seed": int(cfg.seed), "work_unit": jobs.work_unit, "deterministic": bool(policy.deterministic), **summary,
-               **workload.report}
+    summary = {
+        "policy": str(cfg.policy.get("name", "")),
+        "cluster": cluster.name,
+        "workload": str(cfg.workload.get("name", "")),
+        "seed": int(cfg.seed),
+        "work_unit": jobs.work_unit,
+        "deterministic": bool(policy.deterministic),
+        **summary,
+        **workload.report,
+    }
     if window is not None and result.stats["unarrived_jobs_at_end"] == 0:
         # Gavel keeps generating jobs until the window's jobs finish: a trace that ran out first
         # left the end of the window under a lighter load than Gavel's
-        summary["warning"] = (f"every job of the workload arrived before the window's jobs finished: the tail ran "
-                              f"under a lighter load than a steady state; raise workload.num_jobs (now {len(jobs)})")
+        summary["warning"] = (
+            f"every job of the workload arrived before the window's jobs finished: the tail ran "
+            f"under a lighter load than a steady state; raise workload.num_jobs (now {len(jobs)})"
+        )
     return RunOutput(table, result.rounds, summary, result.schedule, tenants=tenants if len(tenants) else None)
 
 
@@ -198,8 +226,12 @@ def write_results(out: RunOutput, folder: Path, cfg: DictConfig | None = None) -
     if cfg is not None:
         atomic_write(folder / CONFIG, lambda p: p.write_text(OmegaConf.to_yaml(cfg, resolve=True)))
     if out.provenance is not None:
-        atomic_write(folder / PROVENANCE, lambda p: p.write_text(json.dumps(out.provenance, indent=2, sort_keys=True) + "\n"))
-    atomic_write(folder / SUMMARY, lambda p: p.write_text(json.dumps(_jsonable(out.summary), indent=2, sort_keys=True) + "\n"))
+        atomic_write(
+            folder / PROVENANCE, lambda p: p.write_text(json.dumps(out.provenance, indent=2, sort_keys=True) + "\n")
+        )
+    atomic_write(
+        folder / SUMMARY, lambda p: p.write_text(json.dumps(_jsonable(out.summary), indent=2, sort_keys=True) + "\n")
+    )
     return folder
 
 
@@ -212,27 +244,42 @@ def format_summary(summary: dict) -> str:
         v = summary.get(key, float("nan"))
         return format(v, fmt) if isinstance(v, (int, float)) and math.isfinite(v) else "n/a"
 
-    return "\n".join([
-        f"policy={summary['policy']} cluster={summary['cluster']} workload={summary['workload']} seed={summary['seed']}",
-        f"  jobs finished   {summary['finished_jobs']}/{summary['num_jobs']}",
-        f"  avg JCT         {h('avg_jct_s')}  (median {h('median_jct_s')}, p95 {h('p95_jct_s')}, p99 {h('p99_jct_s')}; lower is better)",
-        f"  makespan        {h('makespan_s')}  (lower is better)",
-        f"  rho (FTF)       mean {f('rho_fluid_mean')}  max {f('rho_fluid_max')}  (T_id: fluid max-min fair schedule; "
-        "lower is fairer; < 1 = better than fair share)",
-        f"  rho < 1         {f('rho_fluid_lt1_share', '.1%')} of jobs  (higher is fairer; 1/N-share readings: "
-        f"{f('rho_lt1_share', '.1%')} dynamic N, {f('rho_static_lt1_share', '.1%')} static N)",
-        f"  starvation      mean {h('starvation_mean_s')}  max {h('starvation_max_s')}  (lower is better)",
-        f"  migrations      {summary['migrations']} ({f('switches_to_faster_share', '.0%')} of type switches to a faster type), "
-        f"{h('overhead_s_total')} of job time lost to overheads  (fewer and less are better)",
-        f"  GPU utilization {f('gpu_utilization', '.1%')}  (higher is better)",
-        f"  policy time     {f('policy_s_mean', '.4f')} s/decision, {summary['policy_calls']} decisions, {summary['rounds']} rounds, {f('wall_s', '.2f')} s wall",
-    ] + ([f"  job log         {summary['log_jobs']} jobs of {summary['log_rows']} rows run; dropped: "
-           f"{dropped_words(dropped_in(summary))}"] if "log_rows" in summary else [])
-      + ([f"  unknown GPUs    {summary[UNKNOWN_KEY]}"] if summary.get(UNKNOWN_KEY) else [])
-      + ([f"  tenants         {summary['tenant_count']}, Jain's index of their mean rho {f('tenant_jain_rho_fluid')}  "
-           "(1 = treated alike; per tenant: tenants.parquet)"] if summary.get("tenant_count") else [])
-      + ([f"  WARNING         {summary['warning']}"] if summary.get("warning") else [])
-      + ([f"  WARNING         GPU types: {summary[GPU_TYPES_WARNING]}"] if summary.get(GPU_TYPES_WARNING) else []))
+    return "\n".join(
+        [
+            f"policy={summary['policy']} cluster={summary['cluster']} workload={summary['workload']} seed={summary['seed']}",
+            f"  jobs finished   {summary['finished_jobs']}/{summary['num_jobs']}",
+            f"  avg JCT         {h('avg_jct_s')}  (median {h('median_jct_s')}, p95 {h('p95_jct_s')}, p99 {h('p99_jct_s')}; lower is better)",
+            f"  makespan        {h('makespan_s')}  (lower is better)",
+            f"  rho (FTF)       mean {f('rho_fluid_mean')}  max {f('rho_fluid_max')}  (T_id: fluid max-min fair schedule; "
+            "lower is fairer; < 1 = better than fair share)",
+            f"  rho < 1         {f('rho_fluid_lt1_share', '.1%')} of jobs  (higher is fairer; 1/N-share readings: "
+            f"{f('rho_lt1_share', '.1%')} dynamic N, {f('rho_static_lt1_share', '.1%')} static N)",
+            f"  starvation      mean {h('starvation_mean_s')}  max {h('starvation_max_s')}  (lower is better)",
+            f"  migrations      {summary['migrations']} ({f('switches_to_faster_share', '.0%')} of type switches to a faster type), "
+            f"{h('overhead_s_total')} of job time lost to overheads  (fewer and less are better)",
+            f"  GPU utilization {f('gpu_utilization', '.1%')}  (higher is better)",
+            f"  policy time     {f('policy_s_mean', '.4f')} s/decision, {summary['policy_calls']} decisions, {summary['rounds']} rounds, {f('wall_s', '.2f')} s wall",
+        ]
+        + (
+            [
+                f"  job log         {summary['log_jobs']} jobs of {summary['log_rows']} rows run; dropped: "
+                f"{dropped_words(dropped_in(summary))}"
+            ]
+            if "log_rows" in summary
+            else []
+        )
+        + ([f"  unknown GPUs    {summary[UNKNOWN_KEY]}"] if summary.get(UNKNOWN_KEY) else [])
+        + (
+            [
+                f"  tenants         {summary['tenant_count']}, Jain's index of their mean rho {f('tenant_jain_rho_fluid')}  "
+                "(1 = treated alike; per tenant: tenants.parquet)"
+            ]
+            if summary.get("tenant_count")
+            else []
+        )
+        + ([f"  WARNING         {summary['warning']}"] if summary.get("warning") else [])
+        + ([f"  WARNING         GPU types: {summary[GPU_TYPES_WARNING]}"] if summary.get(GPU_TYPES_WARNING) else [])
+    )
 
 
 def _jsonable(d: dict) -> dict:

@@ -65,8 +65,12 @@ if TYPE_CHECKING:
 
 PROGRESS = ".progress"
 COLLECT_LOCK = ".collect.lock"
-CELL_RESOLVER = "fairsim_cell"  # ${fairsim_cell:${hydra:job.override_dirname}}: a cell's folder name (conf/hydra/fairsim.yaml)
-UNLESS_DEFAULT_RESOLVER = "fairsim_unless_default"  # ${fairsim_unless_default:${load},1.0,-load}: a part of a run's folder name
+CELL_RESOLVER = (
+    "fairsim_cell"  # ${fairsim_cell:${hydra:job.override_dirname}}: a cell's folder name (conf/hydra/fairsim.yaml)
+)
+UNLESS_DEFAULT_RESOLVER = (
+    "fairsim_unless_default"  # ${fairsim_unless_default:${load},1.0,-load}: a part of a run's folder name
+)
 # what a spelling's own folder may hold and still be removed when its cell lives in another folder:
 # Hydra's record of the job, what the run printed, an earlier failure, a lock of the old layout
 DISPOSABLE = {HYDRA_DIR, RUN_LOG, FAILED, ".lock"}
@@ -104,6 +108,7 @@ register_cell_resolver()
 
 # ---- progress ---------------------------------------------------------------------------------
 
+
 def progress_file(sweep_dir: Path, run_id: str | None = None) -> Path:
     return Path(sweep_dir) / f"{PROGRESS}.{run_id or os.environ.get(RUN_ENV) or 'unknown'}"
 
@@ -117,9 +122,11 @@ def remove_orphaned_progress(sweep_dir: Path) -> None:
     """Remove the progress files of multiruns on this machine whose process is gone (killed
     before it could remove its own); a file of another machine's run is left alone."""
     for path in Path(sweep_dir).glob(f"{PROGRESS}.*"):
-        run_id = path.name[len(PROGRESS) + 1:]
+        run_id = path.name[len(PROGRESS) + 1 :]
         pid = run_id.split("-", 1)[0]
-        host = run_id.rpartition("@")[2] if "@" in run_id else socket.gethostname()  # ids before hosts were added: local
+        host = (
+            run_id.rpartition("@")[2] if "@" in run_id else socket.gethostname()
+        )  # ids before hosts were added: local
         if pid.isdigit() and host == socket.gethostname() and not _alive(int(pid)):
             path.unlink(missing_ok=True)
 
@@ -150,10 +157,17 @@ def report_progress(sweep_dir: Path, cell: str, seconds: float, status: str) -> 
     total = int(os.environ.get(CELLS_ENV) or 0)
     left = max(total - done, 0)
     mean = sum(ran) / len(ran) if ran else 0.0
-    shown = {RAN: f"{seconds:.1f} s", SKIPPED: "skipped (complete)", FAILED_STATUS: "FAILED", REUSED: "reused (stale)",
-             WAITED: f"skipped (computed by another sweep; waited {seconds:.1f} s)"}[status]
-    return (f"[sweep {Path(sweep_dir).name}] {cell}: {shown} | {done}/{total or '?'} cells done, {left} left, "
-            f"{mean:.1f} s/cell" + (f", ~{left * mean / max(os.cpu_count() or 1, 1):.0f} s to go" if left and ran else ""))
+    shown = {
+        RAN: f"{seconds:.1f} s",
+        SKIPPED: "skipped (complete)",
+        FAILED_STATUS: "FAILED",
+        REUSED: "reused (stale)",
+        WAITED: f"skipped (computed by another sweep; waited {seconds:.1f} s)",
+    }[status]
+    return (
+        f"[sweep {Path(sweep_dir).name}] {cell}: {shown} | {done}/{total or '?'} cells done, {left} left, "
+        f"{mean:.1f} s/cell" + (f", ~{left * mean / max(os.cpu_count() or 1, 1):.0f} s to go" if left and ran else "")
+    )
 
 
 def record_failure(folder: Path, cell: str, text: str) -> None:
@@ -166,7 +180,10 @@ def record_failure(folder: Path, cell: str, text: str) -> None:
     except OSError:
         where = None  # the error line below still says what went wrong
     report_progress(folder.parent, cell, 0.0, FAILED_STATUS)
-    print(f"[sweep {folder.parent.name}] {cell}: FAILED: {last}" + (f" (details: {where})" if where else ""), file=sys.stderr)
+    print(
+        f"[sweep {folder.parent.name}] {cell}: FAILED: {last}" + (f" (details: {where})" if where else ""),
+        file=sys.stderr,
+    )
 
 
 def record_done(folder: Path, cell: str, seconds: float) -> None:
@@ -177,6 +194,7 @@ def record_done(folder: Path, cell: str, seconds: float) -> None:
 
 
 # ---- one cell ---------------------------------------------------------------------------------
+
 
 @contextmanager
 def claim_cell(folder: Path, cfg: DictConfig) -> Iterator[Path | None]:
@@ -199,8 +217,13 @@ def claim_cell(folder: Path, cfg: DictConfig) -> Iterator[Path | None]:
             waited = _computed_since(target, min(filter(None, (waited_since, also_since)), default=None))
             why, kept_stale = _why_run(target, cfg, expected, sweep)
             if why is None:  # waited: computed by another sweep, or by a spelling of it in this one (skipped, then)
-                status = REUSED if kept_stale else WAITED if waited and target.name not in read_progress(
-                    progress_file(sweep_dir)) else SKIPPED
+                status = (
+                    REUSED
+                    if kept_stale
+                    else WAITED
+                    if waited and target.name not in read_progress(progress_file(sweep_dir))
+                    else SKIPPED
+                )
                 print(report_progress(sweep_dir, cell, time.perf_counter() - tick, status), flush=True)
                 record_in_index(sweep_dir, digest, target)
                 yield None
@@ -340,6 +363,7 @@ def _alive(pid: int) -> bool:
 
 # ---- resource errors --------------------------------------------------------------------------
 
+
 def resource_errno(exc: BaseException) -> int | None:
     """The errno of a resource error (no space, quota, permission, read-only) in ``exc`` or its
     causes; pyarrow reports it only in its message ("[errno 28] ...")."""
@@ -356,8 +380,9 @@ def resource_errno(exc: BaseException) -> int | None:
     return None
 
 
-def resource_error_line(exc: BaseException, where: Path | str | None = None,
-                        then: str = "rerun the same command (complete cells are kept)") -> str | None:
+def resource_error_line(
+    exc: BaseException, where: Path | str | None = None, then: str = "rerun the same command (complete cells are kept)"
+) -> str | None:
     """One line naming the path and what to do, or None if ``exc`` is no resource error."""
     code = resource_errno(exc)
     if code is None:
@@ -376,6 +401,7 @@ def with_path(exc: OSError, where: Path) -> OSError:
 
 
 # ---- the sweep --------------------------------------------------------------------------------
+
 
 def grid_cells(config: DictConfig) -> list[str]:
     """The folder names of this multirun's cells, as Hydra's basic sweeper makes the grid (the
@@ -403,8 +429,10 @@ def grid_cells(config: DictConfig) -> list[str]:
         values = list(o.sweep_string_iterator()) if o.is_sweep_override() else [o.get_value_element_as_str()]
         named = o.key_or_group not in exclude  # an excluded key still multiplies the grid
         choices.append([f"{o.get_key_element()}={v}" if named else None for v in values])
-    return [cell_name(item_sep.join(sorted(line for line in combo if line is not None)).replace("=", kv_sep))
-            for combo in itertools.product(*choices)]
+    return [
+        cell_name(item_sep.join(sorted(line for line in combo if line is not None)).replace("=", kv_sep))
+        for combo in itertools.product(*choices)
+    ]
 
 
 def count_cells(config: DictConfig) -> int:
@@ -420,8 +448,10 @@ def sweep_abort_line(exc: BaseException | None, sweep_dir: Path) -> str | None:
     line = resource_error_line(exc, sweep_dir)
     if line is None and type(exc).__name__ == "TerminatedWorkerError":  # joblib's, raised in the parent
         codes = re.search(r"exit codes of the workers are (\{.*?\})", str(exc))
-        line = (f"error: a worker process of sweep {Path(sweep_dir).name} died (exit codes {codes.group(1) if codes else '?'}: "
-                "killed, or out of memory) and the sweep stopped; complete cells are kept: rerun the same command to run the rest")
+        line = (
+            f"error: a worker process of sweep {Path(sweep_dir).name} died (exit codes {codes.group(1) if codes else '?'}: "
+            "killed, or out of memory) and the sweep stopped; complete cells are kept: rerun the same command to run the rest"
+        )
     return line
 
 
@@ -458,7 +488,9 @@ class Collected:
     runs_table: str | None = None
 
 
-def collect_and_log(sweep_dir: Path, results_dir: Path, store_error: str | None = None, track: bool = True) -> Collected:
+def collect_and_log(
+    sweep_dir: Path, results_dir: Path, store_error: str | None = None, track: bool = True
+) -> Collected:
     """Collect the sweep's complete cells into results.parquet and jobs.parquet, then log those
     not yet in MLflow (not with ``track`` false: a later sweep of the grid that tracks logs them):
     how every sweep ends, after its last cell or on Ctrl-C. A store already known to be broken
@@ -521,7 +553,9 @@ class SweepCallback(Callback):
             sweep_dir.mkdir(parents=True, exist_ok=True)
             remove_orphaned_progress(sweep_dir)
             progress_file(sweep_dir, self.run_id).touch()  # also proves the folder writable before any cell runs
-            index_sweep(sweep_dir)  # cell folders made before the sweep's index existed: a spelling of theirs finds them
+            index_sweep(
+                sweep_dir
+            )  # cell folders made before the sweep's index existed: a spelling of theirs finds them
         except OSError as exc:
             fail(resource_error_line(exc, sweep_dir) or f"error: cannot prepare the sweep folder {sweep_dir}: {exc}")
         self._export()
@@ -532,8 +566,14 @@ class SweepCallback(Callback):
         except Exception as exc:  # a damaged or unwritable store must not cost the cells
             self.store_error = store_error_line(self.results_dir, exc)
         import fairsim.experiment.collect  # noqa: F401  loaded now: a Ctrl-C cannot leave it half-imported for the ending
-        on_ctrl_c(self.interrupted, lambda why: f"[sweep {sweep_dir.name}] interrupted, and collecting was cut short ({why}): "
-                  "results.parquet and MLflow may lack complete cells; rerun the same command to collect them and run the rest")
+
+        on_ctrl_c(
+            self.interrupted,
+            lambda why: (
+                f"[sweep {sweep_dir.name}] interrupted, and collecting was cut short ({why}): "
+                "results.parquet and MLflow may lack complete cells; rerun the same command to collect them and run the rest"
+            ),
+        )
         if str(config.hydra.launcher.get("_target_", "")).startswith("hydra_plugins.fairsim_local_launcher."):
             hold_ctrl_c()  # while Hydra composes every cell's config; the local launcher releases it as it starts
 
@@ -554,11 +594,16 @@ class SweepCallback(Callback):
         own = read_progress(progress_file(sweep_dir, self.run_id))
         done = collect_and_log(sweep_dir, self.results_dir, self.store_error, self.track)
         elapsed = time.perf_counter() - self.started
-        counts = {st: sorted(c for c, (_, s) in own.items() if s == st) for st in (RAN, SKIPPED, WAITED, FAILED_STATUS, REUSED)}
+        counts = {
+            st: sorted(c for c, (_, s) in own.items() if s == st)
+            for st in (RAN, SKIPPED, WAITED, FAILED_STATUS, REUSED)
+        }
         reused = f", reused {len(counts[REUSED])} stale (reuse_stale=true)" if counts[REUSED] else ""
-        print(f"{name} {len(done.cells)} complete cells in {sweep_dir} ({self.total} in this run's grid): this run computed "
-              f"{len(counts[RAN])}, found {len(counts[SKIPPED])} complete, waited for {len(counts[WAITED])} that another "
-              f"sweep computed{reused}; {self._logged(done)}, {elapsed:.1f} s")
+        print(
+            f"{name} {len(done.cells)} complete cells in {sweep_dir} ({self.total} in this run's grid): this run computed "
+            f"{len(counts[RAN])}, found {len(counts[SKIPPED])} complete, waited for {len(counts[WAITED])} that another "
+            f"sweep computed{reused}; {self._logged(done)}, {elapsed:.1f} s"
+        )
         if counts[WAITED]:
             print(f"{name} computed by another sweep while this one waited: {', '.join(counts[WAITED])}")
         if len(done.table):
@@ -571,21 +616,27 @@ class SweepCallback(Callback):
         progress_file(sweep_dir, self.run_id).unlink(missing_ok=True)
         problems = []
         if counts[FAILED_STATUS]:
-            problems.append(f"{name} {len(counts[FAILED_STATUS])} cells FAILED: {', '.join(counts[FAILED_STATUS])}; the others "
-                            "are kept. Fix the cause and rerun the same command to run only the missing cells.")
+            problems.append(
+                f"{name} {len(counts[FAILED_STATUS])} cells FAILED: {', '.join(counts[FAILED_STATUS])}; the others "
+                "are kept. Fix the cause and rerun the same command to run only the missing cells."
+            )
         if done.store_error:
             problems.append(done.store_error)
         if problems:
             fail("\n".join(problems))
         if len(own) < self.total:
-            print(f"{name} warning: {self.total - len(own)} of {self.total} cells did not finish; "
-                  "rerun the same command to run only those")
+            print(
+                f"{name} warning: {self.total - len(own)} of {self.total} cells did not finish; "
+                "rerun the same command to run only those"
+            )
         elif not counts[REUSED] and set(own) <= {c.name for c in done.cells}:
             from fairsim.experiment.cli import searched_folders
             from fairsim.experiment.sweep_stamp import write_stamp
 
             # lets a rerun of this grid, from the same config folders, skip starting at all
-            write_stamp(sweep_dir, config.hydra.overrides.task, own, searched_folders(config.hydra.runtime.config_sources))
+            write_stamp(
+                sweep_dir, config.hydra.overrides.task, own, searched_folders(config.hydra.runtime.config_sources)
+            )
 
     def _logged(self, done: Collected) -> str:
         from fairsim.experiment.tracking import tracking_uri
@@ -621,7 +672,10 @@ class SweepCallback(Callback):
             kept += "" if done.store_error or not self.track else f" and MLflow ({done.logged} newly logged)"
         else:
             kept = "no complete cell to collect"
-        line = (f"[sweep {self.sweep_dir.name}] interrupted: {kept}; {len(self.unfinished(own))} of the grid's "
-                f"{self.total} cells did not finish"
-                + (f" and {failed} FAILED" if failed else "") + "; rerun the same command to run only those")
+        line = (
+            f"[sweep {self.sweep_dir.name}] interrupted: {kept}; {len(self.unfinished(own))} of the grid's "
+            f"{self.total} cells did not finish"
+            + (f" and {failed} FAILED" if failed else "")
+            + "; rerun the same command to run only those"
+        )
         return "\n".join(filter(None, [line, done.store_error]))

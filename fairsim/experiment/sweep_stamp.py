@@ -15,6 +15,7 @@ Every config file of every folder counts, not only those the cells read: a new p
 hide one they read or join a ``glob(*)`` sweep. Anything changed, or no stamp, and the sweep
 runs as usual; its own per-cell checks decide what to recompute.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -36,8 +37,11 @@ WATCHED = (SUMMARY, PROVENANCE, CONFIG, JOBS)  # a cell's files whose change mus
 def grid_overrides(overrides: Iterable[str]) -> list[str]:
     """The overrides that define a grid: the command line's (its flags aside), without where
     results go or Hydra's settings (the config folders are checked on their own)."""
-    return sorted(o for o in split_command_line(list(map(str, overrides))).overrides
-                  if not o.lstrip("+~").startswith(("results_dir=", "hydra.", "hydra/")))
+    return sorted(
+        o
+        for o in split_command_line(list(map(str, overrides))).overrides
+        if not o.lstrip("+~").startswith(("results_dir=", "hydra.", "hydra/"))
+    )
 
 
 def stamp_path(sweep_dir: Path, overrides: Iterable[str]) -> Path:
@@ -85,7 +89,9 @@ def signature(path: Path) -> list[int] | None:
     return [stat.st_size, stat.st_mtime_ns]
 
 
-def write_stamp(sweep_dir: Path, overrides: Iterable[str], cells: Iterable[str], folders: Sequence[Folder]) -> Path | None:
+def write_stamp(
+    sweep_dir: Path, overrides: Iterable[str], cells: Iterable[str], folders: Sequence[Folder]
+) -> Path | None:
     """Stamp the grid whose cells (folder names) are all complete, fresh and logged, composed
     from the config ``folders`` (the search path, in order). None (and no stamp) when a cell has
     no provenance record, or when two cells disagree on a file's digest or place: a file changed
@@ -98,17 +104,30 @@ def write_stamp(sweep_dir: Path, overrides: Iterable[str], cells: Iterable[str],
     files = {}
     for name in sorted(cells):
         record = provenance.read(sweep_dir / name)
-        if (record is None or not isinstance(record.get("code_files"), dict)
-                or not _merged(code, record["code_files"]) or not _merged(inputs, record.get("inputs") or {})
-                or not _merged(places, {f: folder for folder, names in provenance.recorded_folders(record).items() for f in names})):
+        if (
+            record is None
+            or not isinstance(record.get("code_files"), dict)
+            or not _merged(code, record["code_files"])
+            or not _merged(inputs, record.get("inputs") or {})
+            or not _merged(
+                places, {f: folder for folder, names in provenance.recorded_folders(record).items() for f in names}
+            )
+        ):
             path.unlink(missing_ok=True)
             return None
         files[name] = {f: signature(sweep_dir / name / f) for f in WATCHED}
     code_folders: dict[str, list[str]] = {}
     for file, folder in sorted(places.items()):
         code_folders.setdefault(folder, []).append(file)
-    stamp = {"overrides": grid_overrides(overrides), "config": config_digests(folders), "code_files": code,
-             "code_folders": code_folders, "inputs": inputs, "cells": files, RESULTS: signature(sweep_dir / RESULTS)}
+    stamp = {
+        "overrides": grid_overrides(overrides),
+        "config": config_digests(folders),
+        "code_files": code,
+        "code_folders": code_folders,
+        "inputs": inputs,
+        "cells": files,
+        RESULTS: signature(sweep_dir / RESULTS),
+    }
     atomic_write(path, lambda p: p.write_text(json.dumps(stamp, sort_keys=True) + "\n"))
     return path
 

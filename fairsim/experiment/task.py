@@ -54,12 +54,17 @@ def run(cfg: DictConfig, folder: Path, cell: str, in_sweep: bool, raise_errors: 
 
     tick = time.perf_counter()
     try:
-        out = run_config(cfg, progress=False if in_sweep else None,  # a bar on a terminal, single runs only
-                         fluid_cache=Path(cfg.results_dir) / "cache" / "fluid")
+        out = run_config(
+            cfg,
+            progress=False if in_sweep else None,  # a bar on a terminal, single runs only
+            fluid_cache=Path(cfg.results_dir) / "cache" / "fluid",
+        )
         raise_if_interrupted()
         write_results(out, folder, cfg)
     except InputError as exc:
-        if in_sweep and not os.environ.get("FAIRSIM_DEBUG"):  # one bad cell must not take the finished ones down with it
+        if in_sweep and not os.environ.get(
+            "FAIRSIM_DEBUG"
+        ):  # one bad cell must not take the finished ones down with it
             record_failure(folder, cell, f"error: {exc}")
             return
         if not in_sweep:
@@ -69,7 +74,9 @@ def run(cfg: DictConfig, folder: Path, cell: str, in_sweep: bool, raise_errors: 
         if os.environ.get("FAIRSIM_DEBUG") or raise_errors:
             raise
         sys.exit(2)
-    except PolicyContractError as exc:  # a policy's bug (or options that stall it): one line; FAIRSIM_DEBUG=1 for its author
+    except (
+        PolicyContractError
+    ) as exc:  # a policy's bug (or options that stall it): one line; FAIRSIM_DEBUG=1 for its author
         if os.environ.get("FAIRSIM_DEBUG") or (raise_errors and not in_sweep):
             raise
         line = f"error: {exc} (the policy broke the engine's contract; FAIRSIM_DEBUG=1 shows where)"
@@ -114,9 +121,17 @@ def run(cfg: DictConfig, folder: Path, cell: str, in_sweep: bool, raise_errors: 
             except Exception as exc:  # a full disk, a damaged store: MLflow's own words, in one line
                 if os.environ.get("FAIRSIM_DEBUG") or raise_errors:
                     raise
-                print(store_error_line(Path(cfg.results_dir), exc, logged=f"the run is complete in {folder}", then=RERUN),
-                      file=sys.stderr, flush=True)
+                print(
+                    store_error_line(Path(cfg.results_dir), exc, logged=f"the run is complete in {folder}", then=RERUN),
+                    file=sys.stderr,
+                    flush=True,
+                )
                 sys.exit(1)
-            emit(f"  MLflow          experiment \"runs\" in {tracking_uri(Path(cfg.results_dir))}; track=false skips it", folder)
-            emit(f"  runs table      {experiment_url(Path(cfg.results_dir), RUNS_EXPERIMENT)} ({ui_command(Path(cfg.results_dir))})",
-                 folder)
+            emit(
+                f'  MLflow          experiment "runs" in {tracking_uri(Path(cfg.results_dir))}; track=false skips it',
+                folder,
+            )
+            emit(
+                f"  runs table      {experiment_url(Path(cfg.results_dir), RUNS_EXPERIMENT)} ({ui_command(Path(cfg.results_dir))})",
+                folder,
+            )

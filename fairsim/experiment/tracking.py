@@ -100,8 +100,12 @@ def store_lock(results_dir: Path):
     return FileLock(Path(results_dir) / "mlflow.db.lock", timeout=STORE_LOCK_WAIT_S)
 
 
-def store_error_line(results_dir: Path, exc: BaseException, logged: str = "the results files are complete",
-                     then: str = "rerun the same command to log what was missed") -> str:
+def store_error_line(
+    results_dir: Path,
+    exc: BaseException,
+    logged: str = "the results files are complete",
+    then: str = "rerun the same command to log what was missed",
+) -> str:
     """One line naming the store, the cause, what was kept and what to do (the results files are
     unaffected). The cause is the driver's own message (sqlite's "database or disk is full"),
     found through MLflow's and SQLAlchemy's wrappers."""
@@ -110,8 +114,10 @@ def store_error_line(results_dir: Path, exc: BaseException, logged: str = "the r
         cause = getattr(cause, "orig", None) or cause.__cause__
     text = str(cause).split("[SQL:")[0]
     text = " ".join(text.split()) or type(exc).__name__
-    return (f"error: MLflow store {tracking_uri(results_dir)} cannot be opened or written ({text[:200]}); {logged}; "
-            f"free space, or repair or move the store away, and {then}")
+    return (
+        f"error: MLflow store {tracking_uri(results_dir)} cannot be opened or written ({text[:200]}); {logged}; "
+        f"free space, or repair or move the store away, and {then}"
+    )
 
 
 def ensure_store(results_dir: Path) -> None:
@@ -124,8 +130,11 @@ def ensure_store(results_dir: Path) -> None:
 def _experiment_id(client, name: str, results_dir: Path) -> str:
     exp = client.get_experiment_by_name(name)
     if exp is None:  # artifacts stay beside the database, not in the cwd
-        return client.create_experiment(name, artifact_location=(Path(results_dir).resolve() / "mlartifacts" / name).as_uri(),
-                                        tags={EXPERIMENT_KIND_TAG: CUSTOM_MODEL_KIND})
+        return client.create_experiment(
+            name,
+            artifact_location=(Path(results_dir).resolve() / "mlartifacts" / name).as_uri(),
+            tags={EXPERIMENT_KIND_TAG: CUSTOM_MODEL_KIND},
+        )
     if exp.lifecycle_stage == "deleted":
         client.restore_experiment(exp.experiment_id)
     if EXPERIMENT_KIND_TAG not in exp.tags:  # made before fairsim marked its experiments
@@ -195,8 +204,12 @@ def run_tags(folder: Path, sweep_name: str, record: dict | None) -> dict[str, st
     from mlflow.utils import mlflow_tags as mt
 
     folder = Path(folder)
-    tags = {CELL_TAG: folder.name, SWEEP_TAG: sweep_name, RESULT_DIR_TAG: str(folder.resolve()),
-            mt.MLFLOW_SOURCE_TYPE: SourceType.to_string(SourceType.LOCAL)}
+    tags = {
+        CELL_TAG: folder.name,
+        SWEEP_TAG: sweep_name,
+        RESULT_DIR_TAG: str(folder.resolve()),
+        mt.MLFLOW_SOURCE_TYPE: SourceType.to_string(SourceType.LOCAL),
+    }
     record = record or {}
     argv = record.get("argv")
     if isinstance(argv, list) and argv and isinstance(argv[0], str) and argv[0]:
@@ -248,7 +261,9 @@ def _log_sweep(results_dir: Path, sweep_name: str, cells: list[Path], drop: set[
         if run.info.status == RunStatus.to_string(RunStatus.FINISHED) and cell not in logged and cell not in drop:
             logged[cell] = run
         else:
-            _delete_run(client, run, results_dir)  # torn, duplicate or a dropped folder's: the cell is logged afresh below
+            _delete_run(
+                client, run, results_dir
+            )  # torn, duplicate or a dropped folder's: the cell is logged afresh below
     count = 0
     for cell in cells:
         record = provenance.read(cell)
@@ -261,11 +276,14 @@ def _log_sweep(results_dir: Path, sweep_name: str, cells: list[Path], drop: set[
         cfg = yaml.safe_load((cell / CONFIG).read_text()) if (cell / CONFIG).exists() else {}
         run = client.create_run(exp_id, start_time=start, run_name=cell.name, tags=run_tags(cell, sweep_name, record))
         run_id = run.info.run_id
-        metrics = [Metric(k, float(v), end or 0, 0) for k, v in sorted(summary.items())
-                   if isinstance(v, (int, float)) and not isinstance(v, bool) and v is not None and math.isfinite(float(v))]
+        metrics = [
+            Metric(k, float(v), end or 0, 0)
+            for k, v in sorted(summary.items())
+            if isinstance(v, (int, float)) and not isinstance(v, bool) and v is not None and math.isfinite(float(v))
+        ]
         params = [Param(k, str(v)[:500]) for k, v in sorted(flatten(cfg).items())]
         for i in range(0, max(len(params), len(metrics)), 100):  # MLflow caps a batch at 100 params
-            client.log_batch(run_id, metrics=metrics[i:i + 100], params=params[i:i + 100])
+            client.log_batch(run_id, metrics=metrics[i : i + 100], params=params[i : i + 100])
         # the repository of the run's own artifact URI: client.log_artifact would read the run back first
         artifacts = get_artifact_repository(run.info.artifact_uri, tracking_uri=tracking_uri(results_dir))
         for name in ARTIFACTS:
@@ -298,12 +316,16 @@ def main(argv: list[str] | None = None) -> int:
     """
     import argparse
 
-    parser = argparse.ArgumentParser(prog="python -m fairsim.experiment.tracking", description=main.__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(
+        prog="python -m fairsim.experiment.tracking", description=main.__doc__.splitlines()[0]
+    )
     parser.add_argument("results_dir", nargs="?", default="results", type=Path)
     parser.add_argument("--address", default=UI_ADDRESS, help="where the MLflow UI serves (default %(default)s)")
     args = parser.parse_args(argv)
     if not (args.results_dir / "mlflow.db").is_file():
-        print(f"MLflow: no store at {args.results_dir / 'mlflow.db'} yet; a run or sweep creates it (track=false skips it)")
+        print(
+            f"MLflow: no store at {args.results_dir / 'mlflow.db'} yet; a run or sweep creates it (track=false skips it)"
+        )
         return 0
     try:
         experiments = mark_experiments(args.results_dir, lock_wait_s=5)  # a sweep logging now must not hold up the UI

@@ -34,9 +34,23 @@ ENDING = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
 
 def start(results_dir: Path, port: int, out: IO | None = None) -> subprocess.Popen:
     """``mlflow ui`` over the store, on 127.0.0.1:``port``, in a session (and process group) of its own."""
-    command = [sys.executable, "-m", "mlflow", "ui", "--host", "127.0.0.1", "--port", str(port), "--workers", "1",
-               "--backend-store-uri", tracking.tracking_uri(results_dir)]
-    return subprocess.Popen(command, stdout=out, stderr=subprocess.STDOUT if out is not None else None, start_new_session=True)
+    command = [
+        sys.executable,
+        "-m",
+        "mlflow",
+        "ui",
+        "--host",
+        "127.0.0.1",
+        "--port",
+        str(port),
+        "--workers",
+        "1",
+        "--backend-store-uri",
+        tracking.tracking_uri(results_dir),
+    ]
+    return subprocess.Popen(
+        command, stdout=out, stderr=subprocess.STDOUT if out is not None else None, start_new_session=True
+    )
 
 
 def alive(group: int) -> bool:
@@ -82,7 +96,10 @@ def serve(results_dir: Path, port: int) -> int:
     pid_file = results_dir / PID_FILE
     running = _recorded(pid_file)
     if running is not None:
-        print(f"error: an MLflow UI already serves {results_dir} (process group {running}); make ui-stop stops it", file=sys.stderr)
+        print(
+            f"error: an MLflow UI already serves {results_dir} (process group {running}); make ui-stop stops it",
+            file=sys.stderr,
+        )
         return 1
     address = f"http://127.0.0.1:{port}"
     status = tracking.main([str(results_dir), "--address", address])
@@ -135,7 +152,9 @@ def stop_serving(results_dir: Path) -> int:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m fairsim.experiment.ui", description=__doc__.splitlines()[0])
     parser.add_argument("results_dir", nargs="?", default="results", type=Path)
-    parser.add_argument("--port", type=int, default=5000, help="where the UI serves, on 127.0.0.1 (default %(default)s)")
+    parser.add_argument(
+        "--port", type=int, default=5000, help="where the UI serves, on 127.0.0.1 (default %(default)s)"
+    )
     parser.add_argument("--stop", action="store_true", help="stop the UI serving RESULTS_DIR, all of its processes")
     args = parser.parse_args(argv)
     return stop_serving(args.results_dir) if args.stop else serve(args.results_dir, args.port)

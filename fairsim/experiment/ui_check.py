@@ -97,9 +97,21 @@ def mlflow_ui(results_dir: Path, port: int, log: Path) -> Iterator[str]:
 def chromium(browser: str, url: str, *args: str, budget_ms: int) -> subprocess.CompletedProcess:
     """One headless Chromium load of ``url`` with a fresh profile, offline from everything but the UI."""
     with tempfile.TemporaryDirectory(prefix="fairsim-chromium-") as profile:
-        command = [browser, "--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-                   "--disable-component-update", "--disable-sync", "--no-first-run", f"--user-data-dir={profile}",
-                   "--window-size=1400,900", f"--virtual-time-budget={budget_ms}", *args, url]
+        command = [
+            browser,
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--disable-background-networking",
+            "--disable-component-update",
+            "--disable-sync",
+            "--no-first-run",
+            f"--user-data-dir={profile}",
+            "--window-size=1400,900",
+            f"--virtual-time-budget={budget_ms}",
+            *args,
+            url,
+        ]
         try:
             return subprocess.run(command, check=False, capture_output=True, text=True, timeout=budget_ms / 1000 + 120)
         except subprocess.TimeoutExpired as exc:
@@ -138,8 +150,10 @@ def check(results_dir: Path, experiment: str, browser: str, screenshot: Path | N
     names = sorted(r.info.run_name for r in client.search_runs([exp.experiment_id], max_results=1000))
     if not names:
         raise UICheckError(f"experiment {experiment!r} has no runs to look for")
-    with tempfile.TemporaryDirectory(prefix="fairsim-ui-check-") as tmp, \
-            mlflow_ui(results_dir, free_port(), Path(tmp) / "mlflow-ui.log") as address:
+    with (
+        tempfile.TemporaryDirectory(prefix="fairsim-ui-check-") as tmp,
+        mlflow_ui(results_dir, free_port(), Path(tmp) / "mlflow-ui.log") as address,
+    ):
         url = tracking.runs_url(exp.experiment_id, address)
         found, budget = load(browser, url, names)
         if screenshot is not None:

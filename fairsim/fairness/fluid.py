@@ -44,8 +44,9 @@ _MAX_PASSES = 10_000
 _UNIT_ROUNDOFF = 2.0**-53  # the largest relative error of one float64 operation
 
 
-def fluid_finish_times(arrival: np.ndarray, work: np.ndarray, workers: np.ndarray, throughput: np.ndarray,
-                       counts: np.ndarray) -> np.ndarray:
+def fluid_finish_times(
+    arrival: np.ndarray, work: np.ndarray, workers: np.ndarray, throughput: np.ndarray, counts: np.ndarray
+) -> np.ndarray:
     """Each job's completion time (s, same clock as ``arrival``) in the fluid max-min fair schedule.
 
     arrival, work, workers: [J]; throughput: [J, T] work units/s with the gang packed on type k
@@ -57,18 +58,36 @@ def fluid_finish_times(arrival: np.ndarray, work: np.ndarray, workers: np.ndarra
     counts = np.asarray(counts, dtype=np.float64)
     tput = np.asarray(throughput, dtype=np.float64)
     n_jobs = len(arrival)
-    require(tput.shape == (n_jobs, len(counts)), SOURCE, "throughput", f"must be [jobs, types] = [{n_jobs}, {len(counts)}], got {list(tput.shape)}")
-    require(work.shape == (n_jobs,) and workers.shape == (n_jobs,), SOURCE, "work", "work and workers need one entry per job")
+    require(
+        tput.shape == (n_jobs, len(counts)),
+        SOURCE,
+        "throughput",
+        f"must be [jobs, types] = [{n_jobs}, {len(counts)}], got {list(tput.shape)}",
+    )
+    require(
+        work.shape == (n_jobs,) and workers.shape == (n_jobs,),
+        SOURCE,
+        "work",
+        "work and workers need one entry per job",
+    )
     finish = np.full(n_jobs, np.nan)
     if n_jobs == 0:
         return finish
-    require(bool(np.isfinite(arrival).all() and (work >= 0).all() and (workers >= 1).all()), SOURCE, "work",
-            "arrivals must be finite, work >= 0 and workers >= 1")
+    require(
+        bool(np.isfinite(arrival).all() and (work >= 0).all() and (workers >= 1).all()),
+        SOURCE,
+        "work",
+        "arrivals must be finite, work >= 0 and workers >= 1",
+    )
     # a gang cannot run on a type with fewer GPUs than workers (as in JobSet.feasible)
     tput = np.where((tput > 0) & np.isfinite(tput) & (workers[:, None] <= counts[None, :]), tput, 0.0)
     runnable = (tput > 0).any(axis=1)
-    require(bool(runnable.all()), SOURCE, "throughput",
-            f"job at row {int(np.argmin(runnable))} cannot run on any GPU type (throughput 0 or too few GPUs everywhere)")
+    require(
+        bool(runnable.all()),
+        SOURCE,
+        "throughput",
+        f"job at row {int(np.argmin(runnable))} cannot run on any GPU type (throughput 0 or too few GPUs everywhere)",
+    )
 
     classes = _JobClasses(workers, tput)
     share = _FairShare(classes, counts)
@@ -144,8 +163,10 @@ class _JobClasses:
         # fastest first; unusable types (0) last, so they never count as "faster"
         order = np.argsort(-self.tput, axis=1, kind="stable")
         ids: dict[_Kind, int] = {}
-        self.kind_of = [ids.setdefault(_Kind(float(g), tuple(o[row[o] > 0].tolist())), len(ids))
-                        for g, o, row in zip(rows[:, 0], order, self.tput)]
+        self.kind_of = [
+            ids.setdefault(_Kind(float(g), tuple(o[row[o] > 0].tolist())), len(ids))
+            for g, o, row in zip(rows[:, 0], order, self.tput)
+        ]
         self.kinds = list(ids)
         self.saturating_level = float(rows[:, 0].max())  # no gang uses more GPUs of a type than its workers
 
@@ -172,11 +193,18 @@ class _FairShare:
             classes_of_kind[kind].append(c)
         # a relative gap wider than the rounding of any sum over the classes (see fair_levels)
         margin = 1.0 - 8 * (classes.size + 8) * _UNIT_ROUNDOFF
-        self.columns = [_Column([(kind.gang, at[k]) if k in at else None for kind, at in zip(classes.kinds, node_at)],
-                                classes_of_kind, margin)
-                        for k in range(len(self.counts))]
+        self.columns = [
+            _Column(
+                [(kind.gang, at[k]) if k in at else None for kind, at in zip(classes.kinds, node_at)],
+                classes_of_kind,
+                margin,
+            )
+            for k in range(len(self.counts))
+        ]
         self._kind_of = np.array(classes.kind_of)
-        self._chosen: tuple[np.ndarray, np.ndarray] | None = None  # the active classes' kinds and throughputs (None: to take)
+        self._chosen: tuple[np.ndarray, np.ndarray] | None = (
+            None  # the active classes' kinds and throughputs (None: to take)
+        )
 
     def join(self, c: int) -> None:
         if not self.members[c]:
@@ -211,8 +239,9 @@ class _FairShare:
     def _holdings(self, per_worker: bool) -> list[list[float]]:
         """GPUs of each type one job of each kind holds, min(level, room), or per worker: the fraction
         of time it runs there (a kind's classes share its gang, so this is each class's gpus / gang)."""
-        level, faster = fair_levels(self.prefixes, self.columns, self.jobs_total, self.counts,
-                                    self.classes.saturating_level)
+        level, faster = fair_levels(
+            self.prefixes, self.columns, self.jobs_total, self.counts, self.classes.saturating_level
+        )
         held = []
         for (gang, _), ends, jobs in zip(self.classes.kinds, self.ends, self.kind_jobs):
             row = [0.0] * len(level)  # 0 where the kind cannot run (or has no jobs: not asked for)
@@ -273,7 +302,9 @@ class _Column:
         for kind, recipe in enumerate(recipes):
             kinds_of.setdefault(recipe, []).append(kind)
         self.unusable = 0.0
-        self.slot: dict[int, tuple[int, int] | None] = {}  # each class's (group, index in it); None: cannot use the type
+        self.slot: dict[
+            int, tuple[int, int] | None
+        ] = {}  # each class's (group, index in it); None: cannot use the type
         self.recipes: list[tuple[float, int]] = []
         self.classes: list[list[int]] = []
         self.jobs: list[list[float]] = []
@@ -298,7 +329,9 @@ class _Column:
             self.jobs[g][i] = n
             self.totals[g] += change
 
-    def level(self, rooms: list[float], asked: float, jobs_total: float, count: float, saturating_level: float) -> float:
+    def level(
+        self, rooms: list[float], asked: float, jobs_total: float, count: float, saturating_level: float
+    ) -> float:
         """This type's new water level, given each group's room on it and the GPUs the jobs ask for,
         summed group by group (see ``fair_levels``)."""
         # the classes in the order of a stable sort on room (equal rooms: by class); no room, nothing held
@@ -327,8 +360,9 @@ def _asked_exactly(groups: list[tuple[float, list[float], list[int], float]]) ->
     return asked
 
 
-def fair_levels(prefixes: _Prefixes, columns: list[_Column], jobs_total: float, counts: list[float],
-                saturating_level: float) -> tuple[list[float], list[float]]:
+def fair_levels(
+    prefixes: _Prefixes, columns: list[_Column], jobs_total: float, counts: list[float], saturating_level: float
+) -> tuple[list[float], list[float]]:
     """Each type's water level, and the faster types' shares for each prefix (``_Prefixes.faster``) at
     that level: a job holds min(level, room) GPUs of a type.
 
@@ -364,8 +398,13 @@ def fair_levels(prefixes: _Prefixes, columns: list[_Column], jobs_total: float, 
     return level, faster
 
 
-def _water_level(no_room: float, groups: list[tuple[float, list[float], list[int], float]], jobs_total: float,
-                 count: float, margin: float) -> float:
+def _water_level(
+    no_room: float,
+    groups: list[tuple[float, list[float], list[int], float]],
+    jobs_total: float,
+    count: float,
+    margin: float,
+) -> float:
     """One type's level s with sum_c members_c * min(s, room_c) = count, when the jobs ask for more than
     ``count``. ``no_room``: jobs with no room on the type; ``groups``: (room, numbers of jobs of its
     classes, the classes, their sum) by rising room.

@@ -49,8 +49,9 @@ def share_rate(throughput: np.ndarray, workers: np.ndarray, capacity: np.ndarray
     return capped_rate(throughput, fractions)
 
 
-def fair_rate(throughput: np.ndarray, workers: np.ndarray, capacity: np.ndarray, n_active: int,
-              mode: str = "gpu_share") -> np.ndarray:
+def fair_rate(
+    throughput: np.ndarray, workers: np.ndarray, capacity: np.ndarray, n_active: int, mode: str = "gpu_share"
+) -> np.ndarray:
     """Work units per second each job gets from a dedicated 1/n_active share of every type."""
     n = max(int(n_active), 1)
     if mode == "gpu_share":

@@ -60,14 +60,17 @@ class SweepData:
 
     def rounds(self, policy: str) -> pd.DataFrame:
         """Per-round tables of the policy's cells (from the cell folders), labelled like ``jobs``."""
-        parts = [pd.read_parquet(self.folder / row.cell / ROUNDS).assign(**{k: getattr(row, k) for k in LABELS})
-                 for row in self.cells[self.cells["policy"] == policy].sort_values("cell").itertuples()]
+        parts = [
+            pd.read_parquet(self.folder / row.cell / ROUNDS).assign(**{k: getattr(row, k) for k in LABELS})
+            for row in self.cells[self.cells["policy"] == policy].sort_values("cell").itertuples()
+        ]
         return pd.concat(parts, ignore_index=True) if parts else pd.DataFrame()
 
 
 @dataclass
 class Inputs:
     """The sweeps (by role) and benchmark tables (by name) a run of the figures can use."""
+
     sweeps: dict[str, SweepData]
     benches: dict[str, pd.DataFrame]
 

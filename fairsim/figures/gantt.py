@@ -28,8 +28,22 @@ from fairsim.figures import style
 
 # Okabe-Ito: colour-blind-safe, one per GPU type in the cluster's order
 TYPE_COLORS = ("#0072B2", "#E69F00", "#009E73", "#CC79A7", "#56B4E9", "#D55E00", "#F0E442", "#000000")
-JOB_COLORS = ("#0072B2", "#E69F00", "#009E73", "#CC79A7", "#56B4E9", "#D55E00", "#F0E442", "#999999",
-              "#332288", "#88CCEE", "#44AA99", "#117733", "#DDCC77", "#AA4499")
+JOB_COLORS = (
+    "#0072B2",
+    "#E69F00",
+    "#009E73",
+    "#CC79A7",
+    "#56B4E9",
+    "#D55E00",
+    "#F0E442",
+    "#999999",
+    "#332288",
+    "#88CCEE",
+    "#44AA99",
+    "#117733",
+    "#DDCC77",
+    "#AA4499",
+)
 
 
 def time_unit(span_s: float) -> tuple[float, str]:
@@ -47,14 +61,23 @@ def _type_colors(schedule: pd.DataFrame, type_order) -> dict[str, str]:
     return {name: TYPE_COLORS[int(k) % len(TYPE_COLORS)] for name, k in type_order.items()}
 
 
-def draw_jobs(ax: Axes, schedule: pd.DataFrame, jobs: pd.DataFrame, labels: Mapping[int, str] | None = None,
-              type_order=None, type_labels: Mapping[str, str] | None = None, unit: tuple[float, str] | None = None) -> None:
+def draw_jobs(
+    ax: Axes,
+    schedule: pd.DataFrame,
+    jobs: pd.DataFrame,
+    labels: Mapping[int, str] | None = None,
+    type_order=None,
+    type_labels: Mapping[str, str] | None = None,
+    unit: tuple[float, str] | None = None,
+) -> None:
     """One lane per job (top = first to arrive)."""
     labels = labels or {}
     type_labels = type_labels or {}
     jobs = jobs.sort_values(["arrival_s", "job_id"], kind="stable").reset_index(drop=True)
     lane = pd.Series(np.arange(len(jobs)), index=jobs["job_id"])
-    end = np.nanmax(np.r_[jobs["finish_s"].to_numpy(dtype=float), (schedule["t_s"] + schedule["duration_s"]).to_numpy()])
+    end = np.nanmax(
+        np.r_[jobs["finish_s"].to_numpy(dtype=float), (schedule["t_s"] + schedule["duration_s"]).to_numpy()]
+    )
     scale, name = unit or time_unit(end - float(jobs["arrival_s"].min()))
     colors = _type_colors(schedule, type_order)
     finish = jobs["finish_s"].fillna(end).to_numpy()
@@ -69,17 +92,35 @@ def draw_jobs(ax: Axes, schedule: pd.DataFrame, jobs: pd.DataFrame, labels: Mapp
             ax.barh(y[sel], busy[sel] / scale, left=start[sel] / scale, height=height, color=color, lw=0, zorder=2)
     paid = over > 0
     if paid.any():
-        ax.barh(y[paid], over[paid] / scale, left=start[paid] / scale, height=height, color="white", alpha=0.55,
-                hatch="////", edgecolor="black", lw=0, zorder=3)
+        ax.barh(
+            y[paid],
+            over[paid] / scale,
+            left=start[paid] / scale,
+            height=height,
+            color="white",
+            alpha=0.55,
+            hatch="////",
+            edgecolor="black",
+            lw=0,
+            zorder=3,
+        )
     # type switches: a tick where a job starts a run on another type than its previous run
     ordered = run.sort_values(["job_id", "t_s"], kind="stable")
     prev = ordered.groupby("job_id")["type"].shift()
     switch = ordered[prev.notna() & (prev != ordered["type"])]
     if len(switch):
-        ax.scatter(switch["t_s"] / scale, lane.loc[switch["job_id"]].to_numpy() - height / 2 - 0.08, marker="^", s=14,
-                   color="black", zorder=4, lw=0)
-    ax.set_yticks(lane.to_numpy(), [labels.get(int(j), f"job {j}") for j in lane.index],
-                  fontsize=7 if len(lane) <= 30 else 5)
+        ax.scatter(
+            switch["t_s"] / scale,
+            lane.loc[switch["job_id"]].to_numpy() - height / 2 - 0.08,
+            marker="^",
+            s=14,
+            color="black",
+            zorder=4,
+            lw=0,
+        )
+    ax.set_yticks(
+        lane.to_numpy(), [labels.get(int(j), f"job {j}") for j in lane.index], fontsize=7 if len(lane) <= 30 else 5
+    )
     ax.set_ylim(len(lane) - 0.4, -0.6)
     ax.set_xlabel(f"time ({name})")
     ax.grid(axis="y", visible=False)
@@ -120,9 +161,15 @@ def gpu_slots(schedule: pd.DataFrame, gpus_per_host: int) -> pd.DataFrame:
     return pd.DataFrame(out, columns=["t_s", "busy_s", "overhead_s", "job_id", "host", "gpu_type", "slot"])
 
 
-def draw_hosts(ax: Axes, schedule: pd.DataFrame, jobs: pd.DataFrame, gpus_per_host: int,
-               labels: Mapping[int, str] | None = None, host_names: Mapping[int, str] | None = None,
-               unit: tuple[float, str] | None = None) -> None:
+def draw_hosts(
+    ax: Axes,
+    schedule: pd.DataFrame,
+    jobs: pd.DataFrame,
+    gpus_per_host: int,
+    labels: Mapping[int, str] | None = None,
+    host_names: Mapping[int, str] | None = None,
+    unit: tuple[float, str] | None = None,
+) -> None:
     """One band per host, one row per GPU in it; each GPU's bar coloured by the job holding it."""
     labels = labels or {}
     cells = gpu_slots(schedule, gpus_per_host)
@@ -134,13 +181,27 @@ def draw_hosts(ax: Axes, schedule: pd.DataFrame, jobs: pd.DataFrame, gpus_per_ho
     color = {j: JOB_COLORS[k % len(JOB_COLORS)] for j, k in order.items()}
     rows_per_band = max(gpus_per_host, int(cells["slot"].max()) + 1) + 1  # one empty row between hosts
     y = band.loc[cells["host"]].to_numpy() * rows_per_band + cells["slot"].to_numpy() + 0.5
-    left, width, over = cells["t_s"].to_numpy() / scale, cells["busy_s"].to_numpy() / scale, cells["overhead_s"].to_numpy() / scale
+    left, width, over = (
+        cells["t_s"].to_numpy() / scale,
+        cells["busy_s"].to_numpy() / scale,
+        cells["overhead_s"].to_numpy() / scale,
+    )
     job = cells["job_id"].to_numpy()
     ax.barh(y, width, left=left, height=0.9, color=[color.get(int(j), "#404040") for j in job], lw=0, zorder=2)
     paid = over > 0
     if paid.any():
-        ax.barh(y[paid], over[paid], left=left[paid], height=0.9, color="white", alpha=0.55, hatch="////",
-                edgecolor="black", lw=0, zorder=3)
+        ax.barh(
+            y[paid],
+            over[paid],
+            left=left[paid],
+            height=0.9,
+            color="white",
+            alpha=0.55,
+            hatch="////",
+            edgecolor="black",
+            lw=0,
+            zorder=3,
+        )
     if len(color) > len(JOB_COLORS):  # colours repeat: name each job where it first lands on a host
         first = ~cells[["job_id", "host"]].duplicated().to_numpy()
         for x, yy, j in zip(left[first], y[first], job[first]):
@@ -149,14 +210,20 @@ def draw_hosts(ax: Axes, schedule: pd.DataFrame, jobs: pd.DataFrame, gpus_per_ho
         ax.axhspan(k * rows_per_band, k * rows_per_band + rows_per_band - 1, color="#f2f2f2", zorder=0)
     host_type = cells.drop_duplicates("host").set_index("host")["gpu_type"]
     names = host_names or {int(h): f"host {h} ({host_type[h]})" for h in hosts}
-    ax.set_yticks(np.arange(len(hosts)) * rows_per_band + (rows_per_band - 1) / 2, [names.get(int(h), f"host {h}") for h in hosts],
-                  fontsize=7 if len(hosts) <= 20 else 5)
+    ax.set_yticks(
+        np.arange(len(hosts)) * rows_per_band + (rows_per_band - 1) / 2,
+        [names.get(int(h), f"host {h}") for h in hosts],
+        fontsize=7 if len(hosts) <= 20 else 5,
+    )
     ax.set_ylim(len(hosts) * rows_per_band - 0.8, -0.2)
     ax.set_xlabel(f"time ({name}); one row per GPU")
     ax.grid(axis="y", visible=False)
     present = set(job.tolist())
-    handles = [Patch(color=color[j], label=labels.get(j, f"job {j}")) for j in sorted(color, key=order.get)
-               if j in present and len(color) <= len(JOB_COLORS)]
+    handles = [
+        Patch(color=color[j], label=labels.get(j, f"job {j}"))
+        for j in sorted(color, key=order.get)
+        if j in present and len(color) <= len(JOB_COLORS)
+    ]
     if paid.any():
         handles.append(Patch(facecolor="white", edgecolor="black", hatch="////", label="overhead"))
     ax.legend(handles=handles, loc="upper left", bbox_to_anchor=(1.01, 1.0), frameon=False, fontsize=6)
@@ -167,8 +234,12 @@ def load_run(folder: Path) -> tuple[pd.DataFrame, pd.DataFrame, int]:
     folder = Path(folder)
     require(folder.is_dir(), str(folder), "run dir", "not found")
     sched = folder / SCHEDULE
-    require(sched.is_file(), str(folder), SCHEDULE,
-            "missing: rerun with sim.record_schedule=true (e.g. python run.py sim.record_schedule=true ...)")
+    require(
+        sched.is_file(),
+        str(folder),
+        SCHEDULE,
+        "missing: rerun with sim.record_schedule=true (e.g. python run.py sim.record_schedule=true ...)",
+    )
     require((folder / JOBS).is_file(), str(folder), JOBS, "missing (not a complete run folder)")
     gpus_per_host = 4
     if (folder / CONFIG).is_file():
@@ -192,10 +263,17 @@ def main(argv: list[str] | None = None) -> int:
         schedule, jobs, gph = load_run(Path(args.run_dir))
         jobs = jobs.sort_values(["arrival_s", "job_id"], kind="stable").head(args.max_jobs)
         schedule = schedule[schedule["job_id"].isin(jobs["job_id"])]
-        lanes = len(jobs) if args.by == "job" else len(set(np.concatenate([*schedule["hosts"].to_numpy(), []]).tolist())) * (gph + 1)
+        lanes = (
+            len(jobs)
+            if args.by == "job"
+            else len(set(np.concatenate([*schedule["hosts"].to_numpy(), []]).tolist())) * (gph + 1)
+        )
         with style.paper_style():
             fig, axes = style.new_figure(1, width=7.0, height=1.2 + 0.16 * max(lanes, 6))
-            names = {int(j): f"{j} {m}" if args.by == "job" else str(j) for j, m in zip(jobs["job_id"], jobs.get("model", jobs["job_id"]))}
+            names = {
+                int(j): f"{j} {m}" if args.by == "job" else str(j)
+                for j, m in zip(jobs["job_id"], jobs.get("model", jobs["job_id"]))
+            }
             if args.by == "job":
                 draw_jobs(axes[0, 0], schedule, jobs, names)
             else:

@@ -29,8 +29,9 @@ HOUR = 1 / 3600
 TABLE_COLUMNS = ["metric", "policy", "workload", "mean", "lo", "hi", "n"]
 
 
-def ratio_table(cells: pd.DataFrame, metrics: Sequence[str], baselines: Sequence[str],
-                group: str | None = "workload") -> pd.DataFrame:
+def ratio_table(
+    cells: pd.DataFrame, metrics: Sequence[str], baselines: Sequence[str], group: str | None = "workload"
+) -> pd.DataFrame:
     """baseline / FFT per seed, summarized per (metric, baseline, group value) as a geometric
     mean with its interval; ``group=None`` pools every trace (workload column "all")."""
     rows = []
@@ -42,8 +43,17 @@ def ratio_table(cells: pd.DataFrame, metrics: Sequence[str], baselines: Sequence
             parts = ratios.groupby(level=group, sort=False) if group else [("all", ratios)]
             for value, part in parts:
                 ci = ratio_ci(part)
-                rows.append({"metric": metric, "policy": baseline, group or "workload": value,
-                             "mean": ci.mean, "lo": ci.lo, "hi": ci.hi, "n": ci.n})
+                rows.append(
+                    {
+                        "metric": metric,
+                        "policy": baseline,
+                        group or "workload": value,
+                        "mean": ci.mean,
+                        "lo": ci.lo,
+                        "hi": ci.hi,
+                        "n": ci.n,
+                    }
+                )
     return pd.DataFrame(rows, columns=["metric", "policy", group or "workload", "mean", "lo", "hi", "n"])
 
 
@@ -62,8 +72,17 @@ def value_table(cells: pd.DataFrame, metrics: Sequence[str], scale: float = 1.0,
         for (policy, workload), group in cells.groupby(["policy", "workload"], sort=False):
             values = group[metric].astype(float) * scale
             ci = positive_ci(values) if log else nonneg_ci(values, upper)
-            rows.append({"metric": shown_name(metric, scale), "policy": policy, "workload": workload,
-                         "mean": ci.mean, "lo": ci.lo, "hi": ci.hi, "n": ci.n})
+            rows.append(
+                {
+                    "metric": shown_name(metric, scale),
+                    "policy": policy,
+                    "workload": workload,
+                    "mean": ci.mean,
+                    "lo": ci.lo,
+                    "hi": ci.hi,
+                    "n": ci.n,
+                }
+            )
     return pd.DataFrame(rows, columns=TABLE_COLUMNS)
 
 
@@ -73,21 +92,44 @@ def _groups(table: pd.DataFrame, x: str, hue: str, x_order: Sequence[str], hue_o
     positions = np.arange(len(x_order))
     for j, h in enumerate(hue_order):
         part = table[table[hue] == h].set_index(x).reindex(list(x_order))
-        yield (h, positions - 0.4 + width * (j + 0.5), part["mean"].to_numpy(float), part["lo"].to_numpy(float),
-               part["hi"].to_numpy(float), width)
+        yield (
+            h,
+            positions - 0.4 + width * (j + 0.5),
+            part["mean"].to_numpy(float),
+            part["lo"].to_numpy(float),
+            part["hi"].to_numpy(float),
+            width,
+        )
 
 
 def _whiskers(ax, offset, mean, lo, hi, color, fmt="none", **kw) -> None:
     """Error bars only where the interval is defined (n >= 2): no zero-width caps for one seed."""
     ok = np.isfinite(mean) & np.isfinite(lo) & np.isfinite(hi)
     if ok.any():
-        ax.errorbar(offset[ok], mean[ok], yerr=np.vstack([mean[ok] - lo[ok], hi[ok] - mean[ok]]), fmt=fmt,
-                    ecolor=color, capsize=2, elinewidth=0.8, **kw)
+        ax.errorbar(
+            offset[ok],
+            mean[ok],
+            yerr=np.vstack([mean[ok] - lo[ok], hi[ok] - mean[ok]]),
+            fmt=fmt,
+            ecolor=color,
+            capsize=2,
+            elinewidth=0.8,
+            **kw,
+        )
 
 
-def ci_bars(ax, table: pd.DataFrame, x: str, hue: str, x_order: Sequence[str], hue_order: Sequence[str],
-            colors: Callable[[str], object], x_label: Callable[[str], str], hue_label: Callable[[str], str],
-            reference: float | None = None) -> dict:
+def ci_bars(
+    ax,
+    table: pd.DataFrame,
+    x: str,
+    hue: str,
+    x_order: Sequence[str],
+    hue_order: Sequence[str],
+    colors: Callable[[str], object],
+    x_label: Callable[[str], str],
+    hue_label: Callable[[str], str],
+    reference: float | None = None,
+) -> dict:
     """Grouped bars of ``mean`` with asymmetric ``lo``/``hi`` error bars (none where undefined).
     Returns the x position of every (x value, hue value) for the paper's markers."""
     positions = {}
@@ -102,9 +144,19 @@ def ci_bars(ax, table: pd.DataFrame, x: str, hue: str, x_order: Sequence[str], h
     return positions
 
 
-def ci_points(ax, table: pd.DataFrame, x: str, hue: str, x_order: Sequence[str], hue_order: Sequence[str],
-              colors: Callable[[str], object], x_label: Callable[[str], str], hue_label: Callable[[str], str],
-              reference: float | None = 1.0, markers: Callable[[str], str] | None = None) -> tuple[dict, list]:
+def ci_points(
+    ax,
+    table: pd.DataFrame,
+    x: str,
+    hue: str,
+    x_order: Sequence[str],
+    hue_order: Sequence[str],
+    colors: Callable[[str], object],
+    x_label: Callable[[str], str],
+    hue_label: Callable[[str], str],
+    reference: float | None = 1.0,
+    markers: Callable[[str], str] | None = None,
+) -> tuple[dict, list]:
     """Grouped points with interval whiskers on a log axis (2x and 1/2 equally far from 1), the
     axis spanning every whisker. For ratios and for positive values with outliers (rho). Returns
     the x position of every (x value, hue value) and the values the axis must span (for
@@ -112,8 +164,15 @@ def ci_points(ax, table: pd.DataFrame, x: str, hue: str, x_order: Sequence[str],
     positions, extent = {}, []
     for h, offset, mean, lo, hi, _ in _groups(table, x, hue, x_order, hue_order):
         ok = np.isfinite(mean) & (mean > 0)
-        ax.plot(offset[ok], mean[ok], linestyle="none", marker=markers(h) if markers else "o", markersize=4,
-                color=colors(h), label=hue_label(h))
+        ax.plot(
+            offset[ok],
+            mean[ok],
+            linestyle="none",
+            marker=markers(h) if markers else "o",
+            markersize=4,
+            color=colors(h),
+            label=hue_label(h),
+        )
         _whiskers(ax, offset, mean, lo, hi, colors(h))
         positions.update({(v, h): o for v, o in zip(x_order, offset)})
         extent.extend(np.concatenate([mean[ok], lo[ok], hi[ok]]))
@@ -147,8 +206,9 @@ def log_axis(ax, values: Sequence[float]) -> None:
     ax.yaxis.set_minor_formatter(NullFormatter())
 
 
-def paper_marks(ax, values: Sequence[PaperValue], positions: dict, x_is: str, hue_is: str,
-                x_order: Sequence[str]) -> list[dict]:
+def paper_marks(
+    ax, values: Sequence[PaperValue], positions: dict, x_is: str, hue_is: str, x_order: Sequence[str]
+) -> list[dict]:
     """Draw the paper's numbers beside ours, labelled "paper": a black x at the bar or point it
     matches; a black dash across the whole group when the paper gives one number for the group;
     a dotted line in the policy's colour across the panel when it matches no single group (e.g.
@@ -158,24 +218,53 @@ def paper_marks(ax, values: Sequence[PaperValue], positions: dict, x_is: str, hu
         keys = {"policy": pv.policy, "workload": pv.workload}
         x_val, hue_val = keys[x_is], keys[hue_is]
         if x_val is not None and hue_val is not None and (x_val, hue_val) in positions:
-            ax.plot([positions[(x_val, hue_val)]], [pv.value], linestyle="none", marker=style.PAPER_MARKER,
-                    color=style.PAPER_COLOR, markersize=6, markeredgewidth=1.4, label=style.PAPER_LABEL, zorder=5)
+            ax.plot(
+                [positions[(x_val, hue_val)]],
+                [pv.value],
+                linestyle="none",
+                marker=style.PAPER_MARKER,
+                color=style.PAPER_COLOR,
+                markersize=6,
+                markeredgewidth=1.4,
+                label=style.PAPER_LABEL,
+                zorder=5,
+            )
         elif x_val is not None and x_val in x_order:
             centre = list(x_order).index(x_val)
-            ax.hlines(pv.value, centre - 0.42, centre + 0.42, colors=style.PAPER_COLOR, linewidth=1.6,
-                      label=f"{style.PAPER_LABEL}, one value for the group", zorder=5)
+            ax.hlines(
+                pv.value,
+                centre - 0.42,
+                centre + 0.42,
+                colors=style.PAPER_COLOR,
+                linewidth=1.6,
+                label=f"{style.PAPER_LABEL}, one value for the group",
+                zorder=5,
+            )
         elif x_val is None:
             color = style.color(pv.policy) if pv.policy else style.PAPER_COLOR
             ax.axhline(pv.value, color=color, linestyle=":", linewidth=1.2, zorder=1)
-            ax.plot([], [], color=style.PAPER_COLOR, linestyle=":", linewidth=1.2,  # legend entry only, in black
-                    label=f"{style.PAPER_LABEL}: {pv.qualifier or 'value'} (dotted, baseline's colour)")
+            ax.plot(
+                [],
+                [],
+                color=style.PAPER_COLOR,
+                linestyle=":",
+                linewidth=1.2,  # legend entry only, in black
+                label=f"{style.PAPER_LABEL}: {pv.qualifier or 'value'} (dotted, baseline's colour)",
+            )
         else:
             continue
         if ax.get_yscale() == "linear":  # keep the paper's value inside a linear axis (log axes: log_axis)
             bottom, top = ax.get_ylim()
             ax.set_ylim(bottom, max(top, pv.value * 1.08))
-        rows.append({"panel_metric": pv.metric, "policy": pv.policy or "any", "workload": pv.workload or "any",
-                     "paper": pv.value, "qualifier": pv.qualifier})
+        rows.append(
+            {
+                "panel_metric": pv.metric,
+                "policy": pv.policy or "any",
+                "workload": pv.workload or "any",
+                "paper": pv.value,
+                "qualifier": pv.qualifier,
+            }
+        )
     return rows
 
 
@@ -185,7 +274,7 @@ def workload_colors(workloads: Sequence[str]) -> Callable[[str], object]:
 
 
 def n_text(*tables: pd.DataFrame) -> str:
-    """"n = 3 seeds" (or "n = 2-3 seeds") over the rows of the tables that have an n column."""
+    """ "n = 3 seeds" (or "n = 2-3 seeds") over the rows of the tables that have an n column."""
     ns = [int(n) for t in tables if len(t) and "n" in t for n in t["n"].dropna() if n > 0]
     if not ns:
         return "n = 0"
@@ -210,24 +299,55 @@ def ecdf(ax, jobs: pd.DataFrame, value: str, policies: Sequence[str], scale: flo
         frac = np.arange(1, len(values) + 1) / len(values)
         ax.step(values, frac, where="post", color=style.color(policy), label=style.label(policy), linewidth=1.1)
         for q in (0.1, 0.25, 0.5, 0.75, 0.9, 0.99, 1.0):
-            rows.append({"policy": policy, "quantile": q, shown_name(value, scale): float(np.quantile(values, q)),
-                         "jobs": len(values)})
+            rows.append(
+                {
+                    "policy": policy,
+                    "quantile": q,
+                    shown_name(value, scale): float(np.quantile(values, q)),
+                    "jobs": len(values),
+                }
+            )
     ax.set_ylabel("fraction of jobs")
     ax.set_ylim(0, 1.01)
     return pd.DataFrame(rows)
 
 
-def ratio_panel(ax, table: pd.DataFrame, baselines: Sequence[str], workloads: Sequence[str], by_trace: bool,
-                paper: Sequence[PaperValue]) -> list[dict]:
+def ratio_panel(
+    ax,
+    table: pd.DataFrame,
+    baselines: Sequence[str],
+    workloads: Sequence[str],
+    by_trace: bool,
+    paper: Sequence[PaperValue],
+) -> list[dict]:
     """Baseline / FFT points on a log axis with the paper's values; grouped by baseline with one
     point per trace, or (``by_trace``) by trace with one point per baseline."""
     if by_trace:
-        positions, extent = ci_points(ax, table, "workload", "policy", workloads, baselines, style.color,
-                                      style.workload_label, style.label, markers=style.marker)
+        positions, extent = ci_points(
+            ax,
+            table,
+            "workload",
+            "policy",
+            workloads,
+            baselines,
+            style.color,
+            style.workload_label,
+            style.label,
+            markers=style.marker,
+        )
         drawn = paper_marks(ax, paper, positions, "workload", "policy", workloads)
     else:
-        positions, extent = ci_points(ax, table, "policy", "workload", baselines, workloads,
-                                      workload_colors(workloads), style.label, style.workload_label)
+        positions, extent = ci_points(
+            ax,
+            table,
+            "policy",
+            "workload",
+            baselines,
+            workloads,
+            workload_colors(workloads),
+            style.label,
+            style.workload_label,
+        )
         drawn = paper_marks(ax, paper, positions, "policy", "workload", baselines)
     log_axis(ax, extent + [r["paper"] for r in drawn])
     return drawn
@@ -237,8 +357,9 @@ POOLED_SHADES = ("0.15", "0.55", "0.75")  # metric hues of a pooled ratio panel 
 POOLED_MARKERS = ("o", "s", "D")
 
 
-def pooled_ratio_panel(ax, cells: pd.DataFrame, metrics: dict[str, str], baselines: Sequence[str],
-                       paper: Sequence[PaperValue]) -> tuple[pd.DataFrame, list[dict]]:
+def pooled_ratio_panel(
+    ax, cells: pd.DataFrame, metrics: dict[str, str], baselines: Sequence[str], paper: Sequence[PaperValue]
+) -> tuple[pd.DataFrame, list[dict]]:
     """Baseline / FFT with every trace pooled, one point per (baseline, metric), on a log axis,
     with the paper's trace-independent ratios beside the matching point. For claims the paper
     makes for a whole setting ("mean rho reduction vs Gavel on the testbed: 1.64x")."""
@@ -246,8 +367,18 @@ def pooled_ratio_panel(ax, cells: pd.DataFrame, metrics: dict[str, str], baselin
     present = [b for b in baselines if b in set(table["policy"])]
     shade = dict(zip(metrics, POOLED_SHADES))
     mark = dict(zip(metrics, POOLED_MARKERS))
-    positions, extent = ci_points(ax, table, "policy", "metric", present, list(metrics), shade.get, style.label,
-                                  lambda m: f"{metrics[m]}, baseline / FFT", markers=mark.get)
+    positions, extent = ci_points(
+        ax,
+        table,
+        "policy",
+        "metric",
+        present,
+        list(metrics),
+        shade.get,
+        style.label,
+        lambda m: f"{metrics[m]}, baseline / FFT",
+        markers=mark.get,
+    )
     drawn = []
     for metric in metrics:  # ratio_table's "workload" column holds the metric here
         marks = [replace(v, workload=metric) for v in matching(paper, "ratio", metric) if v.workload is None]
@@ -257,8 +388,16 @@ def pooled_ratio_panel(ax, cells: pd.DataFrame, metrics: dict[str, str], baselin
     return table.assign(workload="all"), drawn
 
 
-def ratio_figure(cells: pd.DataFrame, metrics: dict[str, str], out_dir, stem: str, title: str, paper: Sequence[PaperValue],
-                 by_trace: bool = False, baselines: Sequence[str] | None = None) -> list:
+def ratio_figure(
+    cells: pd.DataFrame,
+    metrics: dict[str, str],
+    out_dir,
+    stem: str,
+    title: str,
+    paper: Sequence[PaperValue],
+    by_trace: bool = False,
+    baselines: Sequence[str] | None = None,
+) -> list:
     """One panel per metric of baseline / FFT ratios (log axis), the paper's values beside them.
     Figs. 7, 11, 12."""
     if baselines is None:
@@ -293,13 +432,29 @@ def refuse_settings(cells: pd.DataFrame, axes: Sequence[str], folder) -> None:
     """One-line refusal of a sweep whose cells vary beyond what the figure draws (``axes``; the
     seeds pooled): it would pool distinct settings as seeds."""
     settings = distinct_settings(cells, axes)
-    require(not settings, str(folder), "settings", f"{', '.join(settings)} vary beyond {', '.join(axes)}: this figure "
-            "would pool them as seeds; draw a sweep that varies only those")
+    require(
+        not settings,
+        str(folder),
+        "settings",
+        f"{', '.join(settings)} vary beyond {', '.join(axes)}: this figure "
+        "would pool them as seeds; draw a sweep that varies only those",
+    )
 
 
-def distribution_figure(sweep, job_value: str, xlabel: str, panels: dict[str, tuple[str, str]], out_dir, stem: str,
-                        title: str, scale: float = 1.0, xscale: str = "linear", cdf_reference: float | None = None,
-                        extra_panel: Callable | None = None, paper: Sequence[PaperValue] = ()) -> list:
+def distribution_figure(
+    sweep,
+    job_value: str,
+    xlabel: str,
+    panels: dict[str, tuple[str, str]],
+    out_dir,
+    stem: str,
+    title: str,
+    scale: float = 1.0,
+    xscale: str = "linear",
+    cdf_reference: float | None = None,
+    extra_panel: Callable | None = None,
+    paper: Sequence[PaperValue] = (),
+) -> list:
     """Per-job ECDF of ``job_value`` for each trace (policies as lines; ``extra_panel(ax)`` may
     fill the rest of the top row), then one panel per run-level metric, each (ylabel, "bars" for
     linear bars from 0, or "log" for points on a log axis), with the paper's values. ``xscale``
@@ -330,8 +485,9 @@ def distribution_figure(sweep, job_value: str, xlabel: str, panels: dict[str, tu
                 decades = float(portable.log10(hi / lo)) if lo > 0 and hi > lo else 0.0
                 # 1-2-5 ticks over a few decades; over many, LogLocator drops sub-decade ticks
                 # altogether (no labels at all), so label the decades only
-                ax.xaxis.set_major_locator(LogLocator(base=10, subs=(1.0, 2.0, 5.0) if decades <= 3 else (1.0,),
-                                                      numticks=12))
+                ax.xaxis.set_major_locator(
+                    LogLocator(base=10, subs=(1.0, 2.0, 5.0) if decades <= 3 else (1.0,), numticks=12)
+                )
                 ax.xaxis.set_major_formatter(FuncFormatter(lambda x, _: f"{x:g}"))
             ax.xaxis.set_minor_formatter(NullFormatter())
             if cdf_reference is not None:
@@ -340,25 +496,36 @@ def distribution_figure(sweep, job_value: str, xlabel: str, panels: dict[str, tu
             extra_table, extra_paper = extra_panel(axes[0][len(workloads)])
             tables.append(extra_table.assign(panel="ratios"))
             paper_rows += extra_paper
-        values = pd.concat([value_table(cells, [m], scale, log=kind == "log") for m, (_, kind) in panels.items()],
-                           ignore_index=True)
+        values = pd.concat(
+            [value_table(cells, [m], scale, log=kind == "log") for m, (_, kind) in panels.items()], ignore_index=True
+        )
         for ax, (metric, (ylabel, kind)) in zip(axes[1], panels.items()):
             part = values[values["metric"] == shown_name(metric, scale)]
             marks = matching(paper, "value", metric)
             if kind == "log":
-                positions, extent = ci_points(ax, part, "policy", "workload", policies, workloads, colors,
-                                              style.label, style.workload_label,
-                                              reference=1.0 if metric.startswith("rho") else None)
+                positions, extent = ci_points(
+                    ax,
+                    part,
+                    "policy",
+                    "workload",
+                    policies,
+                    workloads,
+                    colors,
+                    style.label,
+                    style.workload_label,
+                    reference=1.0 if metric.startswith("rho") else None,
+                )
                 drawn = paper_marks(ax, marks, positions, "policy", "workload", policies)
                 log_axis(ax, extent + [r["paper"] for r in drawn])
                 paper_rows += drawn
             else:
-                positions = ci_bars(ax, part, "policy", "workload", policies, workloads, colors, style.label,
-                                    style.workload_label)
+                positions = ci_bars(
+                    ax, part, "policy", "workload", policies, workloads, colors, style.label, style.workload_label
+                )
                 paper_rows += paper_marks(ax, marks, positions, "policy", "workload", policies)
             ax.set_ylabel(ylabel)
             ax.set_title(ylabel)
-        used = [*axes[0][:len(workloads) + (extra_panel is not None)], *axes[1][:len(panels)]]
+        used = [*axes[0][: len(workloads) + (extra_panel is not None)], *axes[1][: len(panels)]]
         for ax in axes.ravel():
             ax.set_visible(ax in used)
         style.panel_letters(used)
@@ -366,8 +533,10 @@ def distribution_figure(sweep, job_value: str, xlabel: str, panels: dict[str, tu
         pooled = ""
         if extra_panel is not None and len(extra_table):
             pairs = sorted({int(n) for n in extra_table["n"].dropna()})
-            pooled = (f"Panel ({'abcdefgh'[len(workloads)]}) pools the traces: n = "
-                      f"{'-'.join(map(str, (pairs[0], pairs[-1]) if len(pairs) > 1 else pairs))} trace-seed pairs per point.")
+            pooled = (
+                f"Panel ({'abcdefgh'[len(workloads)]}) pools the traces: n = "
+                f"{'-'.join(map(str, (pairs[0], pairs[-1]) if len(pairs) > 1 else pairs))} trace-seed pairs per point."
+            )
         footnote(fig, values, extra=" ".join(filter(None, [pooled, "CDFs pool every job of every seed."])))
         fig.suptitle(title, fontsize=9)
         data = pd.concat([*tables, values.assign(panel="bars")], ignore_index=True)

@@ -121,8 +121,11 @@ class SymmetricalLogTransform(mscale.SymmetricalLogTransform):
         abs_a = np.abs(values)
         inside = abs_a <= self.linthresh
         with np.errstate(divide="ignore", invalid="ignore"):
-            out = np.sign(values) * self.linthresh * (
-                linscale_adj - _scalar_log(self.linthresh) / log_base + log(abs_a) / log_base)
+            out = (
+                np.sign(values)
+                * self.linthresh
+                * (linscale_adj - _scalar_log(self.linthresh) / log_base + log(abs_a) / log_base)
+            )
         out[inside] = values[inside] * linscale_adj
         return out
 
@@ -137,8 +140,9 @@ class InvertedSymmetricalLogTransform(mscale.InvertedSymmetricalLogTransform):
         abs_a = np.abs(values)
         inside = abs_a <= self.linthresh * linscale_adj  # the image of linthresh
         with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-            out = np.sign(values) * self.linthresh * exp(
-                (abs_a / self.linthresh - linscale_adj) * _scalar_log(self.base))
+            out = (
+                np.sign(values) * self.linthresh * exp((abs_a / self.linthresh - linscale_adj) * _scalar_log(self.base))
+            )
         out[inside] = values[inside] / linscale_adj
         return out
 

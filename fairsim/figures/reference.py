@@ -11,13 +11,13 @@ from dataclasses import dataclass
 
 @dataclass(frozen=True)
 class PaperValue:
-    setting: str          # testbed | simulated
-    kind: str             # ratio | value
-    metric: str           # column of results.parquet
-    policy: str | None    # None: any baseline (e.g. "makespan vs baselines, up to 3.12x")
+    setting: str  # testbed | simulated
+    kind: str  # ratio | value
+    metric: str  # column of results.parquet
+    policy: str | None  # None: any baseline (e.g. "makespan vs baselines, up to 3.12x")
     workload: str | None  # None: not tied to one trace
-    value: float          # in the unit the figure draws (ratios plain, shares 0-1, hours)
-    qualifier: str = ""   # "", "about", "up to", "at most", "more than"
+    value: float  # in the unit the figure draws (ratios plain, shares 0-1, hours)
+    qualifier: str = ""  # "", "about", "up to", "at most", "more than"
 
     def text(self) -> str:
         number = f"{self.value:g}x" if self.kind == "ratio" else f"{self.value:g}"

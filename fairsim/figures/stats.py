@@ -28,8 +28,10 @@ REFERENCE = "ours"  # ratios are "baseline / FFT", as in the paper
 LEVEL = 0.95
 
 # One sentence for captions, figure notes and REPORT.md.
-METHOD_NOTE = ("Error bars: 95% intervals over seeds; ratios and values on log axes: geometric mean with a "
-               "t-interval of the logs; other non-negative values: mean with a t-interval cut at 0.")
+METHOD_NOTE = (
+    "Error bars: 95% intervals over seeds; ratios and values on log axes: geometric mean with a "
+    "t-interval of the logs; other non-negative values: mean with a t-interval cut at 0."
+)
 
 
 @dataclass(frozen=True)
@@ -102,15 +104,17 @@ def ratio_interval(ratios: Iterable[float], level: float = LEVEL) -> tuple[float
     return ci.mean, ci.lo, ci.hi
 
 
-def nonneg_interval(values: Iterable[float], upper: float | None = None,
-                    level: float = LEVEL) -> tuple[float, float, float]:
+def nonneg_interval(
+    values: Iterable[float], upper: float | None = None, level: float = LEVEL
+) -> tuple[float, float, float]:
     """(mean, lo, hi) of a non-negative quantity; lo >= 0 always (NaN bounds with fewer than 2 values)."""
     ci = nonneg_ci(values, upper, level)
     return ci.mean, ci.lo, ci.hi
 
 
-def _paired(cells: pd.DataFrame, metric: str, first: str, second: str,
-            by: tuple[str, ...]) -> tuple[pd.Series, pd.Series]:
+def _paired(
+    cells: pd.DataFrame, metric: str, first: str, second: str, by: tuple[str, ...]
+) -> tuple[pd.Series, pd.Series]:
     """metric of two policies on the (workload, seed) pairs both ran, aligned and sorted."""
     table = cells.set_index(["policy", *by])[metric].astype(float)
     policies = set(table.index.get_level_values(0))
@@ -122,30 +126,44 @@ def _paired(cells: pd.DataFrame, metric: str, first: str, second: str,
     return a.loc[common], b.loc[common]
 
 
-def paired_ratios(cells: pd.DataFrame, metric: str, baseline: str, reference: str = REFERENCE,
-                  by: tuple[str, ...] = ("workload", "seed")) -> pd.Series:
+def paired_ratios(
+    cells: pd.DataFrame,
+    metric: str,
+    baseline: str,
+    reference: str = REFERENCE,
+    by: tuple[str, ...] = ("workload", "seed"),
+) -> pd.Series:
     """metric(baseline) / metric(reference) for every (workload, seed) both policies ran, indexed
     by ``by``. Pairing by seed compares the two policies on the very same trace."""
     base, ref = _paired(cells, metric, baseline, reference, by)
     return base / ref
 
 
-def paired_differences(cells: pd.DataFrame, metric: str, other: str, reference: str = REFERENCE,
-                       by: tuple[str, ...] = ("workload", "seed")) -> pd.Series:
+def paired_differences(
+    cells: pd.DataFrame, metric: str, other: str, reference: str = REFERENCE, by: tuple[str, ...] = ("workload", "seed")
+) -> pd.Series:
     """metric(reference) - metric(other) for every (workload, seed) both policies ran."""
     other_s, ref = _paired(cells, metric, other, reference, by)
     return ref - other_s
 
 
-def summarize_groups(cells: pd.DataFrame, value: str, keys: list[str], upper: float | None = None,
-                     log: bool = False) -> pd.DataFrame:
+def summarize_groups(
+    cells: pd.DataFrame, value: str, keys: list[str], upper: float | None = None, log: bool = False
+) -> pd.DataFrame:
     """One row per group of ``keys``: mean, lo, hi, n of the non-negative ``value`` (interval cut
     to [0, upper]; ``log``: geometric mean and interval, for a log axis)."""
     rows = []
     for key, group in cells.groupby(keys, sort=False):
         ci = positive_ci(group[value]) if log else nonneg_ci(group[value], upper)
-        rows.append({**dict(zip(keys, key if isinstance(key, tuple) else (key,))),
-                     "mean": ci.mean, "lo": ci.lo, "hi": ci.hi, "n": ci.n})
+        rows.append(
+            {
+                **dict(zip(keys, key if isinstance(key, tuple) else (key,))),
+                "mean": ci.mean,
+                "lo": ci.lo,
+                "hi": ci.hi,
+                "n": ci.n,
+            }
+        )
     return pd.DataFrame(rows, columns=[*keys, "mean", "lo", "hi", "n"])
 
 

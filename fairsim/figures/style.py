@@ -24,14 +24,23 @@ from matplotlib.figure import Figure
 # per policy; policies drawn together (the baselines of Figs. 7-9 and 11-12, the variants of
 # Fig. 10) get the most distinct ones. Lines also differ by marker, so no figure relies on hue alone.
 POLICIES = {
-    "ours": ("FFT", "#0072B2", "o"), "ours_noswitch": ("FFT no-switch", "#CC6677", "v"),
-    "ours_nofair": ("FFT no-fair", "#DDCC77", "<"), "ours_constmu": ("FFT const-mu", "#AA4499", ">"),
-    "gavel": ("Gavel", "#009E73", "s"), "gavel_mmf": ("Gavel-MMF", "#E69F00", "D"),
-    "gavel_ftf": ("Gavel-FTF", "#999933", "d"), "themis": ("Themis", "#D55E00", "^"),
-    "tiresias": ("Tiresias", "#CC79A7", "P"), "tiresias_random": ("Tiresias (random queue)", "#661100", "P"),
-    "tiresias_las": ("Tiresias-LAS", "#882255", "p"), "tiresias_las2q": ("Tiresias-LAS 2q", "#6699CC", "p"),
-    "allox": ("AlloX", "#56B4E9", "X"), "pal": ("PAL", "#332288", "*"), "srtf": ("SRTF", "#000000", "h"),
-    "srtf_agnostic": ("SRTF-agnostic", "#44AA99", "H"), "fifo": ("FIFO", "#888888", "8"),
+    "ours": ("FFT", "#0072B2", "o"),
+    "ours_noswitch": ("FFT no-switch", "#CC6677", "v"),
+    "ours_nofair": ("FFT no-fair", "#DDCC77", "<"),
+    "ours_constmu": ("FFT const-mu", "#AA4499", ">"),
+    "gavel": ("Gavel", "#009E73", "s"),
+    "gavel_mmf": ("Gavel-MMF", "#E69F00", "D"),
+    "gavel_ftf": ("Gavel-FTF", "#999933", "d"),
+    "themis": ("Themis", "#D55E00", "^"),
+    "tiresias": ("Tiresias", "#CC79A7", "P"),
+    "tiresias_random": ("Tiresias (random queue)", "#661100", "P"),
+    "tiresias_las": ("Tiresias-LAS", "#882255", "p"),
+    "tiresias_las2q": ("Tiresias-LAS 2q", "#6699CC", "p"),
+    "allox": ("AlloX", "#56B4E9", "X"),
+    "pal": ("PAL", "#332288", "*"),
+    "srtf": ("SRTF", "#000000", "h"),
+    "srtf_agnostic": ("SRTF-agnostic", "#44AA99", "H"),
+    "fifo": ("FIFO", "#888888", "8"),
 }
 POLICY_LABELS = {k: v[0] for k, v in POLICIES.items()}
 POLICY_COLORS = {k: v[1] for k, v in POLICIES.items()}
@@ -82,8 +91,13 @@ def workload_label(workload: str) -> str:
 @contextlib.contextmanager
 def paper_style():
     """Seaborn's whitegrid/paper look, applied only inside the block (rcParams restored after)."""
-    rc = {**sns.axes_style("whitegrid"), **sns.plotting_context("paper"),
-          "svg.hashsalt": "fairsim", "axes.titlesize": 9, "legend.fontsize": 7}
+    rc = {
+        **sns.axes_style("whitegrid"),
+        **sns.plotting_context("paper"),
+        "svg.hashsalt": "fairsim",
+        "axes.titlesize": 9,
+        "legend.fontsize": 7,
+    }
     with mpl.rc_context(rc):
         yield
 
@@ -114,8 +128,14 @@ def legend_outside(fig: Figure, axes, title: str | None = None, ncols: int | Non
                 labels.append(text)
     if labels:
         rows = max(4, int(fig.get_figheight() * 4.5))  # entries that fit in one column at 7 pt
-        fig.legend([handles[t] for t in labels], labels, loc="outside right center", title=title,
-                   ncols=ncols or -(-len(labels) // rows), frameon=False)
+        fig.legend(
+            [handles[t] for t in labels],
+            labels,
+            loc="outside right center",
+            title=title,
+            ncols=ncols or -(-len(labels) // rows),
+            frameon=False,
+        )
 
 
 def note(fig: Figure, text: str) -> None:

@@ -45,8 +45,10 @@ from fairsim.figures.style import (
 )
 
 # metric -> (axis label, scale, drawing): bars from 0, or points on a log axis (rho has outliers)
-PANELS = {"avg_jct_s": ("mean JCT, lower is better", "hours", HOUR, "bars"),
-          "rho_fluid_mean": ("mean rho (fluid T_id), lower is fairer", "rho (log scale)", 1.0, "log")}
+PANELS = {
+    "avg_jct_s": ("mean JCT, lower is better", "hours", HOUR, "bars"),
+    "rho_fluid_mean": ("mean rho (fluid T_id), lower is fairer", "rho (log scale)", 1.0, "log"),
+}
 AXES = ("policy", "load", "seed")  # series, x axis, pooled: anything else that varies is a setting
 MAX_SERIES = 12  # series a panel shows legibly (bars per load group, legend entries)
 
@@ -62,8 +64,10 @@ def with_series(cells: pd.DataFrame, settings: list[str]) -> tuple[pd.DataFrame,
     """``cells`` with a ``series`` column (the policy, then each setting's value), the series in
     drawing order (policies in display order, settings sorted), and each series' legend label."""
     shown_settings = cells[settings].map(shown) if settings else pd.DataFrame(index=cells.index)
-    keys = [" | ".join([p, *(f"{k}={v}" for k, v in zip(settings, row))])
-            for p, row in zip(cells["policy"], shown_settings.itertuples(index=False))]
+    keys = [
+        " | ".join([p, *(f"{k}={v}" for k, v in zip(settings, row))])
+        for p, row in zip(cells["policy"], shown_settings.itertuples(index=False))
+    ]
     cells = cells.assign(series=keys, **{k: shown_settings[k] for k in settings})
     order = [s for p in policy_order(cells["policy"]) for s in sorted(set(cells.loc[cells["policy"] == p, "series"]))]
     labels = {s: ", ".join([label(s.split(" | ")[0]), *s.split(" | ")[1:]]) for s in order}
@@ -78,9 +82,13 @@ def draw(sweep_dir: Path) -> list[Path]:
     settings = distinct_settings(cells, AXES)
     loads = [str(v) for v in sorted(cells["load"].unique())]
     cells, series, labels = with_series(cells.assign(load=cells["load"].astype(str)), settings)
-    require(len(series) <= MAX_SERIES, str(sweep_dir / RESULTS), "settings",
-            f"{', '.join(settings)} vary beyond policy, load and seed: {len(series)} series of policy x setting, more "
-            f"than one figure shows ({MAX_SERIES}); draw a sweep that varies fewer")
+    require(
+        len(series) <= MAX_SERIES,
+        str(sweep_dir / RESULTS),
+        "settings",
+        f"{', '.join(settings)} vary beyond policy, load and seed: {len(series)} series of policy x setting, more "
+        f"than one figure shows ({MAX_SERIES}); draw a sweep that varies fewer",
+    )
     if settings:  # one colour per series: the policies' own colours cannot tell a policy's settings apart
         palette = dict(zip(series, sns.color_palette("tab10" if len(series) <= 10 else "tab20", len(series))))
         colors, markers = palette.get, lambda s: marker(s.split(" | ")[0])
@@ -90,11 +98,25 @@ def draw(sweep_dir: Path) -> list[Path]:
     with paper_style():
         fig, axes = new_figure(len(PANELS))
         for ax, (metric, (title, ylabel, scale, kind)) in zip(axes[0], PANELS.items()):
-            table = summarize_groups(cells.assign(value=cells[metric].astype(float) * scale), "value",
-                                     ["series", "policy", *settings, "load"], log=kind == "log")
+            table = summarize_groups(
+                cells.assign(value=cells[metric].astype(float) * scale),
+                "value",
+                ["series", "policy", *settings, "load"],
+                log=kind == "log",
+            )
             if kind == "log":
-                _, extent = ci_points(ax, table, "load", "series", loads, series, colors, lambda v: f"load {v}", labels.get,
-                                      markers=markers)
+                _, extent = ci_points(
+                    ax,
+                    table,
+                    "load",
+                    "series",
+                    loads,
+                    series,
+                    colors,
+                    lambda v: f"load {v}",
+                    labels.get,
+                    markers=markers,
+                )
                 log_axis(ax, extent)
             else:
                 ci_bars(ax, table, "load", "series", loads, series, colors, lambda v: f"load {v}", labels.get)

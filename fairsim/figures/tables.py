@@ -31,8 +31,9 @@ def markdown(table: pd.DataFrame, floatfmt: str = ".3g") -> str:
     return "\n".join(lines)
 
 
-def save_table(table: pd.DataFrame, out_dir: Path, stem: str, title: str, notes: list[str] | None = None,
-               floatfmt: str = ".3g") -> list[Path]:
+def save_table(
+    table: pd.DataFrame, out_dir: Path, stem: str, title: str, notes: list[str] | None = None, floatfmt: str = ".3g"
+) -> list[Path]:
     """Write <stem>.md (title, table, notes) and data/<stem>.csv."""
     csv = save_data(table, out_dir, stem)
     md = Path(out_dir) / f"{stem}.md"

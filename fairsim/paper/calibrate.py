@@ -23,8 +23,13 @@ from fairsim.figures.stats import nonneg_ci
 from fairsim.figures.tables import markdown
 
 HOUR = 3600.0
-CONTEXT = {"avg_jct_s": "avg JCT h", "makespan_s": "makespan h", "rho_lt1_share": "share rho<1 (dynamic N)",
-           "gpu_utilization": "GPU util", "arrival_span_h": "span h"}
+CONTEXT = {
+    "avg_jct_s": "avg JCT h",
+    "makespan_s": "makespan h",
+    "rho_lt1_share": "share rho<1 (dynamic N)",
+    "gpu_utilization": "GPU util",
+    "arrival_span_h": "span h",
+}
 
 
 def calibration_table(cells: pd.DataFrame, metric: str = "starvation_max_s", policy: str = "ours") -> pd.DataFrame:
@@ -58,12 +63,16 @@ def nearest(table: pd.DataFrame, anchor_h: float) -> pd.DataFrame:
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("sweep", type=Path, help="the calibration sweep's folder (holds results.parquet)")
-    ap.add_argument("--anchor-h", type=float, default=25.0, help="the anchor value in hours (default 25: PAPER.md Fig. 9)")
+    ap.add_argument(
+        "--anchor-h", type=float, default=25.0, help="the anchor value in hours (default 25: PAPER.md Fig. 9)"
+    )
     ap.add_argument("--metric", default="starvation_max_s", help="a per-run summary metric in seconds")
     args = ap.parse_args(argv)
     try:
         path = args.sweep / RESULTS
-        require(path.is_file(), str(path), "file", "not found: run python run.py -m +experiment=calibrate_testbed first")
+        require(
+            path.is_file(), str(path), "file", "not found: run python run.py -m +experiment=calibrate_testbed first"
+        )
         cells = pd.read_parquet(path)
         require(args.metric in cells, str(path), "metric", f"no column {args.metric!r}")
         table = calibration_table(cells, args.metric)

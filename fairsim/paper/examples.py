@@ -44,8 +44,12 @@ class Example:
 
     def policy(self, name: str) -> Policy:
         """The named policy: conf/policy/<preset>.yaml with the example's overrides."""
-        require(name in self.policy_configs, f"{EXAMPLES.name} {self.name}", "policies",
-                f"no policy {name!r} (allowed: {', '.join(self.policy_configs)})")
+        require(
+            name in self.policy_configs,
+            f"{EXAMPLES.name} {self.name}",
+            "policies",
+            f"no policy {name!r} (allowed: {', '.join(self.policy_configs)})",
+        )
         cfg = copy.deepcopy(self.policy_configs[name])
         preset = cfg.pop("preset", name)
         base = compose_preset("policy", preset)  # its defaults list applied (conf/policy/gavel.yaml: the mechanism)
@@ -81,15 +85,35 @@ def build(name: str, spec: dict | None = None, jobs: dict | None = None) -> Exam
     sim = SimConfig.from_config(spec["sim"], source=f"{src} sim")
     j = jobs if jobs is not None else spec["jobs"]
     n = len(j["work"]) if "work" in j else len(j["work_rounds"])
-    work = np.asarray(j["work"], dtype=np.float64) if "work" in j else np.asarray(j["work_rounds"], dtype=np.float64) * sim.round_len_s
-    tput = np.asarray(j.get("throughput", np.ones((n, cluster.num_types))), dtype=np.float64) / spec.get("rate_unit_s", 1)
-    require(tput.shape == (n, cluster.num_types), src, "jobs.throughput", f"must be {n} rows of {cluster.num_types} numbers (one per cluster type)")
+    work = (
+        np.asarray(j["work"], dtype=np.float64)
+        if "work" in j
+        else np.asarray(j["work_rounds"], dtype=np.float64) * sim.round_len_s
+    )
+    tput = np.asarray(j.get("throughput", np.ones((n, cluster.num_types))), dtype=np.float64) / spec.get(
+        "rate_unit_s", 1
+    )
+    require(
+        tput.shape == (n, cluster.num_types),
+        src,
+        "jobs.throughput",
+        f"must be {n} rows of {cluster.num_types} numbers (one per cluster type)",
+    )
     spread = tput * j["spread_speed"] if "spread_speed" in j else None
     state = np.asarray(j.get("state_gb", np.zeros(n)), dtype=np.float64) * 1e9
-    jobset = toy_jobs(tput, work=work, arrival=j.get("arrival_s"), workers=j.get("workers"), state_bytes=state,
-                      spread=spread, work_unit=spec.get("work_unit", "unit"))
+    jobset = toy_jobs(
+        tput,
+        work=work,
+        arrival=j.get("arrival_s"),
+        workers=j.get("workers"),
+        state_bytes=state,
+        spread=spread,
+        work_unit=spec.get("work_unit", "unit"),
+    )
     labels = {k: str(label) for k, label in enumerate(j.get("labels", []))}
-    return Example(name, jobset, cluster, sim, labels, dict(spec.get("type_labels") or {}), dict(spec.get("policies") or {}), spec)
+    return Example(
+        name, jobset, cluster, sim, labels, dict(spec.get("type_labels") or {}), dict(spec.get("policies") or {}), spec
+    )
 
 
 # ---- Table 1 and Fig. 3 ------------------------------------------------------------------------
@@ -134,7 +158,9 @@ def fig5_example() -> Example:
     arrival = [0.0] + [r * k for k in range(int(stream["rounds"])) for _ in range(per)]
     rounds = [big["work_rounds"]] + [stream["work_rounds"]] * (len(arrival) - 1)
     workers = [big["workers"]] + [1] * (len(arrival) - 1)
-    return build("fig5", spec, {"work_rounds": rounds, "arrival_s": arrival, "workers": workers, "labels": [big["label"]]})
+    return build(
+        "fig5", spec, {"work_rounds": rounds, "arrival_s": arrival, "workers": workers, "labels": [big["label"]]}
+    )
 
 
 def fig6_example() -> Example:

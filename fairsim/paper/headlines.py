@@ -76,12 +76,19 @@ def evaluate_ratio(spec: Mapping, inputs: Inputs) -> list[Row]:
             name = f"{claim} [{style.label(baseline)}]" if len(found) > 1 else claim
             rows.append(Row(name, paper, f"{fmt(ci)} (n={ci.n})", verdict(ci, 1.0, expect_above=True)))
         return rows
-    groups = [(b, w, ratio_ci(part)) for b, ratios in found.items() if not ratios.empty
-              for w, part in ratios.groupby(level="workload", sort=True)]
+    groups = [
+        (b, w, ratio_ci(part))
+        for b, ratios in found.items()
+        if not ratios.empty
+        for w, part in ratios.groupby(level="workload", sort=True)
+    ]
     above = sum(ci.mean > 1 for _, _, ci in groups)
     baseline, workload, best = max(groups, key=lambda g: (g[2].mean, g[0], g[1]))
-    where = f"{style.label(baseline)}, {style.WORKLOAD_LABELS.get(workload, workload)}" if len(found) > 1 \
+    where = (
+        f"{style.label(baseline)}, {style.WORKLOAD_LABELS.get(workload, workload)}"
+        if len(found) > 1
         else style.WORKLOAD_LABELS.get(workload, workload)
+    )
     ours = f"up to {fmt(best)} ({where}, n={best.n}); > 1 in {above}/{len(groups)} settings"
     if missing:
         ours += f"; not run: {', '.join(missing)}"
@@ -97,17 +104,27 @@ def evaluate_compare(spec: Mapping, inputs: Inputs) -> list[Row]:
     digits = 1 if unit else 2
     present = set(cells["policy"])
     upper = scale if metric.endswith("_share") else None  # a share of 1 is 100% at scale 100
-    value = {p: nonneg_ci(cells.loc[cells["policy"] == p, metric].astype(float) * scale, upper) for p in spec["policies"]}
+    value = {
+        p: nonneg_ci(cells.loc[cells["policy"] == p, metric].astype(float) * scale, upper) for p in spec["policies"]
+    }
     rows = []
     for other in (p for p in spec["policies"] if p != REFERENCE):
         claim = f"{spec['claim']} [FFT vs {style.label(other)}]"
         if other not in present or REFERENCE not in present:
-            rows.append(Row(claim, str(spec["paper"]), f"not measured: no runs of {other if other not in present else REFERENCE}",
-                            "not measured"))
+            rows.append(
+                Row(
+                    claim,
+                    str(spec["paper"]),
+                    f"not measured: no runs of {other if other not in present else REFERENCE}",
+                    "not measured",
+                )
+            )
             continue
         diff = mean_ci(paired_differences(cells, metric, other) * scale)
-        ours = (f"FFT {fmt(value[REFERENCE], unit, digits)} vs {style.label(other)} {fmt(value[other], unit, digits)}; "
-                f"difference {fmt(diff, unit, digits)} (n={diff.n})")
+        ours = (
+            f"FFT {fmt(value[REFERENCE], unit, digits)} vs {style.label(other)} {fmt(value[other], unit, digits)}; "
+            f"difference {fmt(diff, unit, digits)} (n={diff.n})"
+        )
         rows.append(Row(claim, str(spec["paper"]), ours, verdict(diff, 0.0, expect_above=higher)))
     return rows
 
@@ -122,12 +139,20 @@ def evaluate_profile_error(spec: Mapping, inputs: Inputs) -> list[Row]:
     jct = cells.set_index(["error", "workload", "seed"])["avg_jct_s"]
     error = float(spec["error"])
     if error not in jct.index.get_level_values(0) or 0.0 not in jct.index.get_level_values(0):
-        return [Row(spec["claim"], str(spec["paper"]), f"not measured: no runs at error 0 and {error:g}", "not measured")]
+        return [
+            Row(spec["claim"], str(spec["paper"]), f"not measured: no runs at error 0 and {error:g}", "not measured")
+        ]
     with_err, without = jct.xs(error, level=0), jct.xs(0.0, level=0)
     common = with_err.index.intersection(without.index)
     ci = ratio_ci(with_err.loc[common] / without.loc[common])
-    return [Row(spec["claim"], str(spec["paper"]), f"{fmt(ci)} (n={ci.n})",
-                verdict(ci, float(spec["limit"]), expect_above=False))]
+    return [
+        Row(
+            spec["claim"],
+            str(spec["paper"]),
+            f"{fmt(ci)} (n={ci.n})",
+            verdict(ci, float(spec["limit"]), expect_above=False),
+        )
+    ]
 
 
 EVALUATORS: dict[str, Callable[[Mapping, Inputs], list[Row]]] = {

@@ -57,8 +57,13 @@ def judge(specs: Sequence[Mapping], role: str, cells: pd.DataFrame, name: str = 
     return evaluate(claims_of(specs, role), view)
 
 
-def reading_verdicts(specs: Sequence[Mapping], role: str, base: pd.DataFrame, readings: Mapping[str, pd.DataFrame],
-                     policies: Sequence[str] | None = None) -> pd.DataFrame:
+def reading_verdicts(
+    specs: Sequence[Mapping],
+    role: str,
+    base: pd.DataFrame,
+    readings: Mapping[str, pd.DataFrame],
+    policies: Sequence[str] | None = None,
+) -> pd.DataFrame:
     """claim x reading -> verdict ("yes", "weak", "no", "not measured"). The first column,
     ``default``, is the base sweep on the settings the readings cover; each reading's cells stand
     in for the base's cells of ``policies`` (default: the policies the reading has)."""

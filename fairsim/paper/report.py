@@ -17,15 +17,28 @@ def _cell(text: str) -> str:
 
 
 def sweep_lines(inputs: Inputs) -> list[str]:
-    lines = ["| role | sweep | cells | policies | traces | cluster | seeds | jobs per run |", "|---|---|---|---|---|---|---|---|"]
+    lines = [
+        "| role | sweep | cells | policies | traces | cluster | seeds | jobs per run |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
     for role, sweep in inputs.sweeps.items():
         c = sweep.cells
         jobs = c["finished_jobs"] if "finished_jobs" in c else c["num_jobs"]
         lo, hi = int(jobs.min()), int(jobs.max())
-        lines.append(" | ".join([
-            f"| {role}", sweep.name, str(len(c)), ", ".join(style.label(p) for p in style.policy_order(c["policy"])),
-            ", ".join(style.workload_order(c["workload"])), ", ".join(sorted(map(str, c["cluster"].unique()))),
-            ", ".join(map(str, sorted(c["seed"].unique()))), (f"{lo}" if lo == hi else f"{lo}-{hi}") + " |"]))
+        lines.append(
+            " | ".join(
+                [
+                    f"| {role}",
+                    sweep.name,
+                    str(len(c)),
+                    ", ".join(style.label(p) for p in style.policy_order(c["policy"])),
+                    ", ".join(style.workload_order(c["workload"])),
+                    ", ".join(sorted(map(str, c["cluster"].unique()))),
+                    ", ".join(map(str, sorted(c["seed"].unique()))),
+                    (f"{lo}" if lo == hi else f"{lo}-{hi}") + " |",
+                ]
+            )
+        )
     return lines
 
 
@@ -42,15 +55,22 @@ def stale_lines(inputs: Inputs) -> list[str]:
         for row in cells[cells["stale"]].itertuples():
             groups.setdefault((sweep.name, str(row.stale_why)), []).append(str(row.cell))
     if not groups:
-        return ["Every cell above is fresh: its provenance.json names the simulating code and input files of this tree."]
+        return [
+            "Every cell above is fresh: its provenance.json names the simulating code and input files of this tree."
+        ]
     total = sum(map(len, groups.values()))
-    lines = [f"**{total} stale cells** (made by other simulating code or inputs than this tree's; drawn with",
-             "`--reuse-stale`, or before a rerun): rerun without it to recompute them.", ""]
+    lines = [
+        f"**{total} stale cells** (made by other simulating code or inputs than this tree's; drawn with",
+        "`--reuse-stale`, or before a rerun): rerun without it to recompute them.",
+        "",
+    ]
     for (name, why), cells in sorted(groups.items()):
         if len(cells) == sizes[name]:
             lines.append(f"- {name}: every one of its {len(cells)} cells: {why}")
         else:
-            lines.append(f"- {name}, {len(cells)} of {sizes[name]} cells: {why}: {', '.join(f'`{c}`' for c in sorted(cells))}")
+            lines.append(
+                f"- {name}, {len(cells)} of {sizes[name]} cells: {why}: {', '.join(f'`{c}`' for c in sorted(cells))}"
+            )
     return lines
 
 
@@ -58,11 +78,17 @@ def example_lines(examples: Sequence) -> list[str]:
     """The worked examples and catalog figures/tables (``fairsim.figures.tables.Check`` rows)."""
     if not examples:
         return []
-    return ["## Worked examples and catalog (Figs. 1-3, 5, 6; Tables 1, 2)", "",
-            "Small deterministic instances (experiments/paper_examples.yaml) and the paper catalog; no seeds, no",
-            "intervals. Where the paper gives no number, its qualitative claim is quoted.", "",
-            "| item | quantity | paper | ours |", "|---|---|---|---|",
-            *[f"| {_cell(c.item)} | {_cell(c.quantity)} | {_cell(c.paper)} | {_cell(c.ours)} |" for c in examples], ""]
+    return [
+        "## Worked examples and catalog (Figs. 1-3, 5, 6; Tables 1, 2)",
+        "",
+        "Small deterministic instances (experiments/paper_examples.yaml) and the paper catalog; no seeds, no",
+        "intervals. Where the paper gives no number, its qualitative claim is quoted.",
+        "",
+        "| item | quantity | paper | ours |",
+        "|---|---|---|---|",
+        *[f"| {_cell(c.item)} | {_cell(c.quantity)} | {_cell(c.paper)} | {_cell(c.ours)} |" for c in examples],
+        "",
+    ]
 
 
 def output_files(name: str, what: str) -> list[str]:
@@ -76,9 +102,18 @@ def output_files(name: str, what: str) -> list[str]:
     return [f"{name}.pdf", f"{name}.png"]
 
 
-def write_report(path: Path, scale: str, rows: Sequence[Row], inputs: Inputs, figures: Mapping[str, str],
-                 gaps: Mapping[str, str], command: str, notes: Sequence[str] = (), examples: Sequence = (),
-                 sections: Sequence[str] = ()) -> Path:
+def write_report(
+    path: Path,
+    scale: str,
+    rows: Sequence[Row],
+    inputs: Inputs,
+    figures: Mapping[str, str],
+    gaps: Mapping[str, str],
+    command: str,
+    notes: Sequence[str] = (),
+    examples: Sequence = (),
+    sections: Sequence[str] = (),
+) -> Path:
     counts = {v: sum(r.verdict == v for r in rows) for v in ("yes", "weak", "no")}
     lines = [
         "# Reproducing FFT (ICS'25): headline numbers",
@@ -88,14 +123,13 @@ def write_report(path: Path, scale: str, rows: Sequence[Row], inputs: Inputs, fi
         "are pooled). Ratios (baseline / FFT of the same trace and seed; > 1: FFT is better) are",
         "geometric means with a t-interval of the log ratios, so they never go below 0; non-negative",
         "values (shares, hours) are means with a t-interval cut at 0; differences (FFT - baseline) use",
-        f"the plain t-interval. The figures use the same intervals; their footnote reads: \"{METHOD_NOTE}\"",
+        f'the plain t-interval. The figures use the same intervals; their footnote reads: "{METHOD_NOTE}"',
         "Verdict on the direction of the paper's claim:",
         "**yes** = the whole interval is on the paper's side, **weak** = the mean is but the interval",
-        "reaches across, **no** = the mean is on the other side. \"up to\" claims take the trace with",
+        'reaches across, **no** = the mean is on the other side. "up to" claims take the trace with',
         "the largest mean ratio (selected after the fact, so its interval is optimistic).",
         "",
-        f"Direction reproduced: {counts['yes']} yes, {counts['weak']} weak, {counts['no']} no, "
-        f"of {len(rows)} numbers.",
+        f"Direction reproduced: {counts['yes']} yes, {counts['weak']} weak, {counts['no']} no, of {len(rows)} numbers.",
         "",
         "| claim (PAPER.md sec. 4) | paper | ours | direction |",
         "|---|---|---|---|",
@@ -112,9 +146,9 @@ def write_report(path: Path, scale: str, rows: Sequence[Row], inputs: Inputs, fi
         "- Traces 1-2 are 800 consecutive real Philly submissions (their own gaps, durations and GPU counts),",
         "  arrivals stretched over 48 h, durations scaled by one factor to the default load 1.0. That load was",
         "  chosen on one anchor only, FFT's longest wait of about 25 h on the paper's testbed (docs/workload.md,",
-        "  \"Testbed traces: how the defaults were chosen\"); FFT's max starvation here is therefore not a test",
+        '  "Testbed traces: how the defaults were chosen"); FFT\'s max starvation here is therefore not a test',
         "  of the paper, every other number is. Traces 3-9 reuse that load, arrival model and jobs per GPU-hour.",
-        "- rho rows use the fluid reading of T_id (the section \"three readings\" says why and shows the others).",
+        '- rho rows use the fluid reading of T_id (the section "three readings" says why and shows the others).',
         "- The paper's testbed numbers come from real GPUs; ours come from the simulator on the same",
         "  cluster shape (the paper reports its simulator within 4.9% of its testbed).",
         "- Fig. 13a (time of one FFT decision) is wall-clock time of the machine that ran it, so it is",

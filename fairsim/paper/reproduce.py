@@ -51,7 +51,12 @@ def load_plan(path: Path = PLAN) -> dict:
     benches = set(plan.get("benches") or {})
     for name, fig in plan["figures"].items():
         for role in fig.get("sweeps", []):
-            require(role in roles, str(path), f"figures.{name}.sweeps", f"unknown sweep {role!r} (allowed: {', '.join(sorted(roles))})")
+            require(
+                role in roles,
+                str(path),
+                f"figures.{name}.sweeps",
+                f"unknown sweep {role!r} (allowed: {', '.join(sorted(roles))})",
+            )
         for bench in fig.get("benches", []):
             require(bench in benches, str(path), f"figures.{name}.benches", f"unknown benchmark {bench!r}")
     return plan
@@ -76,8 +81,16 @@ def sweep_name(plan: dict, role: str, scale: str) -> str:
 
 def sweep_command(plan: dict, role: str, scale: str, results_dir: str, extra: list[str]) -> list[str]:
     spec = plan["sweeps"][role]
-    return [sys.executable, str(RUN), "-m", f"+experiment={spec['preset']}", f"sweep_name={sweep_name(plan, role, scale)}",
-            f"results_dir={results_dir}", *map(str, spec.get(scale) or []), *extra]
+    return [
+        sys.executable,
+        str(RUN),
+        "-m",
+        f"+experiment={spec['preset']}",
+        f"sweep_name={sweep_name(plan, role, scale)}",
+        f"results_dir={results_dir}",
+        *map(str, spec.get(scale) or []),
+        *extra,
+    ]
 
 
 def missing_option(key: str | None) -> str | None:
@@ -102,7 +115,7 @@ def parse_bench_table(text: str) -> pd.DataFrame:
         return pd.DataFrame()
     header = lines[start].split()
     rows = []
-    for line in lines[start + 1:]:
+    for line in lines[start + 1 :]:
         parts = line.split()
         if len(parts) != len(header) or not parts[0].isdigit():
             break
@@ -113,8 +126,10 @@ def parse_bench_table(text: str) -> pd.DataFrame:
 CELLS_DONE = re.compile(r"\| (\d+)/(\d+) cells done")  # the per-cell status line of fairsim.experiment.sweep
 
 
-INTERRUPTED_LINE = ("[reproduce] interrupted: the sweeps' complete cells are kept and collected; figures and REPORT.md "
-                    "are not all redrawn; rerun the same command to run only what is missing and draw")
+INTERRUPTED_LINE = (
+    "[reproduce] interrupted: the sweeps' complete cells are kept and collected; figures and REPORT.md "
+    "are not all redrawn; rerun the same command to run only what is missing and draw"
+)
 
 
 def run_sweep(cmd: list[str], role: str, bar: bool | None = None) -> int:
@@ -130,8 +145,11 @@ def run_sweep(cmd: list[str], role: str, bar: bool | None = None) -> int:
     else:
         from tqdm import tqdm
 
-        with subprocess.Popen(cmd, stdout=subprocess.PIPE, text=True, bufsize=1) as proc, \
-                tqdm(desc=f"sweep {role}", unit="cell", file=sys.stderr, dynamic_ncols=True) as progress:
+        with (
+            subprocess.Popen(cmd, stdout=subprocess.PIPE, text=True, bufsize=1) as proc,
+            tqdm(desc=f"sweep {role}", unit="cell", file=sys.stderr, dynamic_ncols=True) as progress,
+        ):
+
             def show(line: str) -> None:
                 progress.write(line.rstrip("\n"), file=sys.stdout)
                 if found := CELLS_DONE.search(line):
@@ -175,8 +193,13 @@ def bench_code_digest() -> str:
     """A digest of the code a benchmark times (the policies and the benchmarks): a cached table
     is reused only while both its arguments and this code are unchanged."""
     digest = hashlib.sha256()
-    for path in sorted([*(ROOT / "fairsim" / "policies").glob("*.py"), *(ROOT / "fairsim" / "solve").glob("*.py"),
-                        *(ROOT / "fairsim" / "bench").glob("*.py")]):
+    for path in sorted(
+        [
+            *(ROOT / "fairsim" / "policies").glob("*.py"),
+            *(ROOT / "fairsim" / "solve").glob("*.py"),
+            *(ROOT / "fairsim" / "bench").glob("*.py"),
+        ]
+    ):
         digest.update(path.name.encode() + b"\0" + path.read_bytes())
     return digest.hexdigest()[:16]
 
@@ -204,7 +227,9 @@ def run_bench(plan: dict, name: str, scale: str, results_dir: str) -> pd.DataFra
     return table
 
 
-def draw_key(plan: dict, scale: str, results_dir: str, figures: list[str], benches: dict, gaps: dict, sweep_args: list[str]) -> dict:
+def draw_key(
+    plan: dict, scale: str, results_dir: str, figures: list[str], benches: dict, gaps: dict, sweep_args: list[str]
+) -> dict:
     """Everything the figures and REPORT.md are drawn from: the sweeps' tables (size and mtime),
     the benchmarks' tables, every file of the package and of conf/ and experiments/ (code, data,
     plan), the plotting packages' versions and the command's options."""
@@ -215,19 +240,33 @@ def draw_key(plan: dict, scale: str, results_dir: str, figures: list[str], bench
     for role in plan["sweeps"]:
         folder = Path(results_dir) / "sweeps" / sweep_name(plan, role, scale)
         sweeps[role] = [signature(folder / RESULTS), signature(folder / "jobs.parquet")]
-    files = [p for top in ("fairsim", "conf", "experiments") for p in (ROOT / top).rglob("*")
-             if p.is_file() and "__pycache__" not in p.parts]
-    return {"scale": scale, "figures": figures, "sweep_args": sweep_args, "gaps": gaps, "sweeps": sweeps,
-            "benches": {n: hashlib.sha256(t.to_csv(index=False).encode()).hexdigest() for n, t in sorted(benches.items())},
-            "files": tree_digest(ROOT, files), "packages": environment()["packages"]}
+    files = [
+        p
+        for top in ("fairsim", "conf", "experiments")
+        for p in (ROOT / top).rglob("*")
+        if p.is_file() and "__pycache__" not in p.parts
+    ]
+    return {
+        "scale": scale,
+        "figures": figures,
+        "sweep_args": sweep_args,
+        "gaps": gaps,
+        "sweeps": sweeps,
+        "benches": {n: hashlib.sha256(t.to_csv(index=False).encode()).hexdigest() for n, t in sorted(benches.items())},
+        "files": tree_digest(ROOT, files),
+        "packages": environment()["packages"],
+    }
 
 
 def _outputs(plan: dict, out: Path) -> list[Path]:
     """The files a draw leaves in ``out``: all but another scale's folder and the verify manifest."""
     others = {(ROOT / s["out"]).resolve() for s in plan["scales"].values() if s.get("out")} - {out.resolve()}
     manifest = (ROOT / (plan.get("verify") or {}).get("manifest", "paper_figs/MANIFEST.json")).resolve()
-    return sorted(p for p in out.rglob("*") if p.is_file() and p.resolve() != manifest
-                  and not any(p.resolve().is_relative_to(o) for o in others))
+    return sorted(
+        p
+        for p in out.rglob("*")
+        if p.is_file() and p.resolve() != manifest and not any(p.resolve().is_relative_to(o) for o in others)
+    )
 
 
 def drawn_before(stamp: Path, key: dict, plan: dict, out: Path) -> list[str] | None:
@@ -250,7 +289,10 @@ def save_draw_stamp(stamp: Path, key: dict, plan: dict, out: Path, drawn: list[s
 
     outputs = {str(p.relative_to(out)): file_digest(p) for p in _outputs(plan, out)}
     stamp.parent.mkdir(parents=True, exist_ok=True)
-    atomic_write(stamp, lambda p: p.write_text(json.dumps({"key": key, "outputs": outputs, "drawn": drawn}, sort_keys=True) + "\n"))
+    atomic_write(
+        stamp,
+        lambda p: p.write_text(json.dumps({"key": key, "outputs": outputs, "drawn": drawn}, sort_keys=True) + "\n"),
+    )
 
 
 def load_inputs(plan: dict, scale: str, results_dir: str, benches: dict[str, pd.DataFrame]):
@@ -288,29 +330,58 @@ def left_out(plan: dict, drawn, scale: str) -> str | None:
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="python -m fairsim.paper.reproduce", description=__doc__.splitlines()[0])
-    ap.add_argument("--scale", default="small", help="small (default, about 10 min on 2 cores) or full (the paper's sizes, about 21 min)")
-    ap.add_argument("--only", nargs="+", metavar="FIG", help="draw only these figures (e.g. fig7 fig11) and run only their sweeps")
+    ap.add_argument(
+        "--scale",
+        default="small",
+        help="small (default, about 10 min on 2 cores) or full (the paper's sizes, about 21 min)",
+    )
+    ap.add_argument(
+        "--only", nargs="+", metavar="FIG", help="draw only these figures (e.g. fig7 fig11) and run only their sweeps"
+    )
     ap.add_argument("--results-dir", default="results", help="where the sweeps live (default: results)")
-    ap.add_argument("--out", help="figures and REPORT.md go here (default: the scale's out in the plan: paper_figs, paper_figs/full)")
+    ap.add_argument(
+        "--out",
+        help="figures and REPORT.md go here (default: the scale's out in the plan: paper_figs, paper_figs/full)",
+    )
     ap.add_argument("--plan", default=str(PLAN), help="the experiment list (default: experiments/paper.yaml)")
     ap.add_argument("--draw-only", action="store_true", help="run nothing: draw from the results already on disk")
-    ap.add_argument("--sweep-arg", action="append", default=[], metavar="OVERRIDE",
-                    help="extra Hydra override for every sweep, e.g. hydra.launcher.n_jobs=1 (repeatable)")
-    ap.add_argument("--reuse-stale", action="store_true",
-                    help="keep complete cells made by other simulating code or inputs instead of recomputing them "
-                         "(reuse_stale=true for every sweep); REPORT.md lists each one")
-    ap.add_argument("--redraw", action="store_true", help="draw every figure and REPORT.md even when nothing they come from changed")
+    ap.add_argument(
+        "--sweep-arg",
+        action="append",
+        default=[],
+        metavar="OVERRIDE",
+        help="extra Hydra override for every sweep, e.g. hydra.launcher.n_jobs=1 (repeatable)",
+    )
+    ap.add_argument(
+        "--reuse-stale",
+        action="store_true",
+        help="keep complete cells made by other simulating code or inputs instead of recomputing them "
+        "(reuse_stale=true for every sweep); REPORT.md lists each one",
+    )
+    ap.add_argument(
+        "--redraw", action="store_true", help="draw every figure and REPORT.md even when nothing they come from changed"
+    )
     args = ap.parse_args(argv)
     sweep_args = [*args.sweep_arg, *(["reuse_stale=true"] if args.reuse_stale else [])]
     tick = time.perf_counter()
     try:
         plan = load_plan(Path(args.plan))
-        require(args.scale in plan["scales"], "command line", "--scale", f"unknown scale {args.scale!r} (allowed: {', '.join(plan['scales'])})")
+        require(
+            args.scale in plan["scales"],
+            "command line",
+            "--scale",
+            f"unknown scale {args.scale!r} (allowed: {', '.join(plan['scales'])})",
+        )
         # optional figures (their sweeps are long) run only when named; without --only they are
         # still drawn when their sweeps' results are already on disk
         figures = args.only or [f for f, spec in plan["figures"].items() if not spec.get("optional")]
         for f in figures:
-            require(f in plan["figures"], "command line", "--only", f"unknown figure {f!r} (allowed: {', '.join(plan['figures'])})")
+            require(
+                f in plan["figures"],
+                "command line",
+                "--only",
+                f"unknown figure {f!r} (allowed: {', '.join(plan['figures'])})",
+            )
     except InputError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
@@ -325,8 +396,11 @@ def main(argv: list[str] | None = None) -> int:
             cmd = sweep_command(plan, role, args.scale, args.results_dir, sweep_args)
             why, cells = why_not_fresh(Path(args.results_dir) / "sweeps" / sweep_name(plan, role, args.scale), cmd[3:])
             if why is None:
-                print(f"[reproduce] sweep {role}: all {cells} cells fresh (code, inputs, config files and cells unchanged since "
-                      "it last ran), not started", flush=True)
+                print(
+                    f"[reproduce] sweep {role}: all {cells} cells fresh (code, inputs, config files and cells unchanged since "
+                    "it last ran), not started",
+                    flush=True,
+                )
                 continue
             code = run_sweep(cmd, role)
             if code != 0:
@@ -335,8 +409,11 @@ def main(argv: list[str] | None = None) -> int:
     benches = {}
     for name in bench_names:
         try:
-            table = cached_bench(plan, name, args.scale, args.results_dir) if args.draw_only \
+            table = (
+                cached_bench(plan, name, args.scale, args.results_dir)
+                if args.draw_only
                 else run_bench(plan, name, args.scale, args.results_dir)
+            )
         except RuntimeError as exc:
             print(f"[reproduce] {exc}", file=sys.stderr)
             failed, table = True, None
@@ -350,15 +427,25 @@ def main(argv: list[str] | None = None) -> int:
 
     inputs = load_inputs(plan, args.scale, args.results_dir, benches)
     if not args.only:
-        figures += [f for f, spec in plan["figures"].items()
-                    if spec.get("optional") and all(r in inputs.sweeps for r in spec.get("sweeps", []))]
+        figures += [
+            f
+            for f, spec in plan["figures"].items()
+            if spec.get("optional") and all(r in inputs.sweeps for r in spec.get("sweeps", []))
+        ]
     out = Path(args.out or plan["scales"][args.scale].get("out", "paper_figs"))
     key = draw_key(plan, args.scale, args.results_dir, figures, benches, gaps, sweep_args)
-    stamp = Path(args.results_dir) / "cache" / "draw" / f"{hashlib.sha256(str(out.resolve()).encode()).hexdigest()[:16]}.json"
+    stamp = (
+        Path(args.results_dir)
+        / "cache"
+        / "draw"
+        / f"{hashlib.sha256(str(out.resolve()).encode()).hexdigest()[:16]}.json"
+    )
     before = None if args.redraw else drawn_before(stamp, key, plan, out)
     if before is not None:
-        print(f"[reproduce] {out}: figures and REPORT.md unchanged since drawn from these results by this code; "
-              "not redrawn (--redraw forces it)")
+        print(
+            f"[reproduce] {out}: figures and REPORT.md unchanged since drawn from these results by this code; "
+            "not redrawn (--redraw forces it)"
+        )
         print(f"[reproduce] done in {time.perf_counter() - tick:.0f} s")
         if line := left_out(plan, before, args.scale):
             print(line)
@@ -386,11 +473,20 @@ def main(argv: list[str] | None = None) -> int:
             if advance:
                 advance(1)
     rows = evaluate(plan["headlines"], inputs, gaps)
-    command = " ".join(["python -m fairsim.paper.reproduce --scale", args.scale, *(["--only", *args.only] if args.only else []),
-                        *(f"--sweep-arg {a}" for a in args.sweep_arg), *(["--reuse-stale"] if args.reuse_stale else [])])
+    command = " ".join(
+        [
+            "python -m fairsim.paper.reproduce --scale",
+            args.scale,
+            *(["--only", *args.only] if args.only else []),
+            *(f"--sweep-arg {a}" for a in args.sweep_arg),
+            *(["--reuse-stale"] if args.reuse_stale else []),
+        ]
+    )
     report = write_report(out / "REPORT.md", args.scale, rows, inputs, drawn, gaps, command, notes, examples, sections)
     save_draw_stamp(stamp, key, plan, out, list(drawn))
-    print(f"[reproduce] {report}: {sum(r.verdict == 'yes' for r in rows)} of {len(rows)} headline numbers reproduce in direction")
+    print(
+        f"[reproduce] {report}: {sum(r.verdict == 'yes' for r in rows)} of {len(rows)} headline numbers reproduce in direction"
+    )
     print(f"[reproduce] done in {time.perf_counter() - tick:.0f} s")
     if line := left_out(plan, drawn, args.scale):
         print(line)

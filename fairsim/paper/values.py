@@ -21,18 +21,25 @@ PLAN = Path(__file__).resolve().parents[2] / "experiments" / "paper.yaml"  # the
 _NUMBERS = yaml.safe_load(PLAN.read_text())
 
 PAPER_VALUES: tuple[PaperValue, ...] = tuple(
-    PaperValue(v["setting"], v["kind"], v["metric"], v["policy"], v["workload"], float(v["value"]), v.get("qualifier", ""))
-    for v in _NUMBERS["paper_values"])
+    PaperValue(
+        v["setting"], v["kind"], v["metric"], v["policy"], v["workload"], float(v["value"]), v.get("qualifier", "")
+    )
+    for v in _NUMBERS["paper_values"]
+)
 
 # Fig. 13: (a) seconds per decision on the paper's hardware, by active jobs; (b) the profile error
 # and the most it raised avg JCT
 PAPER_SOLVER_S = {int(jobs): float(s) for jobs, s in _NUMBERS["paper_solver_s"].items()}
-PAPER_PROFILE_ERROR = (float(_NUMBERS["paper_profile_error"]["error"]), float(_NUMBERS["paper_profile_error"]["jct_ratio_at_most"]))
+PAPER_PROFILE_ERROR = (
+    float(_NUMBERS["paper_profile_error"]["error"]),
+    float(_NUMBERS["paper_profile_error"]["jct_ratio_at_most"]),
+)
 
 
 def paper_values(setting: str, kind: str | None = None, metric: str | None = None) -> list[PaperValue]:
     """The paper's numbers for one setting (testbed or simulated), optionally of one kind (ratio
     or value) and one metric."""
     return [v for v in PAPER_VALUES if v.setting == setting and kind in (None, v.kind) and metric in (None, v.metric)]
+
 
 HEADLINES: tuple[dict, ...] = tuple(_NUMBERS["headlines"])  # the claims REPORT.md judges (experiments/paper.yaml)

@@ -43,9 +43,19 @@ def sample(plan: dict, results_dir: Path) -> list[dict]:
     out = []
     for entry in spec["cells"]:
         role, scale = entry["sweep"], entry["scale"]
-        require(role in plan["sweeps"], str(PLAN), "verify.cells.sweep", f"unknown sweep {role!r} (allowed: {', '.join(plan['sweeps'])})")
+        require(
+            role in plan["sweeps"],
+            str(PLAN),
+            "verify.cells.sweep",
+            f"unknown sweep {role!r} (allowed: {', '.join(plan['sweeps'])})",
+        )
         folder = results_dir / "sweeps" / sweep_name(plan, role, scale)
-        require((folder / RESULTS).is_file(), str(folder), RESULTS, "missing: run the sweep first (make reproduce, SCALE=full for full)")
+        require(
+            (folder / RESULTS).is_file(),
+            str(folder),
+            RESULTS,
+            "missing: run the sweep first (make reproduce, SCALE=full for full)",
+        )
         cells = pd.read_parquet(folder / RESULTS)["cell"]
         match = [str(m) for m in entry.get("match") or []]
         chosen = sorted(c for c in cells if all(m in c.split(",") for m in match))
@@ -70,13 +80,32 @@ def write(plan: dict, results_dir: Path, manifest: Path) -> int:
         jobs = pd.read_parquet(folder / JOBS)
         record = provenance.read(folder)
         identity = identity_of_text((folder / CONFIG).read_text())
-        cells.append({"sweep": item["sweep"], "role": item["role"], "scale": item["scale"], "cell": item["cell"],
-                      "overrides": cell_overrides(plan, item["role"], item["cell"]), "identity": identity_digest(identity),
-                      "provenance": {k: record.get(k) for k in KEPT}, "jobs": len(jobs), "jobs_digest": table_digest(jobs),
-                      "job_digests": "".join(job_digests(jobs))})
+        cells.append(
+            {
+                "sweep": item["sweep"],
+                "role": item["role"],
+                "scale": item["scale"],
+                "cell": item["cell"],
+                "overrides": cell_overrides(plan, item["role"], item["cell"]),
+                "identity": identity_digest(identity),
+                "provenance": {k: record.get(k) for k in KEPT},
+                "jobs": len(jobs),
+                "jobs_digest": table_digest(jobs),
+                "job_digests": "".join(job_digests(jobs)),
+            }
+        )
     manifest.parent.mkdir(parents=True, exist_ok=True)
-    manifest.write_text(json.dumps({"about": "make verify recomputes these cells and compares their per-job tables "
-                                             "(fairsim/paper/verify.py)", "cells": cells}, indent=1) + "\n")
+    manifest.write_text(
+        json.dumps(
+            {
+                "about": "make verify recomputes these cells and compares their per-job tables "
+                "(fairsim/paper/verify.py)",
+                "cells": cells,
+            },
+            indent=1,
+        )
+        + "\n"
+    )
     print(f"[verify] {manifest}: {len(cells)} cells")
     return 0
 
@@ -92,16 +121,23 @@ def recompute(overrides: list[str]) -> dict:
     cfg = compose_config(overrides)
     tick = time.perf_counter()
     out = run_config(cfg)
-    return {"identity": identity_digest(identity_of_text(config_text(cfg))), "jobs_digest": table_digest(out.jobs),
-            "job_digests": job_digests(out.jobs), "job_ids": out.jobs["job_id"].tolist(), "seconds": time.perf_counter() - tick,
-            "code_digest": out.provenance["code_digest"], "packages": out.provenance["packages"], "python": out.provenance["python"],
-            "time_limit_hits": int(out.summary.get("solver_time_limit_hits") or 0)}
+    return {
+        "identity": identity_digest(identity_of_text(config_text(cfg))),
+        "jobs_digest": table_digest(out.jobs),
+        "job_digests": job_digests(out.jobs),
+        "job_ids": out.jobs["job_id"].tolist(),
+        "seconds": time.perf_counter() - tick,
+        "code_digest": out.provenance["code_digest"],
+        "packages": out.provenance["packages"],
+        "python": out.provenance["python"],
+        "time_limit_hits": int(out.summary.get("solver_time_limit_hits") or 0),
+    }
 
 
 def first_difference(want: dict, got: dict) -> str:
     """Where a recomputed table first departs from the manifest's, as a phrase."""
     width = len(got["job_digests"][0]) if got["job_digests"] else 8
-    wanted = [want["job_digests"][i:i + width] for i in range(0, len(want["job_digests"]), width)]
+    wanted = [want["job_digests"][i : i + width] for i in range(0, len(want["job_digests"]), width)]
     if len(wanted) != len(got["job_digests"]):
         return f"{len(got['job_digests'])} jobs, the manifest has {len(wanted)}"
     for i, (a, b) in enumerate(zip(wanted, got["job_digests"])):
@@ -113,7 +149,9 @@ def first_difference(want: dict, got: dict) -> str:
 def verify(manifest: Path, workers: int) -> int:
     from joblib import Parallel, delayed
 
-    require(manifest.is_file(), str(manifest), "file", "not found (write it with python -m fairsim.paper.verify --write)")
+    require(
+        manifest.is_file(), str(manifest), "file", "not found (write it with python -m fairsim.paper.verify --write)"
+    )
     cells = json.loads(manifest.read_text())["cells"]
     print(f"[verify] recomputing {len(cells)} cells of {manifest} ({workers} at a time)", flush=True)
     tick = time.perf_counter()
@@ -128,13 +166,14 @@ def verify(manifest: Path, workers: int) -> int:
         else:
             line = "identical"
         if got["identity"] != want["identity"]:  # said after the table's verdict, which holds either way
-            line = ("DIFFERS: conf/ composes another config for it than the manifest's (its per-job table is "
-                    + ("identical)" if line == "identical" else line[len("DIFFERS: "):] + ")"))
+            line = "DIFFERS: conf/ composes another config for it than the manifest's (its per-job table is " + (
+                "identical)" if line == "identical" else line[len("DIFFERS: ") :] + ")"
+            )
         if got["code_digest"] != (want["provenance"] or {}).get("code_digest"):
             line += "; its simulating code differs from the manifest's"
         print(f"[verify] {name}: {line} ({got['seconds']:.0f} s)", flush=True)
         if line.startswith("DIFFERS") and first is None:
-            first = f"{name}: {line[len('DIFFERS: '):]}"
+            first = f"{name}: {line[len('DIFFERS: ') :]}"
     env = results[0] if results else {}
     want_env = (cells[0]["provenance"] or {}) if cells else {}
     have, wanted = env.get("packages") or {}, want_env.get("packages") or {}
@@ -142,8 +181,11 @@ def verify(manifest: Path, workers: int) -> int:
     if env.get("python") != want_env.get("python"):
         moved.insert(0, f"python {env.get('python')} vs {want_env.get('python')}")
     if moved:
-        print(f"[verify] note: this environment differs from the manifest's ({'; '.join(moved)}): make setup installs "
-              "the locked one", flush=True)
+        print(
+            f"[verify] note: this environment differs from the manifest's ({'; '.join(moved)}): make setup installs "
+            "the locked one",
+            flush=True,
+        )
     elapsed = time.perf_counter() - tick
     if first:
         print(f"[verify] FAILED after {elapsed:.0f} s: {first}", file=sys.stderr, flush=True)
@@ -154,7 +196,11 @@ def verify(manifest: Path, workers: int) -> int:
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="python -m fairsim.paper.verify", description=__doc__.splitlines()[0])
-    ap.add_argument("--write", action="store_true", help="write the manifest from the fresh cells in --results-dir instead of checking")
+    ap.add_argument(
+        "--write",
+        action="store_true",
+        help="write the manifest from the fresh cells in --results-dir instead of checking",
+    )
     ap.add_argument("--results-dir", default="results", help="where the sweeps live, for --write (default: results)")
     ap.add_argument("--manifest", help="default: verify.manifest in the plan (paper_figs/MANIFEST.json)")
     ap.add_argument("--plan", default=str(PLAN), help="the experiment list (default: experiments/paper.yaml)")

@@ -73,8 +73,12 @@ class AlloxPolicy(Policy):
 
     def __init__(self, max_matched: int = 256, queue_choice: str = "matching"):
         require(max_matched >= 1, "policy", "max_matched", f"must be >= 1, got {max_matched!r}")
-        require(queue_choice in QUEUE_CHOICES, "policy", "queue_choice",
-                f"{queue_choice!r} is not one of {', '.join(QUEUE_CHOICES)}")
+        require(
+            queue_choice in QUEUE_CHOICES,
+            "policy",
+            "queue_choice",
+            f"{queue_choice!r} is not one of {', '.join(QUEUE_CHOICES)}",
+        )
         self.max_matched = int(max_matched)
         self.on_arrival = queue_choice == "on_arrival"
 

@@ -55,7 +55,11 @@ from fairsim.solve.program import (
 )
 from fairsim.solve.warm import WarmStart
 
-SOLVERS = {"lp_dive": solve_lp_dive, "lp_repair": solve_lp_repair, "milp": solve_milp}  # docs/ours.md, "Solving the program"
+SOLVERS = {
+    "lp_dive": solve_lp_dive,
+    "lp_repair": solve_lp_repair,
+    "milp": solve_milp,
+}  # docs/ours.md, "Solving the program"
 
 WORK_TERMS = ("total", "remaining")
 WORK_UNITS = ("best_rounds", "native")
@@ -69,50 +73,119 @@ LIMIT_KINDS = (LP_ITERATIONS, MIP_NODES, PACKING_NODES, DIVE_LPS, DIVE_NODES, WA
 class FFTPolicy(Policy):
     event_driven = False  # rho changes every round
 
-    def __init__(self, solver: str = "lp_dive", time_limit_s: float | None = None,
-                 lp_iterations: int | None = DEFAULT_LIMITS.lp_iterations, mip_nodes: int | None = DEFAULT_LIMITS.mip_nodes,
-                 packing_nodes: int | None = DEFAULT_LIMITS.packing_nodes, dive_lps: int | None = DEFAULT_LIMITS.dive_lps,
-                 mip_gap: float = 1e-4, warm_start: bool = True,
-                 dive_gap: float = 1e-3, dive_nodes: int = 0, exact_columns: int = 512, quick_dive: bool = True,
-                 repair_core: int = 256, repair_keep_types: int = 2, work_term: str = "total", work_units: str = "best_rounds",
-                 switch_units: str = "gpu_rounds", switch_when_idle: str = "engine", switch_penalty: bool = True,
-                 fairness: bool = True, mu: str = "adaptive", mu_const: float = 1.0,
-                 tau_multiworker: str = "gpu_share", tau_from: str = "arrival", work_conserving: bool = True, keep_tie_break: float = 1e-6,
-                 rho_weight: float = 1.0, age_weight: float = 1.0):
+    def __init__(
+        self,
+        solver: str = "lp_dive",
+        time_limit_s: float | None = None,
+        lp_iterations: int | None = DEFAULT_LIMITS.lp_iterations,
+        mip_nodes: int | None = DEFAULT_LIMITS.mip_nodes,
+        packing_nodes: int | None = DEFAULT_LIMITS.packing_nodes,
+        dive_lps: int | None = DEFAULT_LIMITS.dive_lps,
+        mip_gap: float = 1e-4,
+        warm_start: bool = True,
+        dive_gap: float = 1e-3,
+        dive_nodes: int = 0,
+        exact_columns: int = 512,
+        quick_dive: bool = True,
+        repair_core: int = 256,
+        repair_keep_types: int = 2,
+        work_term: str = "total",
+        work_units: str = "best_rounds",
+        switch_units: str = "gpu_rounds",
+        switch_when_idle: str = "engine",
+        switch_penalty: bool = True,
+        fairness: bool = True,
+        mu: str = "adaptive",
+        mu_const: float = 1.0,
+        tau_multiworker: str = "gpu_share",
+        tau_from: str = "arrival",
+        work_conserving: bool = True,
+        keep_tie_break: float = 1e-6,
+        rho_weight: float = 1.0,
+        age_weight: float = 1.0,
+    ):
         src = "policy"  # build_policy names the preset (ours, ours_nofair, ...)
-        for key, value, allowed in (("solver", solver, tuple(SOLVERS)), ("work_term", work_term, WORK_TERMS),
-                                    ("work_units", work_units, WORK_UNITS), ("switch_units", switch_units, SWITCH_UNITS),
-                                    ("switch_when_idle", switch_when_idle, SWITCH_WHEN_IDLE), ("mu", mu, MU_MODES),
-                                    ("tau_multiworker", tau_multiworker, TAU_MODES), ("tau_from", tau_from, TAU_FROM)):
+        for key, value, allowed in (
+            ("solver", solver, tuple(SOLVERS)),
+            ("work_term", work_term, WORK_TERMS),
+            ("work_units", work_units, WORK_UNITS),
+            ("switch_units", switch_units, SWITCH_UNITS),
+            ("switch_when_idle", switch_when_idle, SWITCH_WHEN_IDLE),
+            ("mu", mu, MU_MODES),
+            ("tau_multiworker", tau_multiworker, TAU_MODES),
+            ("tau_from", tau_from, TAU_FROM),
+        ):
             require(value in allowed, src, key, f"{value!r} is not one of {', '.join(allowed)}")
-        for key, value in (("mip_gap", mip_gap), ("dive_gap", dive_gap), ("mu_const", mu_const),
-                           ("keep_tie_break", keep_tie_break), ("rho_weight", rho_weight)):
-            require(isinstance(value, (int, float)) and not isinstance(value, bool) and value >= 0, src, key,
-                    f"must be a number >= 0, got {value!r}")
+        for key, value in (
+            ("mip_gap", mip_gap),
+            ("dive_gap", dive_gap),
+            ("mu_const", mu_const),
+            ("keep_tie_break", keep_tie_break),
+            ("rho_weight", rho_weight),
+        ):
+            require(
+                isinstance(value, (int, float)) and not isinstance(value, bool) and value >= 0,
+                src,
+                key,
+                f"must be a number >= 0, got {value!r}",
+            )
         # the age term's sign is an open reading of eq. 6: < 0 makes age a priority (docs/ours.md, age_weight)
-        require(isinstance(age_weight, (int, float)) and not isinstance(age_weight, bool) and np.isfinite(age_weight), src,
-                "age_weight", f"must be a finite number (< 0: age as priority), got {age_weight!r}")
-        require(time_limit_s is None or (isinstance(time_limit_s, (int, float)) and not isinstance(time_limit_s, bool)
-                                         and time_limit_s > 0), src, "time_limit_s",
-                f"must be null (no wall-clock limit) or a number of seconds > 0, got {time_limit_s!r}")
-        check_limits(src, lp_iterations=lp_iterations, mip_nodes=mip_nodes, packing_nodes=packing_nodes, dive_lps=dive_lps)
+        require(
+            isinstance(age_weight, (int, float)) and not isinstance(age_weight, bool) and np.isfinite(age_weight),
+            src,
+            "age_weight",
+            f"must be a finite number (< 0: age as priority), got {age_weight!r}",
+        )
+        require(
+            time_limit_s is None
+            or (isinstance(time_limit_s, (int, float)) and not isinstance(time_limit_s, bool) and time_limit_s > 0),
+            src,
+            "time_limit_s",
+            f"must be null (no wall-clock limit) or a number of seconds > 0, got {time_limit_s!r}",
+        )
+        check_limits(
+            src, lp_iterations=lp_iterations, mip_nodes=mip_nodes, packing_nodes=packing_nodes, dive_lps=dive_lps
+        )
         for key, value in (("warm_start", warm_start), ("quick_dive", quick_dive)):
             require(isinstance(value, bool), src, key, f"must be true or false, got {value!r}")
-        for key, value, least in (("repair_core", repair_core, 1), ("repair_keep_types", repair_keep_types, 1),
-                                  ("dive_nodes", dive_nodes, 0), ("exact_columns", exact_columns, 0)):
-            require(isinstance(value, int) and not isinstance(value, bool) and value >= least, src, key,
-                    f"must be an integer >= {least}, got {value!r}")
+        for key, value, least in (
+            ("repair_core", repair_core, 1),
+            ("repair_keep_types", repair_keep_types, 1),
+            ("dive_nodes", dive_nodes, 0),
+            ("exact_columns", exact_columns, 0),
+        ):
+            require(
+                isinstance(value, int) and not isinstance(value, bool) and value >= least,
+                src,
+                key,
+                f"must be an integer >= {least}, got {value!r}",
+            )
         self.solver, self.mip_gap = solver, float(mip_gap)
-        self.limits = Limits(lp_iterations, mip_nodes, packing_nodes, dive_lps, None if time_limit_s is None else float(time_limit_s))
-        self.certify_gap = float(dive_gap) if solver == "lp_dive" else float(mip_gap)  # what a round's answer is checked against
+        self.limits = Limits(
+            lp_iterations, mip_nodes, packing_nodes, dive_lps, None if time_limit_s is None else float(time_limit_s)
+        )
+        self.certify_gap = (
+            float(dive_gap) if solver == "lp_dive" else float(mip_gap)
+        )  # what a round's answer is checked against
         self._solver_options = {
-            "lp_dive": {"gap": float(dive_gap), "max_nodes": dive_nodes, "exact_columns": exact_columns, "quick": quick_dive,
-                        "repair_core": repair_core, "repair_keep_types": repair_keep_types},
+            "lp_dive": {
+                "gap": float(dive_gap),
+                "max_nodes": dive_nodes,
+                "exact_columns": exact_columns,
+                "quick": quick_dive,
+                "repair_core": repair_core,
+                "repair_keep_types": repair_keep_types,
+            },
             "lp_repair": {"core": repair_core, "keep_types": repair_keep_types},
-            "milp": {}}[solver]
+            "milp": {},
+        }[solver]
         self.warm_start = warm_start and solver != "milp"  # the exact MILP has no relaxation to keep
         self.work_term, self.work_units, self.switch_units = work_term, work_units, switch_units
-        self.switch_when_idle, self.switch_penalty, self.fairness = switch_when_idle, bool(switch_penalty), bool(fairness)
+        self.switch_when_idle, self.switch_penalty, self.fairness = (
+            switch_when_idle,
+            bool(switch_penalty),
+            bool(fairness),
+        )
         self.mu_mode, self.mu_const, self.tau_mode, self.tau_from = mu, float(mu_const), tau_multiworker, tau_from
         self.work_conserving, self.keep_tie_break = bool(work_conserving), float(keep_tie_break)
         self.rho_weight, self.age_weight = float(rho_weight), float(age_weight)
@@ -128,9 +201,16 @@ class FFTPolicy(Policy):
         self._last_now = np.nan
         self._last_ids = np.empty(0, dtype=np.int64)
         self._k_cache: tuple[bytes, int] | None = None
-        self._stats = {"solver_calls": 0, "solver_time_s": 0.0, "solver_fallbacks": 0, "solver_escalations": 0,
-                       "solver_max_fractional_jobs": 0, "k_shortfall_rounds": 0,
-                       "solver_uncertified_rounds": 0, "solver_max_bound_gap": 0.0}
+        self._stats = {
+            "solver_calls": 0,
+            "solver_time_s": 0.0,
+            "solver_fallbacks": 0,
+            "solver_escalations": 0,
+            "solver_max_fractional_jobs": 0,
+            "k_shortfall_rounds": 0,
+            "solver_uncertified_rounds": 0,
+            "solver_max_bound_gap": 0.0,
+        }
         self.budget = Budget(self.limits)  # the run's work limits and every hit of them
         self.last_solution: Solution | None = None
         self.last_problem: AssignmentProblem | None = None
@@ -264,9 +344,13 @@ class FFTPolicy(Policy):
         st["solver_time_s"] += sol.time_s
         st["solver_fallbacks"] += int(sol.fallback)
         st["solver_escalations"] += int("escalated" in sol.info)
-        st["solver_max_fractional_jobs"] = max(st["solver_max_fractional_jobs"], int(sol.info.get("fractional_jobs", 0)))
+        st["solver_max_fractional_jobs"] = max(
+            st["solver_max_fractional_jobs"], int(sol.info.get("fractional_jobs", 0))
+        )
         st["k_shortfall_rounds"] += int(problem.gpus_used(sol.assignment) < problem.min_gpus)
-        certified = is_certified(sol, self.certify_gap) or bool(sol.info.get("dive_proven", False))  # a finished search proves it
+        certified = is_certified(sol, self.certify_gap) or bool(
+            sol.info.get("dive_proven", False)
+        )  # a finished search proves it
         st["solver_uncertified_rounds"] += int(not certified)
         gap = bound_gap(sol)  # how far the answer may be from the optimum, by its own lower bound
         st["solver_max_bound_gap"] = max(st["solver_max_bound_gap"], gap if np.isfinite(gap) else 0.0)

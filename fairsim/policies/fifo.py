@@ -22,8 +22,9 @@ class FifoPolicy(Policy):
     def decide(self, view: PolicyView) -> np.ndarray:
         assignment = view.last_type.copy()  # running jobs keep their type
         running = assignment != NOT_RUN
-        free = view.capacity - np.bincount(assignment[running], weights=view.workers[running],
-                                           minlength=view.num_types).astype(np.int64)
+        free = view.capacity - np.bincount(
+            assignment[running], weights=view.workers[running], minlength=view.num_types
+        ).astype(np.int64)
         queue = np.flatnonzero(~running)  # view rows are in arrival order already
         if len(queue) == 0 or free.max() <= 0:
             return assignment

@@ -48,8 +48,9 @@ class GavelSjf(FractionPolicy):
         return max_weighted_throughput(value, view.workers, view.capacity, self.budget)
 
 
-def max_weighted_throughput(value: np.ndarray, workers: np.ndarray, capacity: np.ndarray,
-                            budget: Budget | None = None) -> np.ndarray:
+def max_weighted_throughput(
+    value: np.ndarray, workers: np.ndarray, capacity: np.ndarray, budget: Budget | None = None
+) -> np.ndarray:
     """X maximizing sum_jk value[j, k] X[j, k] under Gavel's base constraints, solved over
     classes of identical jobs (same value row and gang size) so tied jobs share symmetrically,
     within the budget's iteration limit (a limit that stops it raises, as any failure)."""
@@ -70,11 +71,18 @@ def max_weighted_throughput(value: np.ndarray, workers: np.ndarray, capacity: np
     # per-job fractions y[c, k]: row sums <= 1, capacity sum_c count_c * w_c * y[c, k] <= count_k
     a_ub = sparse.csr_matrix(
         (np.r_[np.ones(c * t), (count * w)[cls]], (np.r_[cls, c + typ], np.r_[np.arange(c * t), np.arange(c * t)])),
-        shape=(c + t, c * t))
+        shape=(c + t, c * t),
+    )
     b_ub = np.r_[np.ones(c), capacity.astype(np.float64)]
     upper = np.where(v.ravel() > 0, 1.0, 0.0)
-    res = linprog(-(v * count[:, None]).ravel(), A_ub=a_ub, b_ub=b_ub,
-                  bounds=np.column_stack([np.zeros(c * t), upper]), method="highs", options=budget.linprog_options())
+    res = linprog(
+        -(v * count[:, None]).ravel(),
+        A_ub=a_ub,
+        b_ub=b_ub,
+        bounds=np.column_stack([np.zeros(c * t), upper]),
+        method="highs",
+        options=budget.linprog_options(),
+    )
     budget.note_linprog(res)
     if res.status != 0:
         raise RuntimeError(f"gavel SJF LP failed: {res.message}")

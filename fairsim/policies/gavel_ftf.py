@@ -36,8 +36,13 @@ BISECTIONS = "bisections"  # LPs of one solve's search for the smallest rho (``m
 class GavelFinishTimeFairness(FractionPolicy):
     limit_kinds = (LP_ITERATIONS, BISECTIONS)
 
-    def __init__(self, mechanism=None, rel_tol: float = 1e-4, max_bisections: int = 40,
-                 lp_iterations: int | None = DEFAULT_LIMITS.lp_iterations):
+    def __init__(
+        self,
+        mechanism=None,
+        rel_tol: float = 1e-4,
+        max_bisections: int = 40,
+        lp_iterations: int | None = DEFAULT_LIMITS.lp_iterations,
+    ):
         super().__init__(as_mechanism(mechanism), lp_iterations)
         self.rel_tol = float(rel_tol)
         self.max_bisections = int(max_bisections)
@@ -55,14 +60,17 @@ class GavelFinishTimeFairness(FractionPolicy):
         remaining = view.remaining
         iso = isolated_throughput(tput, view.workers, view.capacity)
         seen = ~np.isnan(self.prev_remaining[ids])
-        self.isolated_time[ids[seen]] += (self.prev_remaining[ids[seen]] - remaining[seen]) / self.prev_isolated_tput[ids[seen]]
+        self.isolated_time[ids[seen]] += (self.prev_remaining[ids[seen]] - remaining[seen]) / self.prev_isolated_tput[
+            ids[seen]
+        ]
         self.prev_remaining[:] = np.nan
         self.prev_remaining[ids] = remaining
         self.prev_isolated_tput[ids] = iso
         age = view.now - view.arrival
         denom = self.isolated_time[ids] + remaining / np.maximum(iso, 1e-300)
-        x, self.last_rho = min_max_rho_fractions(tput, remaining, age, denom, view.workers, view.capacity,
-                                                 self.rel_tol, self.max_bisections, self.budget)
+        x, self.last_rho = min_max_rho_fractions(
+            tput, remaining, age, denom, view.workers, view.capacity, self.rel_tol, self.max_bisections, self.budget
+        )
         return x
 
 
@@ -79,8 +87,9 @@ def isolated_throughput(tput: np.ndarray, workers: np.ndarray, capacity: np.ndar
 _PROBE = 0.15
 
 
-def min_max_rho_fractions(tput, remaining, age, denom, workers, capacity, rel_tol=1e-4, max_bisections=40,
-                          budget: Budget | None = None):
+def min_max_rho_fractions(
+    tput, remaining, age, denom, workers, capacity, rel_tol=1e-4, max_bisections=40, budget: Budget | None = None
+):
     """(X, rho*) minimizing max_j (age_j + remaining_j / tput_j.X_j) / denom_j, within ``rel_tol``
     unless ``max_bisections`` LPs run out first (a hit the budget counts; X is then the best found)."""
     budget = budget or Budget()

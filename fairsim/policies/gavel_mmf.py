@@ -38,7 +38,9 @@ class GavelMaxMinFairness(FractionPolicy):
     arrives (fast; same optimum, possibly another vertex when the optimum is not unique), or
     solve each LP cold with linprog."""
 
-    def __init__(self, mechanism=None, warm_start: bool = True, lp_iterations: int | None = DEFAULT_LIMITS.lp_iterations):
+    def __init__(
+        self, mechanism=None, warm_start: bool = True, lp_iterations: int | None = DEFAULT_LIMITS.lp_iterations
+    ):
         super().__init__(as_mechanism(mechanism), lp_iterations)
         self.warm_start = warm_start
 
@@ -88,7 +90,9 @@ class GavelMaxMinFairness(FractionPolicy):
 _UNKNOWN, _NOWHERE = -1, -2  # job_class markers: not classified yet / can run on no type
 
 
-def max_min_fractions(coef: np.ndarray, workers: np.ndarray, capacity: np.ndarray, budget: Budget | None = None) -> np.ndarray:
+def max_min_fractions(
+    coef: np.ndarray, workers: np.ndarray, capacity: np.ndarray, budget: Budget | None = None
+) -> np.ndarray:
     """X maximizing min_j sum_k coef[j, k] X[j, k] under Gavel's base constraints, solved cold
     over classes of identical jobs. Rows of coef that are all zero (jobs that can run nowhere)
     get X = 0 and are ignored."""

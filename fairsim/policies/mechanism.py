@@ -48,19 +48,44 @@ _NO_FRACTION_BOOST = 1e9  # Gavel: priority of a job that has not run on k yet (
 
 
 class GavelMechanism:
-    def __init__(self, recompute_min_interval_s: float = 1920.0, unallocated: str = "reserve",
-                 initial_time_rounds: float = 0.5, type_order: Sequence[str] | None = None,
-                 recompute_when_idle: bool = True):
-        require(is_number(recompute_min_interval_s) and recompute_min_interval_s >= 0, "policy",
-                "mechanism.recompute_min_interval_s", f"must be a number of seconds >= 0, got {recompute_min_interval_s!r}")
-        require(unallocated in UNALLOCATED, "policy", "mechanism.unallocated",
-                f"{unallocated!r} is not one of {', '.join(UNALLOCATED)}")
-        require(is_number(initial_time_rounds) and initial_time_rounds >= 0, "policy", "mechanism.initial_time_rounds",
-                f"must be a number >= 0, got {initial_time_rounds!r}")
-        require(isinstance(recompute_when_idle, bool), "policy", "mechanism.recompute_when_idle",
-                f"must be true or false, got {recompute_when_idle!r}")
-        require(type_order is None or (isinstance(type_order, Sequence) and not isinstance(type_order, str)),
-                "policy", "mechanism.type_order", f"must be a list of GPU type names or null, got {type_order!r}")
+    def __init__(
+        self,
+        recompute_min_interval_s: float = 1920.0,
+        unallocated: str = "reserve",
+        initial_time_rounds: float = 0.5,
+        type_order: Sequence[str] | None = None,
+        recompute_when_idle: bool = True,
+    ):
+        require(
+            is_number(recompute_min_interval_s) and recompute_min_interval_s >= 0,
+            "policy",
+            "mechanism.recompute_min_interval_s",
+            f"must be a number of seconds >= 0, got {recompute_min_interval_s!r}",
+        )
+        require(
+            unallocated in UNALLOCATED,
+            "policy",
+            "mechanism.unallocated",
+            f"{unallocated!r} is not one of {', '.join(UNALLOCATED)}",
+        )
+        require(
+            is_number(initial_time_rounds) and initial_time_rounds >= 0,
+            "policy",
+            "mechanism.initial_time_rounds",
+            f"must be a number >= 0, got {initial_time_rounds!r}",
+        )
+        require(
+            isinstance(recompute_when_idle, bool),
+            "policy",
+            "mechanism.recompute_when_idle",
+            f"must be true or false, got {recompute_when_idle!r}",
+        )
+        require(
+            type_order is None or (isinstance(type_order, Sequence) and not isinstance(type_order, str)),
+            "policy",
+            "mechanism.type_order",
+            f"must be a list of GPU type names or null, got {type_order!r}",
+        )
         self.recompute_min_interval_s = float(recompute_min_interval_s)
         self.unallocated = unallocated
         self.initial_time_rounds = float(initial_time_rounds)
@@ -87,15 +112,25 @@ class GavelMechanism:
         self.pending = True
         self.prev = None  # the previous round: (its view, the rows that ran, their types)
         self.kept = None  # (ids, types) of last round's jobs still active: lease-extension candidates
-        self.counters = {"recomputes": 0, "solver_s": 0.0, "lease_ext": 0, "lease_opp": 0,
-                         "reserved_gpu_rounds": 0, "fallbacks": 0}
+        self.counters = {
+            "recomputes": 0,
+            "solver_s": 0.0,
+            "lease_ext": 0,
+            "lease_opp": 0,
+            "reserved_gpu_rounds": 0,
+            "fallbacks": 0,
+        }
 
     def stats(self) -> dict[str, float]:
         c = self.counters
         share = 100.0 * c["lease_ext"] / c["lease_opp"] if c["lease_opp"] else 0.0
-        return {"allocation_recomputes": c["recomputes"], "solver_s": c["solver_s"],
-                "lease_extension_pct": share, "reserved_idle_gpu_rounds": c["reserved_gpu_rounds"],
-                "solver_fallbacks": c["fallbacks"]}
+        return {
+            "allocation_recomputes": c["recomputes"],
+            "solver_s": c["solver_s"],
+            "lease_extension_pct": share,
+            "reserved_idle_gpu_rounds": c["reserved_gpu_rounds"],
+            "solver_fallbacks": c["fallbacks"],
+        }
 
     # ---- one round -----------------------------------------------------------------------------
     def assign(self, view: PolicyView, fractions: FractionsFn) -> np.ndarray:
@@ -160,8 +195,11 @@ class GavelMechanism:
     def _may_recompute(self, now: float, nothing_ran: bool) -> bool:
         # Gavel's quirks kept on purpose: a reset at t=0 leaves last_reset at 0, which its code
         # reads as "never reset", and a round where nothing ran forces a reset.
-        return (now - self.last_reset >= self.recompute_min_interval_s or self.last_reset == 0.0
-                or (nothing_ran and self.recompute_when_idle))
+        return (
+            now - self.last_reset >= self.recompute_min_interval_s
+            or self.last_reset == 0.0
+            or (nothing_ran and self.recompute_when_idle)
+        )
 
     def _recompute(self, view: PolicyView, fractions: FractionsFn) -> None:
         ids = view.job_id
@@ -179,8 +217,12 @@ class GavelMechanism:
             self.counters["fallbacks"] += 1
         self.counters["solver_s"] += time.perf_counter() - tick
         self.counters["recomputes"] += 1
-        require(x.shape == (len(ids), view.num_types), "policy", "fractions",
-                f"returned shape {x.shape}, expected {(len(ids), view.num_types)}")
+        require(
+            x.shape == (len(ids), view.num_types),
+            "policy",
+            "fractions",
+            f"returned shape {x.shape}, expected {(len(ids), view.num_types)}",
+        )
         self.target[ids] = np.clip(x, 0.0, 1.0) * view.feasible  # no target where the job cannot run
         self.in_x[ids] = True
         self.last_reset = view.now
@@ -199,8 +241,12 @@ class GavelMechanism:
         if self.type_order_names is None:
             return np.arange(cluster.num_types)
         names = [cluster.canonical(n, "policy", "mechanism.type_order") for n in self.type_order_names]
-        require(sorted(names) == sorted(cluster.gpu_types), "policy", "mechanism.type_order",
-                f"must list each cluster GPU type once ({', '.join(cluster.gpu_types)}), got {', '.join(names)}")
+        require(
+            sorted(names) == sorted(cluster.gpu_types),
+            "policy",
+            "mechanism.type_order",
+            f"must list each cluster GPU type once ({', '.join(cluster.gpu_types)}), got {', '.join(names)}",
+        )
         return np.array([cluster.gpu_types.index(n) for n in names], dtype=np.int64)
 
     # ---- placement -------------------------------------------------------------------------------
@@ -230,8 +276,16 @@ class GavelMechanism:
             type_col = np.arange(view.num_types)[:, None]
             allocated = self.in_x[ids]
             eligible = view.feasible & allocated[:, None] if self.unallocated == "skip" else view.feasible
-            self.fixed = (ids[tie_rows], x[tie_rows, type_col], tie_rows, type_col, allocated.tolist(),
-                          eligible.T.tolist(), view.workers.tolist(), view.capacity.tolist())
+            self.fixed = (
+                ids[tie_rows],
+                x[tie_rows, type_col],
+                tie_rows,
+                type_col,
+                allocated.tolist(),
+                eligible.T.tolist(),
+                view.workers.tolist(),
+                view.capacity.tolist(),
+            )
             self.fixed_key = key
         return self.fixed
 

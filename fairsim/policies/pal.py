@@ -112,11 +112,18 @@ class HostMap:
 
 
 class PalPolicy(Policy):
-    def __init__(self, order: str = "fifo", locality_penalty: float = 1.7,
-                 class_edges=(1.25, 1.6, 2.0), head_of_line: bool = False):
+    def __init__(
+        self,
+        order: str = "fifo",
+        locality_penalty: float = 1.7,
+        class_edges=(1.25, 1.6, 2.0),
+        head_of_line: bool = False,
+    ):
         require(order in ORDERS, "policy", "order", f"{order!r} is not one of {', '.join(ORDERS)}")
         require(locality_penalty >= 1, "policy", "locality_penalty", f"must be >= 1, got {locality_penalty!r}")
-        require(isinstance(head_of_line, bool), "policy", "head_of_line", f"must be true or false, got {head_of_line!r}")
+        require(
+            isinstance(head_of_line, bool), "policy", "head_of_line", f"must be true or false, got {head_of_line!r}"
+        )
         edges = np.asarray(Ascending("increasing throughput ratios").check(class_edges, "policy", "class_edges"))
         self.order_key = ORDERS[order]
         self.locality_penalty = float(locality_penalty)

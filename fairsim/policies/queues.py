@@ -10,8 +10,14 @@ from fairsim.policies.base import PolicyView
 from fairsim.solve.first_fit import first_fit
 
 
-def greedy_fill(view: PolicyView, order: np.ndarray, type_pref: np.ndarray, free: np.ndarray | None = None,
-                assignment: np.ndarray | None = None, backfill: bool = True) -> np.ndarray:
+def greedy_fill(
+    view: PolicyView,
+    order: np.ndarray,
+    type_pref: np.ndarray,
+    free: np.ndarray | None = None,
+    assignment: np.ndarray | None = None,
+    backfill: bool = True,
+) -> np.ndarray:
     """Place jobs in ``order`` (rows of the view), each on the first type in its preference row
     ``type_pref[row]`` (type indices, -1 padded) that is feasible and has room for its gang
     (``fairsim.solve.first_fit``; ``free``, when given, is updated in place). With ``backfill``

@@ -107,18 +107,32 @@ LIMIT_KINDS = (LP_ITERATIONS, MIP_NODES, DIVE_LPS)  # the auctions' work limits,
 
 
 class ThemisPolicy(Policy):
-    def __init__(self, fairness_knob: float = 0.2, lease_s: float = 300.0, max_milp_jobs: int = 2000,
-                 rank: str = "wanting", leftover: str = "auction", waiting_rho: str = "unbounded",
-                 solver: str = "lp_dive", exact_gpus: int = 64, dive_gap: float = 1e-4,
-                 lp_iterations: int | None = DEFAULT_LIMITS.lp_iterations, mip_nodes: int | None = DEFAULT_LIMITS.mip_nodes,
-                 dive_lps: int | None = DEFAULT_LIMITS.dive_lps):
+    def __init__(
+        self,
+        fairness_knob: float = 0.2,
+        lease_s: float = 300.0,
+        max_milp_jobs: int = 2000,
+        rank: str = "wanting",
+        leftover: str = "auction",
+        waiting_rho: str = "unbounded",
+        solver: str = "lp_dive",
+        exact_gpus: int = 64,
+        dive_gap: float = 1e-4,
+        lp_iterations: int | None = DEFAULT_LIMITS.lp_iterations,
+        mip_nodes: int | None = DEFAULT_LIMITS.mip_nodes,
+        dive_lps: int | None = DEFAULT_LIMITS.dive_lps,
+    ):
         require(0 <= fairness_knob < 1, "policy", "fairness_knob", f"must be in [0, 1), got {fairness_knob!r}")
         require(lease_s > 0, "policy", "lease_s", f"must be > 0 seconds, got {lease_s!r}")
         require(max_milp_jobs >= 0, "policy", "max_milp_jobs", f"must be >= 0, got {max_milp_jobs!r}")
         require(rank in RANKS, "policy", "rank", f"{rank!r} is not one of {', '.join(RANKS)}")
         require(leftover in LEFTOVERS, "policy", "leftover", f"{leftover!r} is not one of {', '.join(LEFTOVERS)}")
-        require(waiting_rho in WAITING_RHOS, "policy", "waiting_rho",
-                f"{waiting_rho!r} is not one of {', '.join(WAITING_RHOS)}")
+        require(
+            waiting_rho in WAITING_RHOS,
+            "policy",
+            "waiting_rho",
+            f"{waiting_rho!r} is not one of {', '.join(WAITING_RHOS)}",
+        )
         require(solver in SOLVERS, "policy", "solver", f"{solver!r} is not one of {', '.join(SOLVERS)}")
         require(exact_gpus >= 0, "policy", "exact_gpus", f"must be >= 0, got {exact_gpus!r}")
         require(0 <= dive_gap < 1, "policy", "dive_gap", f"must be in [0, 1), got {dive_gap!r}")
@@ -223,7 +237,9 @@ class ThemisPolicy(Policy):
             out[rows] = solve_greedy(p).assignment
             return out
         try:
-            sol = solve_auction(p, dive=self.dive and int(free.sum()) > self.exact_gpus, gap=self.dive_gap, budget=self.budget)
+            sol = solve_auction(
+                p, dive=self.dive and int(free.sum()) > self.exact_gpus, gap=self.dive_gap, budget=self.budget
+            )
         except Exception:  # noqa: BLE001 - a solver crash is a failure like any other: the greedy answers
             sol = solve_greedy(p)
             sol.fallback = True
@@ -236,6 +252,11 @@ class ThemisPolicy(Policy):
         return out
 
     def stats(self) -> dict[str, float]:
-        return {"themis_auctions": float(self.auctions), "themis_greedy_auctions": float(self.greedy_auctions),
-                "solver_fallbacks": float(self.solver_fallbacks), "themis_dive_auctions": float(self.dive_auctions),
-                "themis_dive_misses": float(self.dive_misses), **self.budget.stats(LIMIT_KINDS)}
+        return {
+            "themis_auctions": float(self.auctions),
+            "themis_greedy_auctions": float(self.greedy_auctions),
+            "solver_fallbacks": float(self.solver_fallbacks),
+            "themis_dive_auctions": float(self.dive_auctions),
+            "themis_dive_misses": float(self.dive_misses),
+            **self.budget.stats(LIMIT_KINDS),
+        }

@@ -54,7 +54,9 @@ from fairsim.policies.base import NOT_RUN, Policy, PolicyView
 from fairsim.policies.queues import fill_queue
 
 
-def fill_bound_queues(view: PolicyView, bound: np.ndarray, key: np.ndarray, free: np.ndarray | None = None) -> np.ndarray:
+def fill_bound_queues(
+    view: PolicyView, bound: np.ndarray, key: np.ndarray, free: np.ndarray | None = None
+) -> np.ndarray:
     """Run, per type, the jobs bound to it in ascending ``key`` (ties by view order) while they
     fit. ``bound[row]`` is the row's type (-1 = not queued anywhere)."""
     assignment = view.empty_assignment()
@@ -63,7 +65,7 @@ def fill_bound_queues(view: PolicyView, bound: np.ndarray, key: np.ndarray, free
     order = queued[np.lexsort((queued, key[queued], bound[queued]))]  # by type, then key, then row
     starts = np.searchsorted(bound[order], np.arange(view.num_types + 1))
     for k in range(view.num_types):
-        rows = order[starts[k]:starts[k + 1]]
+        rows = order[starts[k] : starts[k + 1]]
         take = fill_queue(view.workers[rows], int(free[k]))
         assignment[rows[take]] = k
     return assignment
@@ -78,8 +80,12 @@ class TiresiasPolicy(Policy):
     """FFT's Tiresias: per-type queues, a queue chosen on arrival, SRSF inside a queue."""
 
     def __init__(self, queue_choice: str = "least_service"):
-        require(queue_choice in QUEUE_CHOICES, "policy", "queue_choice",
-                f"{queue_choice!r} is not one of {', '.join(QUEUE_CHOICES)}")
+        require(
+            queue_choice in QUEUE_CHOICES,
+            "policy",
+            "queue_choice",
+            f"{queue_choice!r} is not one of {', '.join(QUEUE_CHOICES)}",
+        )
         self.random_choice = queue_choice == "random"
 
     def reset(self, cluster: ClusterSpec, num_jobs: int, seed: int) -> None:
@@ -116,8 +122,9 @@ class TiresiasLasPolicy(Policy):
     """Tiresias' Discretized 2D-LAS with a heterogeneity-agnostic type choice."""
 
     def __init__(self, thresholds_gpu_s=(3250.0, 7200.0), promote_knob: float = 0.0):
-        thresholds = np.asarray(Ascending("increasing GPU-second values > 0", lo=0).check(thresholds_gpu_s, "policy",
-                                                                                         "thresholds_gpu_s"))
+        thresholds = np.asarray(
+            Ascending("increasing GPU-second values > 0", lo=0).check(thresholds_gpu_s, "policy", "thresholds_gpu_s")
+        )
         require(promote_knob >= 0, "policy", "promote_knob", f"must be >= 0 (0 = off), got {promote_knob!r}")
         self.thresholds = thresholds
         self.promote_knob = float(promote_knob)
@@ -185,7 +192,9 @@ class TiresiasLasPolicy(Policy):
         narrowest_after = np.minimum.accumulate(widths[::-1])[::-1].tolist()
         feasible = view.feasible[order].tolist()
         # Python ints in the loop: one cheap step per job that runs, kept ones included
-        for pos, (row, d, k, ok) in enumerate(zip(order.tolist(), widths.tolist(), view.prev_type[order].tolist(), feasible)):
+        for pos, (row, d, k, ok) in enumerate(
+            zip(order.tolist(), widths.tolist(), view.prev_type[order].tolist(), feasible)
+        ):
             most = max(room)
             if most <= 0 or narrowest_after[pos] > most:
                 break  # nothing behind this point can start
@@ -214,7 +223,9 @@ class TiresiasLasPolicy(Policy):
             ran, waited = self._since_promotion(view)
             paused = np.flatnonzero((assignment < 0) & (queue > 0) & (ran > 0) & ~np.isnan(self.since[ids]))
             if len(paused):
-                wake = min(wake, view.now + float(np.maximum(self.promote_knob * ran[paused] - waited[paused], 0.0).min()))
+                wake = min(
+                    wake, view.now + float(np.maximum(self.promote_knob * ran[paused] - waited[paused], 0.0).min())
+                )
         return wake if wake > view.now else math.nextafter(view.now, math.inf)
 
     def stats(self) -> dict[str, float]:

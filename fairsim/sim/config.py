@@ -87,16 +87,30 @@ class SimConfig:
         round_len = cfg.get("round_len_s", cls.round_len_s)
         restart = ov.get("restart_s", Overheads.restart_s)
         events = cfg.get("clock", cls.clock) == "events"
-        if not events and (ov.get("migration", True) or ov.get("preemption", True)):  # the engine drops unpaid overhead when a job
+        if not events and (
+            ov.get("migration", True) or ov.get("preemption", True)
+        ):  # the engine drops unpaid overhead when a job
             # stops: a restart as long as a round leaves a job that a policy pauses every other round without progress, forever
-            require(restart < round_len, source, "overheads.restart_s",
-                    f"must be shorter than a round (sim.round_len_s={round_len:g} s), got {restart!r}")
+            require(
+                restart < round_len,
+                source,
+                "overheads.restart_s",
+                f"must be shorter than a round (sim.round_len_s={round_len:g} s), got {restart!r}",
+            )
         check_values(cfg, LATE_SETTINGS, source)
         if events:  # Gavel's round semantics have no meaning between events
-            require(cfg.get("round_end", cls.round_end) == "fixed", source, "round_end",
-                    "must be fixed under sim.clock=events (a step already ends at the next arrival, completion or decision)")
-            require(not cfg.get("integer_steps", cls.integer_steps), source, "integer_steps",
-                    "must be false under sim.clock=events (whole steps are a property of Gavel's rounds)")
+            require(
+                cfg.get("round_end", cls.round_end) == "fixed",
+                source,
+                "round_end",
+                "must be fixed under sim.clock=events (a step already ends at the next arrival, completion or decision)",
+            )
+            require(
+                not cfg.get("integer_steps", cls.integer_steps),
+                source,
+                "integer_steps",
+                "must be false under sim.clock=events (whole steps are a property of Gavel's rounds)",
+            )
         return cls(overheads=Overheads(**ov), **cfg)
 
     def check_horizon(self, jobs: JobSet, workload: str = "the workload", source: str = "sim") -> None:
@@ -107,9 +121,13 @@ class SimConfig:
             return
         busy_s = busy_time(jobs.arrival, jobs.arrival + jobs.shortest_run_s())
         needed = math.ceil(busy_s / self.round_len_s)
-        require(needed < self.max_rounds, source, "max_rounds",
-                f"{self.max_rounds} rounds of {self.round_len_s:g} s end before {workload} can finish: its jobs keep the "
-                f"cluster busy for at least {busy_s:.4g} s, {needed:.4g} rounds; raise sim.max_rounds or sim.round_len_s")
+        require(
+            needed < self.max_rounds,
+            source,
+            "max_rounds",
+            f"{self.max_rounds} rounds of {self.round_len_s:g} s end before {workload} can finish: its jobs keep the "
+            f"cluster busy for at least {busy_s:.4g} s, {needed:.4g} rounds; raise sim.max_rounds or sim.round_len_s",
+        )
 
 
 def busy_time(start: np.ndarray, end: np.ndarray) -> float:
@@ -125,11 +143,15 @@ def busy_time(start: np.ndarray, end: np.ndarray) -> float:
 
 # What each setting may be (fairsim.errors rules), checked in this order: the first bad one is reported.
 SWITCHES = {f.name: Bool() for f in fields(SimConfig) if f.type == "bool"}
-OVERHEADS = {**{f.name: Bool() for f in fields(Overheads) if f.type == "bool"},
-             "restart_s": Number(lo=0, what="a number of seconds >= 0"),
-             "profiling_s_per_type": Number(lo=0, what="a number of seconds >= 0")}
-SETTINGS = {"round_len_s": Number(*ROUND_LEN_S, what="a number of seconds in [{:g}, {:g}]".format(*ROUND_LEN_S)),
-            "clock": OneOf(CLOCKS, wording="is_not")}
+OVERHEADS = {
+    **{f.name: Bool() for f in fields(Overheads) if f.type == "bool"},
+    "restart_s": Number(lo=0, what="a number of seconds >= 0"),
+    "profiling_s_per_type": Number(lo=0, what="a number of seconds >= 0"),
+}
+SETTINGS = {
+    "round_len_s": Number(*ROUND_LEN_S, what="a number of seconds in [{:g}, {:g}]".format(*ROUND_LEN_S)),
+    "clock": OneOf(CLOCKS, wording="is_not"),
+}
 LATE_SETTINGS = {  # after the restart-vs-round check, as before
     "round_end": OneOf(ROUND_ENDS, wording="is_not"),
     "until": OneOf(UNTIL, wording="is_not"),

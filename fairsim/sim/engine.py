@@ -100,8 +100,16 @@ class Engine:
     """``until``: engine job indices whose completion ends the run (None: every job's); jobs
     still active then keep a NaN finish time."""
 
-    def __init__(self, jobs: JobSet, cluster: ClusterSpec, policy: Policy, config: SimConfig, seed: int = 0,
-                 until: np.ndarray | None = None, progress: Callable[[int], None] | None = None):
+    def __init__(
+        self,
+        jobs: JobSet,
+        cluster: ClusterSpec,
+        policy: Policy,
+        config: SimConfig,
+        seed: int = 0,
+        until: np.ndarray | None = None,
+        progress: Callable[[int], None] | None = None,
+    ):
         self.jobs, self.cluster, self.policy, self.cfg, self.seed = jobs, cluster, policy, config, seed
         self.progress = progress  # called with the number of awaited jobs that finished in a round (display only)
         n = len(jobs)
@@ -110,7 +118,9 @@ class Engine:
             self.awaited[:] = False
             self.awaited[until] = True
         self.s = _State(n, cluster.num_types)
-        self.migration_cost, self.restart_cost, self.profiling_cost = job_costs(jobs.state_bytes, cluster, config.overheads)
+        self.migration_cost, self.restart_cost, self.profiling_cost = job_costs(
+            jobs.state_bytes, cluster, config.overheads
+        )
         # nothing to charge (e.g. sim=gavel_compat): rounds skip the penalty bookkeeping
         self.costless = not (np.any(self.migration_cost) or np.any(self.restart_cost) or self.profiling_cost)
         self.placer = HostPlacer(cluster, n, int(jobs.workers.max()), config.consolidate) if config.placement else None
@@ -150,9 +160,13 @@ class Engine:
         wall0 = time.perf_counter()
         while awaited_left and (next_arrival < n or len(active)):
             if rounds >= cfg.max_rounds:  # the safety stop: an error, never a silent truncation
-                raise InputError("sim", "max_rounds", f"the run stopped after {cfg.max_rounds} steps at t={t:.0f} s with "
-                                 f"{len(active)} jobs still active; raise sim.max_rounds (a policy that leaves jobs waiting "
-                                 "forever ends here too)")
+                raise InputError(
+                    "sim",
+                    "max_rounds",
+                    f"the run stopped after {cfg.max_rounds} steps at t={t:.0f} s with "
+                    f"{len(active)} jobs still active; raise sim.max_rounds (a policy that leaves jobs waiting "
+                    "forever ends here too)",
+                )
             if not len(active) and next_arrival < n:
                 t = max(t, next_arrival_s)  # idle cluster: jump to the next arrival
             if next_arrival_s <= t:
@@ -166,8 +180,16 @@ class Engine:
                 if skipped:
                     if self.recorder is not None:
                         run = active[assignment >= 0]
-                        self._record_schedule(t, skipped * cfg.round_len_s, skipped, active, assignment, run, 0.0,
-                                              np.full(len(run), skipped * cfg.round_len_s))
+                        self._record_schedule(
+                            t,
+                            skipped * cfg.round_len_s,
+                            skipped,
+                            active,
+                            assignment,
+                            run,
+                            0.0,
+                            np.full(len(run), skipped * cfg.round_len_s),
+                        )
                     rows.append(self._record(t, skipped * cfg.round_len_s, skipped, active, assignment, False, 0.0))
                     t += skipped * cfg.round_len_s
                     rounds += skipped
@@ -188,7 +210,9 @@ class Engine:
             duration, finished = self._step(t, active, assignment, limit)
             rows.append((t, duration, 1, len(active), self._last_running, self._last_busy_gpus, decided, policy_s))
             if self.checker is not None:
-                self.checker(self, active, assignment, np.zeros(len(active), dtype=bool) if finished is None else finished)
+                self.checker(
+                    self, active, assignment, np.zeros(len(active), dtype=bool) if finished is None else finished
+                )
             t += duration
             rounds += 1
             idle_steps = 0 if self._last_running or next_arrival < n else idle_steps + 1
@@ -205,13 +229,20 @@ class Engine:
                     self.placer.release(active[finished])
                 active, assignment = active[keep], assignment[keep]
         wall = time.perf_counter() - wall0
-        stats = {"rounds": rounds, "policy_calls": policy_calls, "sim_wall_s": wall,
-                 "unarrived_jobs_at_end": n - int(np.searchsorted(jobs.arrival, t, side="right")), **self.policy.stats()}
+        stats = {
+            "rounds": rounds,
+            "policy_calls": policy_calls,
+            "sim_wall_s": wall,
+            "unarrived_jobs_at_end": n - int(np.searchsorted(jobs.arrival, t, side="right")),
+            **self.policy.stats(),
+        }
         schedule = None if self.recorder is None else self.recorder.table(jobs.job_id)
         return SimResult(self._job_table(), pd.DataFrame(rows, columns=_ROUND_COLUMNS), stats, schedule)
 
     # ---- one step -------------------------------------------------------------------------
-    def _step(self, t: float, active: np.ndarray, assignment: np.ndarray, limit: float) -> tuple[float, np.ndarray | None]:
+    def _step(
+        self, t: float, active: np.ndarray, assignment: np.ndarray, limit: float
+    ) -> tuple[float, np.ndarray | None]:
         """Run one step of at most ``limit`` seconds (a round, or the time to the next arrival or
         policy wake-up); returns its duration and the mask of active jobs that finished (None if none)."""
         cfg, s, jobs = self.cfg, self.s, self.jobs
@@ -301,8 +332,10 @@ class Engine:
         to_finish = penalty + np.maximum(remaining, 0.0) / tput
         duration = min(limit, float(to_finish.min())) if len(to_finish) else limit
         if not math.isfinite(duration):
-            raise PolicyContractError(f"policy {type(self.policy).__name__} at t={t:.1f} s runs no job, no job arrives, and "
-                                      "it asks for no later decision: the run would never end")
+            raise PolicyContractError(
+                f"policy {type(self.policy).__name__} at t={t:.1f} s runs no job, no job arrives, and "
+                "it asks for no later decision: the run would never end"
+            )
         finishing = to_finish <= duration
         pay = np.minimum(penalty, duration) if not self.costless else 0.0
         progress = np.where(finishing, remaining, tput * (duration - pay))
@@ -337,16 +370,24 @@ class Engine:
         resumed = (was_type < 0) & (prev >= 0)
         if not (moved.any() or resumed.any() or first_run.any()):
             return  # every job continues where it was: nothing to charge
-        cost = start_cost(self.migration_cost[run], self.restart_cost[run], self.profiling_cost, was_type, prev, first_run)
+        cost = start_cost(
+            self.migration_cost[run], self.restart_cost[run], self.profiling_cost, was_type, prev, first_run
+        )
         charged = moved | resumed | (first_run & (self.profiling_cost > 0))
         s.penalty_left[run[charged]] = cost[charged]
 
     # ---- fast-forward -----------------------------------------------------------------------
     def _can_fast_forward(self, active, assignment) -> bool:
         cfg = self.cfg
-        return (cfg.fast_forward and self.policy.event_driven and not cfg.integer_steps
-                and cfg.round_end == "fixed" and not cfg.check and len(active) > 0
-                and not self.s.penalty_left[active[assignment >= 0]].any())
+        return (
+            cfg.fast_forward
+            and self.policy.event_driven
+            and not cfg.integer_steps
+            and cfg.round_end == "fixed"
+            and not cfg.check
+            and len(active) > 0
+            and not self.s.penalty_left[active[assignment >= 0]].any()
+        )
 
     def _fast_forward(self, t, active, assignment, next_arrival) -> int:
         """Apply k unchanged rounds at once; k stops before the next arrival or finish."""
@@ -378,14 +419,25 @@ class Engine:
     def _view(self, t: float, active: np.ndarray, changed: bool) -> PolicyView:
         s, jobs = self.s, self.jobs
         if self._static_for is not active:  # the active set changed: gather its fixed attributes once
-            self._static = _frozen(dict(
-                job_id=active, arrival=jobs.arrival[active], workers=jobs.workers[active],
-                weight=jobs.weight[active], throughput=jobs.tput_packed[active], feasible=jobs.feasible[active],
-                state_bytes=jobs.state_bytes[active]))
+            self._static = _frozen(
+                dict(
+                    job_id=active,
+                    arrival=jobs.arrival[active],
+                    workers=jobs.workers[active],
+                    weight=jobs.weight[active],
+                    throughput=jobs.tput_packed[active],
+                    feasible=jobs.feasible[active],
+                    state_bytes=jobs.state_bytes[active],
+                )
+            )
             # engine-side inputs (never shown to a policy, so not frozen); per-job costs only when charged
             self._costs = dict(
-                work_seen=self.work_seen[active], none=_frozen_array(np.zeros((len(active), self.cluster.num_types))),
-                feasible_or_idle=np.concatenate([self._static["feasible"], np.ones((len(active), 1), dtype=bool)], axis=1))
+                work_seen=self.work_seen[active],
+                none=_frozen_array(np.zeros((len(active), self.cluster.num_types))),
+                feasible_or_idle=np.concatenate(
+                    [self._static["feasible"], np.ones((len(active), 1), dtype=bool)], axis=1
+                ),
+            )
             if not self.costless:
                 self._costs.update(migration=self.migration_cost[active], restart=self.restart_cost[active])
             self._static_for = active
@@ -397,22 +449,43 @@ class Engine:
         if self.costless:
             switch_cost = costs["none"]
         else:
-            switch = start_cost(costs["migration"], costs["restart"], self.profiling_cost, cur, prev, np.isnan(first_start))
+            switch = start_cost(
+                costs["migration"], costs["restart"], self.profiling_cost, cur, prev, np.isnan(first_start)
+            )
             switch_cost = np.repeat(switch[:, None], self.cluster.num_types, axis=1)
             rows = np.flatnonzero(cur >= 0)
             switch_cost[rows, cur[rows]] = 0.0
-        dynamic = _frozen(dict(
-            work=np.maximum(costs["work_seen"], done),  # an estimate never below what is done
-            done=done, last_type=cur, prev_type=prev, switch_cost_s=switch_cost,
-            attained_gpu_s=s.attained_gpu_s[active], run_s=s.run_s[active], first_start=first_start))
-        return PolicyView.assemble({"now": t, "round_len": self.cfg.round_len_s, "cluster": self.cluster,
-                                    "capacity": self.capacity, "changed": changed, **self._static, **dynamic})
+        dynamic = _frozen(
+            dict(
+                work=np.maximum(costs["work_seen"], done),  # an estimate never below what is done
+                done=done,
+                last_type=cur,
+                prev_type=prev,
+                switch_cost_s=switch_cost,
+                attained_gpu_s=s.attained_gpu_s[active],
+                run_s=s.run_s[active],
+                first_start=first_start,
+            )
+        )
+        return PolicyView.assemble(
+            {
+                "now": t,
+                "round_len": self.cfg.round_len_s,
+                "cluster": self.cluster,
+                "capacity": self.capacity,
+                "changed": changed,
+                **self._static,
+                **dynamic,
+            }
+        )
 
     def _check_assignment(self, active: np.ndarray, a: np.ndarray, view: PolicyView) -> np.ndarray:
         """The policy's answer as int64 type indices, or a PolicyContractError saying what is wrong.
         The checks cost a few numpy calls a decision; only a broken answer pays for the words."""
         if a.shape != active.shape:
-            raise self._broken(view, f"returned {a.shape[0] if a.ndim else 'a scalar'} entries for {len(active)} active jobs")
+            raise self._broken(
+                view, f"returned {a.shape[0] if a.ndim else 'a scalar'} entries for {len(active)} active jobs"
+            )
         if a.dtype.kind not in "iu":  # a float answer is truncated by a cast: -0.5 would read as type 0
             self._refuse_non_integers(active, a, view)
         a = a.astype(np.int64, copy=False)
@@ -430,15 +503,23 @@ class Engine:
         if np.count_nonzero(ok) < len(ok):
             row = int(np.flatnonzero(~ok)[0])
             k = int(a[row])
-            raise self._broken(view, f"put job {self._job_id(active, row)} on {self.cluster.gpu_types[k]}, a type it cannot run on: "
-                               f"{self._why_infeasible(int(active[row]), k)}")
+            raise self._broken(
+                view,
+                f"put job {self._job_id(active, row)} on {self.cluster.gpu_types[k]}, a type it cannot run on: "
+                f"{self._why_infeasible(int(active[row]), k)}",
+            )
         over = used > self._capacity_or_idle
         if np.count_nonzero(over):
             k = int(np.argmax(over)) - 1
             on_k = np.flatnonzero(a == k)
-            jobs = ", ".join(f"{self._job_id(active, r)} ({int(view.workers[r])})" for r in on_k[:6]) + (", ..." if len(on_k) > 6 else "")
-            raise self._broken(view, f"oversubscribed {self.cluster.gpu_types[k]}: {int(used[k + 1])} GPUs of {int(self.capacity[k])} "
-                               f"(jobs and their gangs: {jobs})")
+            jobs = ", ".join(f"{self._job_id(active, r)} ({int(view.workers[r])})" for r in on_k[:6]) + (
+                ", ..." if len(on_k) > 6 else ""
+            )
+            raise self._broken(
+                view,
+                f"oversubscribed {self.cluster.gpu_types[k]}: {int(used[k + 1])} GPUs of {int(self.capacity[k])} "
+                f"(jobs and their gangs: {jobs})",
+            )
         return a
 
     def _refuse_non_integers(self, active: np.ndarray, a: np.ndarray, view: PolicyView) -> None:
@@ -447,19 +528,27 @@ class Engine:
             with np.errstate(invalid="ignore"):
                 whole = np.isfinite(a) & (a == np.round(a))
         else:  # bools, objects (None, text, ints past int64): entry by entry, a path only a broken answer takes
-            whole = np.array([isinstance(v, (int, np.integer)) and not isinstance(v, (bool, np.bool_)) for v in a], dtype=bool)
+            whole = np.array(
+                [isinstance(v, (int, np.integer)) and not isinstance(v, (bool, np.bool_)) for v in a], dtype=bool
+            )
         if not whole.all():
             row = int(np.flatnonzero(~whole)[0])
-            raise self._broken(view, f"gave job {self._job_id(active, row)} the type {shown(a[row])!r} ({a.dtype} answer); an "
-                               f"assignment is integers: a GPU type index 0..{self.cluster.num_types - 1}, or -1 to wait")
+            raise self._broken(
+                view,
+                f"gave job {self._job_id(active, row)} the type {shown(a[row])!r} ({a.dtype} answer); an "
+                f"assignment is integers: a GPU type index 0..{self.cluster.num_types - 1}, or -1 to wait",
+            )
         if ((a < -1) | (a >= self.cluster.num_types)).any():  # whole, but past what int64 holds, maybe
             raise self._outside(active, a, view)
 
     def _outside(self, active: np.ndarray, a: np.ndarray, view: PolicyView) -> PolicyContractError:
         row = int(np.flatnonzero((a < -1) | (a >= self.cluster.num_types))[0])
         names = ", ".join(f"{k} = {g}" for k, g in enumerate(self.cluster.gpu_types))
-        return self._broken(view, f"put job {self._job_id(active, row)} on type index {shown(a[row])!r}, outside "
-                            f"-1..{self.cluster.num_types - 1} (-1 waits; {names})")
+        return self._broken(
+            view,
+            f"put job {self._job_id(active, row)} on type index {shown(a[row])!r}, outside "
+            f"-1..{self.cluster.num_types - 1} (-1 waits; {names})",
+        )
 
     def _why_infeasible(self, j: int, k: int) -> str:
         jobs, cluster = self.jobs, self.cluster
@@ -476,9 +565,11 @@ class Engine:
         return PolicyContractError(f"policy {type(self.policy).__name__} at t={view.now:.1f} s {what}")
 
     def _stalled(self, t: float, waiting: int) -> PolicyContractError:
-        return PolicyContractError(f"policy {type(self.policy).__name__} at t={t:.1f} s ran no job in {STALLED_STEPS} steps while "
-                                   f"{waiting} jobs waited and no job was left to arrive: the run would never end (the policy, "
-                                   "or options that keep it from starting a waiting job)")
+        return PolicyContractError(
+            f"policy {type(self.policy).__name__} at t={t:.1f} s ran no job in {STALLED_STEPS} steps while "
+            f"{waiting} jobs waited and no job was left to arrive: the run would never end (the policy, "
+            "or options that keep it from starting a waiting job)"
+        )
 
     def _rows(self, n: int) -> np.ndarray:
         if len(self._row_index) < n:
@@ -486,25 +577,44 @@ class Engine:
         return self._row_index[:n]
 
     def _record(self, t, duration, count, active, assignment, decided, policy_s) -> tuple:
-        busy = np.bincount(assignment[assignment >= 0], weights=self.jobs.workers[active[assignment >= 0]],
-                           minlength=self.cluster.num_types)
+        busy = np.bincount(
+            assignment[assignment >= 0],
+            weights=self.jobs.workers[active[assignment >= 0]],
+            minlength=self.cluster.num_types,
+        )
         return (t, duration, count, len(active), int((assignment >= 0).sum()), float(busy.sum()), decided, policy_s)
 
     def _record_schedule(self, t, duration, count, active, assignment, run, overhead, busy) -> None:
         hosts = None if self.placer is None else self.placer.worker_host[run]
-        self.recorder.add(t, duration, count, active, assignment, overhead, busy, hosts, self.policy.schedule_columns(active))
+        self.recorder.add(
+            t, duration, count, active, assignment, overhead, busy, hosts, self.policy.schedule_columns(active)
+        )
 
     def _job_table(self) -> pd.DataFrame:
         s, jobs = self.s, self.jobs
         s.count_logged(jobs.tput_packed, count_migrations=self.placer is None)
-        table = pd.DataFrame({
-            "job_id": jobs.job_id, "model": jobs.model_name, "workers": jobs.workers, "work": jobs.work,
-            "weight": jobs.weight, "arrival_s": jobs.arrival, "first_start_s": s.first_start, "finish_s": s.finish,
-            "jct_s": s.finish - jobs.arrival, "starvation_s": s.first_start - jobs.arrival, "run_s": s.run_s,
-            "attained_gpu_s": s.attained_gpu_s, "overhead_s": s.overhead_s, "migrations": s.migrations,
-            "type_switches": s.type_switches, "switches_to_faster": s.switches_to_faster,
-            "preemptions": s.preemptions, "spread_rounds": s.spread_rounds,
-        })
+        table = pd.DataFrame(
+            {
+                "job_id": jobs.job_id,
+                "model": jobs.model_name,
+                "workers": jobs.workers,
+                "work": jobs.work,
+                "weight": jobs.weight,
+                "arrival_s": jobs.arrival,
+                "first_start_s": s.first_start,
+                "finish_s": s.finish,
+                "jct_s": s.finish - jobs.arrival,
+                "starvation_s": s.first_start - jobs.arrival,
+                "run_s": s.run_s,
+                "attained_gpu_s": s.attained_gpu_s,
+                "overhead_s": s.overhead_s,
+                "migrations": s.migrations,
+                "type_switches": s.type_switches,
+                "switches_to_faster": s.switches_to_faster,
+                "preemptions": s.preemptions,
+                "spread_rounds": s.spread_rounds,
+            }
+        )
         for k, name in enumerate(self.cluster.gpu_types):
             table[f"gpu_s_{name}"] = s.gpu_s_by_type[:, k]
         return table
@@ -524,6 +634,13 @@ def _frozen(arrays: dict) -> dict:
 _ROUND_COLUMNS = ["t_s", "duration_s", "rounds", "active_jobs", "running_jobs", "busy_gpus", "decided", "policy_s"]
 
 
-def simulate(jobs: JobSet, cluster: ClusterSpec, policy: Policy, config: SimConfig | None = None, seed: int = 0,
-             until: np.ndarray | None = None, progress: Callable[[int], None] | None = None) -> SimResult:
+def simulate(
+    jobs: JobSet,
+    cluster: ClusterSpec,
+    policy: Policy,
+    config: SimConfig | None = None,
+    seed: int = 0,
+    until: np.ndarray | None = None,
+    progress: Callable[[int], None] | None = None,
+) -> SimResult:
     return Engine(jobs, cluster, policy, config or SimConfig(), seed, until, progress).run()

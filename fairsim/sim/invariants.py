@@ -33,22 +33,35 @@ def check_round(engine, active: np.ndarray, assignment: np.ndarray, finished: np
     _ensure((used <= cluster.counts).all(), f"a type is oversubscribed: {used.tolist()} > {cluster.counts.tolist()}")
     _ensure(len(np.unique(active)) == len(active), "a job is active twice")
     bad = ~jobs.feasible[active[run], assignment[run]]
-    _ensure(not bad.any(), lambda: f"job {int(jobs.job_id[active[run][bad][0]])} runs on a GPU type it may not use "
-            "(outside its gpu_types, or without the memory or a throughput there)")
+    _ensure(
+        not bad.any(),
+        lambda: (
+            f"job {int(jobs.job_id[active[run][bad][0]])} runs on a GPU type it may not use "
+            "(outside its gpu_types, or without the memory or a throughput there)"
+        ),
+    )
     done = s.done[active]
     _ensure((done >= 0).all() and (done <= jobs.work[active] * (1 + 1e-12)).all(), "progress outside [0, work]")
     gone = active[finished]
     _ensure(np.isfinite(s.finish[gone]).all(), "a finished job has no finish time")
-    _ensure((np.abs(s.done[gone] - jobs.work[gone]) <= 1e-9 * jobs.work[gone]).all(), "a finished job did not complete its work")
+    _ensure(
+        (np.abs(s.done[gone] - jobs.work[gone]) <= 1e-9 * jobs.work[gone]).all(),
+        "a finished job did not complete its work",
+    )
     ended = np.isfinite(s.finish)
     ended[gone] = False
     _ensure(not ended[active].any(), "a finished job is active again")
     if engine.placer is not None and run.any():
         placer = engine.placer
-        _ensure((placer.free >= 0).all() and (placer.free <= placer.host_size).all(), "a host has a negative or excess free-GPU count")
+        _ensure(
+            (placer.free >= 0).all() and (placer.free <= placer.host_size).all(),
+            "a host has a negative or excess free-GPU count",
+        )
         hosts = placer.worker_host[active[run]]
         for_type = np.searchsorted(placer.host_offset, np.where(hosts >= 0, hosts, 0), side="right") - 1
-        _ensure(((hosts < 0) | (for_type == assignment[run][:, None])).all(), "a job has workers on a host of another type")
+        _ensure(
+            ((hosts < 0) | (for_type == assignment[run][:, None])).all(), "a job has workers on a host of another type"
+        )
         counts = (hosts >= 0).sum(axis=1)
         _ensure((counts == jobs.workers[active[run]]).all(), "a running job's worker count differs from its gang size")
 

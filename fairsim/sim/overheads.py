@@ -28,8 +28,14 @@ def job_costs(state_bytes: np.ndarray, cluster: ClusterSpec, ov: Overheads) -> t
     return migration, restart, profiling
 
 
-def start_cost(migration: np.ndarray, restart: np.ndarray, profiling: float, last_type: np.ndarray,
-               prev_type: np.ndarray, never_ran: np.ndarray) -> np.ndarray:
+def start_cost(
+    migration: np.ndarray,
+    restart: np.ndarray,
+    profiling: float,
+    last_type: np.ndarray,
+    prev_type: np.ndarray,
+    never_ran: np.ndarray,
+) -> np.ndarray:
     """Seconds each job pays to run now on a type (or hosts) other than ``last_type`` (its type
     last round, -1 if it did not run): a migration if it ran last round, a restart if it ran
     before (``prev_type`` >= 0), profiling if it ``never_ran``. Arrays over the same jobs."""

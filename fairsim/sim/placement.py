@@ -41,8 +41,9 @@ class HostPlacer:
             distinct = distinct + ((wh[:, 1:] != wh[:, :-1]) & (wh[:, 1:] >= 0)).sum(axis=1)
         return distinct
 
-    def place(self, running: np.ndarray, new_type: np.ndarray, kept: np.ndarray, workers: np.ndarray,
-              state_bytes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    def place(
+        self, running: np.ndarray, new_type: np.ndarray, kept: np.ndarray, workers: np.ndarray, state_bytes: np.ndarray
+    ) -> tuple[np.ndarray, np.ndarray]:
         """Place this round's running jobs.
 
         running: engine job indices that run this round; new_type: their types; kept: bool, the
@@ -94,7 +95,9 @@ class HostPlacer:
             counts = np.minimum(free[by_free], np.maximum(0, d - (np.cumsum(free[by_free]) - free[by_free])))
             chosen = np.sort(np.repeat(by_free, counts))
             if len(chosen) < d:
-                raise RuntimeError(f"placement: type {t} has {int(free.sum())} free GPUs for a gang of {d}; the capacity check should have caught this")
+                raise RuntimeError(
+                    f"placement: type {t} has {int(free.sum())} free GPUs for a gang of {d}; the capacity check should have caught this"
+                )
         np.subtract.at(free, chosen, 1)
         self.worker_host[job, :d] = lo + chosen
 

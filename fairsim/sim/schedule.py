@@ -38,9 +38,18 @@ class ScheduleRecorder:
         self.gpu_types = gpu_types
         self.chunks: list[tuple] = []
 
-    def add(self, t: float, duration: float, rounds: int, active: np.ndarray, assignment: np.ndarray,
-            overhead: np.ndarray | float, busy: np.ndarray, worker_host: np.ndarray | None,
-            extra: dict[str, np.ndarray]) -> None:
+    def add(
+        self,
+        t: float,
+        duration: float,
+        rounds: int,
+        active: np.ndarray,
+        assignment: np.ndarray,
+        overhead: np.ndarray | float,
+        busy: np.ndarray,
+        worker_host: np.ndarray | None,
+        extra: dict[str, np.ndarray],
+    ) -> None:
         """``overhead`` and ``busy`` are over the running jobs (``assignment >= 0``, in order);
         ``worker_host`` [running, max workers] with -1 padding; ``extra``: columns over ``active``."""
         run_mask = assignment >= 0
@@ -51,8 +60,19 @@ class ScheduleRecorder:
         hosts = np.full((len(active), 0 if worker_host is None else worker_host.shape[1]), -1, dtype=np.int64)
         if worker_host is not None:
             hosts[run_mask] = worker_host
-        self.chunks.append((t, duration, rounds, active.copy(), assignment.copy(), over, held, hosts,
-                            {k: np.array(v, dtype=np.float64) for k, v in extra.items()}))
+        self.chunks.append(
+            (
+                t,
+                duration,
+                rounds,
+                active.copy(),
+                assignment.copy(),
+                over,
+                held,
+                hosts,
+                {k: np.array(v, dtype=np.float64) for k, v in extra.items()},
+            )
+        )
 
     def table(self, job_ids: np.ndarray) -> pd.DataFrame:
         if not self.chunks:
@@ -63,11 +83,19 @@ class ScheduleRecorder:
         types = np.concatenate([c[4] for c in self.chunks])
         names = np.array([*self.gpu_types, ""], dtype=object)  # -1 reads the trailing ""
         hosts = [row[row >= 0] for c in self.chunks for row in c[7]]
-        table = pd.DataFrame({
-            "t_s": rep(0), "duration_s": rep(1), "rounds": rep(2).astype(np.int64), "job_id": job_ids[active],
-            "type": types, "gpu_type": names[types], "hosts": hosts,
-            "overhead_s": np.concatenate([c[5] for c in self.chunks]), "busy_s": np.concatenate([c[6] for c in self.chunks]),
-        })
+        table = pd.DataFrame(
+            {
+                "t_s": rep(0),
+                "duration_s": rep(1),
+                "rounds": rep(2).astype(np.int64),
+                "job_id": job_ids[active],
+                "type": types,
+                "gpu_type": names[types],
+                "hosts": hosts,
+                "overhead_s": np.concatenate([c[5] for c in self.chunks]),
+                "busy_s": np.concatenate([c[6] for c in self.chunks]),
+            }
+        )
         for key in sorted({k for c in self.chunks for k in c[8]}):
             table[key] = np.concatenate([c[8].get(key, np.full(len(c[3]), np.nan)) for c in self.chunks])
         return table

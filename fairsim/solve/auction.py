@@ -41,8 +41,13 @@ def auction_problem(value: np.ndarray, widths: np.ndarray, free: np.ndarray) -> 
     """The auction as an assignment program: a column for each bid (positive value, the gang
     fits the free GPUs), cost -value, capacity the free GPUs, no floor on the GPUs used."""
     feasible = (value > 0) & (widths[:, None] <= free[None, :])
-    return AssignmentProblem(np.where(feasible, -value, 0.0), feasible, np.asarray(widths, dtype=np.int64),
-                             np.asarray(free, dtype=np.int64), 0)
+    return AssignmentProblem(
+        np.where(feasible, -value, 0.0),
+        feasible,
+        np.asarray(widths, dtype=np.int64),
+        np.asarray(free, dtype=np.int64),
+        0,
+    )
 
 
 def solve_auction(p: AssignmentProblem, dive: bool, gap: float = 1e-4, budget: Budget | None = None) -> Solution:

@@ -34,6 +34,7 @@ WALL_CLOCK = "wall_clock"  # seconds of one decision (opt-in)
 class Limits:
     """The work limits (None: no limit), each field named as its kind above. ``wall_s``: seconds
     per decision, opt-in."""
+
     lp_iterations: int | None = None
     mip_nodes: int | None = None
     packing_nodes: int | None = None
@@ -148,7 +149,9 @@ class Budget:
             set_round_time_limit(h, self.seconds_left())
         h.run()
         status = h.getModelStatus()
-        self.note(LP_ITERATIONS, h.getInfo().simplex_iteration_count, status == highspy.HighsModelStatus.kIterationLimit)
+        self.note(
+            LP_ITERATIONS, h.getInfo().simplex_iteration_count, status == highspy.HighsModelStatus.kIterationLimit
+        )
         if status == highspy.HighsModelStatus.kTimeLimit:
             self._cut_short(WALL_CLOCK)
         return is_optimal(h)
@@ -156,8 +159,10 @@ class Budget:
     # ---- scipy's linprog and milp (HiGHS inside) ------------------------------------------------
 
     def linprog_options(self) -> dict:
-        return {**({"maxiter": int(self.limits.lp_iterations)} if self.limits.lp_iterations is not None else {}),
-                **self._time_option()}
+        return {
+            **({"maxiter": int(self.limits.lp_iterations)} if self.limits.lp_iterations is not None else {}),
+            **self._time_option(),
+        }
 
     def note_linprog(self, res) -> None:
         """Record a linprog result: its iterations; status 1 is a limit (iterations or time)."""

@@ -38,8 +38,11 @@ def improve_by_exchanges(p: AssignmentProblem, assignment: np.ndarray, max_moves
         for w in by_width:
             candidates = [_best_merge(cost, a, run[w], idle.get(2 * w))]
             if w > 1:  # single-GPU jobs only merge: the LP already placed them best around the gangs
-                candidates += [_best_replace(cost, a, run[w], idle[w]), _best_exchange(cost, a, run[w]),
-                               _best_split(cost, a, run[w], idle.get(w // 2) if w % 2 == 0 else None)]
+                candidates += [
+                    _best_replace(cost, a, run[w], idle[w]),
+                    _best_exchange(cost, a, run[w]),
+                    _best_split(cost, a, run[w], idle.get(w // 2) if w % 2 == 0 else None),
+                ]
             for candidate in candidates:
                 if candidate is not None and candidate[0] < gain:
                     gain, move = candidate

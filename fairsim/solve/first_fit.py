@@ -8,8 +8,15 @@ from __future__ import annotations
 import numpy as np
 
 
-def first_fit(widths: np.ndarray, pref: np.ndarray, free: np.ndarray, order: np.ndarray, assignment: np.ndarray,
-              feasible: np.ndarray | None = None, backfill: bool = True) -> None:
+def first_fit(
+    widths: np.ndarray,
+    pref: np.ndarray,
+    free: np.ndarray,
+    order: np.ndarray,
+    assignment: np.ndarray,
+    feasible: np.ndarray | None = None,
+    backfill: bool = True,
+) -> None:
     """Place the rows of ``order`` in turn: row j on the first type k of ``pref[j]`` (type indices,
     -1 padded) with ``free[k] >= widths[j]`` (and ``feasible[j, k]`` when given). ``assignment``
     and ``free`` are updated in place.
@@ -28,9 +35,9 @@ def first_fit(widths: np.ndarray, pref: np.ndarray, free: np.ndarray, order: np.
     chunk = 128
     stopped = False
     for start in range(0, len(order), chunk):
-        rows = order[start:start + chunk]
+        rows = order[start : start + chunk]
         oks = feasible[rows].tolist() if feasible is not None else [None] * len(rows)
-        for i, (d, prefs, ok) in enumerate(zip(widths[start:start + chunk].tolist(), pref[rows].tolist(), oks)):
+        for i, (d, prefs, ok) in enumerate(zip(widths[start : start + chunk].tolist(), pref[rows].tolist(), oks)):
             max_free = max(free_l)
             if max_free <= 0 or suffix_min[start + i] > max_free:
                 stopped = True

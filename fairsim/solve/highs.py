@@ -52,7 +52,20 @@ def pass_lp(h, cols: Columns, n: int, t: int, lo: np.ndarray, hi: np.ndarray) ->
     nv = len(cols.rows)
     index, value = column_entries(n, t, cols)
     inf = highspy.kHighsInf
-    h.passModel(nv, n + t + 1, len(index), int(highspy.MatrixFormat.kColwise), int(highspy.ObjSense.kMinimize), 0.0,
-                np.ascontiguousarray(cols.cost), np.zeros(nv), np.ones(nv), np.where(np.isfinite(lo), lo, -inf),
-                np.where(np.isfinite(hi), hi, inf), np.arange(0, len(index) + 1, ENTRIES_PER_COLUMN, dtype=np.int32), index, value,
-                np.zeros(nv, dtype=np.int32))  # all continuous
+    h.passModel(
+        nv,
+        n + t + 1,
+        len(index),
+        int(highspy.MatrixFormat.kColwise),
+        int(highspy.ObjSense.kMinimize),
+        0.0,
+        np.ascontiguousarray(cols.cost),
+        np.zeros(nv),
+        np.ones(nv),
+        np.where(np.isfinite(lo), lo, -inf),
+        np.where(np.isfinite(hi), hi, inf),
+        np.arange(0, len(index) + 1, ENTRIES_PER_COLUMN, dtype=np.int32),
+        index,
+        value,
+        np.zeros(nv, dtype=np.int32),
+    )  # all continuous

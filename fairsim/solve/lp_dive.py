@@ -71,9 +71,19 @@ from fairsim.solve.warm import WarmStart
 _TOL = 1e-6
 
 
-def solve_lp_dive(p: AssignmentProblem, budget: Budget | None = None, mip_gap: float = 1e-4, gap: float = 1e-3,
-                  max_nodes: int = 32, exact_columns: int = 512, repair_core: int = 256, repair_keep_types: int = 2,
-                  warm: WarmStart | None = None, quick: bool = True, max_jobs: int | None = None) -> Solution:
+def solve_lp_dive(
+    p: AssignmentProblem,
+    budget: Budget | None = None,
+    mip_gap: float = 1e-4,
+    gap: float = 1e-3,
+    max_nodes: int = 32,
+    exact_columns: int = 512,
+    repair_core: int = 256,
+    repair_keep_types: int = 2,
+    warm: WarmStart | None = None,
+    quick: bool = True,
+    max_jobs: int | None = None,
+) -> Solution:
     tick = time.perf_counter()
     budget = budget or Budget()
     if p.num_jobs == 0 or not p.feasible.any():
@@ -91,18 +101,38 @@ def solve_lp_dive(p: AssignmentProblem, budget: Budget | None = None, mip_gap: f
     info = {"fractional_jobs": int(len(np.unique(cols.rows[(x > _TOL) & (x < 1 - _TOL)]))), "lp_s": lp_s}
     assignment, best, lps, proven = _branch(h, q, cols, root, gap, max_nodes, budget, quick)
     info.update({"dive_lps": lps, "dive_proven": proven})
-    if assignment is None:  # a tight packing the dive boxed itself out of (or a limit cut it): lp_repair's route from the root LP
+    if (
+        assignment is None
+    ):  # a tight packing the dive boxed itself out of (or a limit cut it): lp_repair's route from the root LP
         if not is_optimal(h):
             return escalate(p, tick, budget, mip_gap, "the root LP was lost", root, info["fractional_jobs"])
-        sol = repair(p, q, cols, relaxation_in(h, cols, q.num_jobs, len(q.capacity)), tick, budget, mip_gap,
-                      repair_core, repair_keep_types, "lp_dive")
+        sol = repair(
+            p,
+            q,
+            cols,
+            relaxation_in(h, cols, q.num_jobs, len(q.capacity)),
+            tick,
+            budget,
+            mip_gap,
+            repair_core,
+            repair_keep_types,
+            "lp_dive",
+        )
         sol.info.update(info, repaired=True)
         return sol
     if not (q.is_valid(assignment) and q.gpus_used(assignment) >= q.min_gpus):  # never hand over a broken answer
         return escalate(p, tick, budget, mip_gap, "a dive leaf broke a constraint", root, info["fractional_jobs"])
     obj = p.objective(assignment)
-    return Solution(assignment, obj, "lp_dive", proven or within_gap(obj, root, mip_gap), False,
-                    time.perf_counter() - tick, root, info)
+    return Solution(
+        assignment,
+        obj,
+        "lp_dive",
+        proven or within_gap(obj, root, mip_gap),
+        False,
+        time.perf_counter() - tick,
+        root,
+        info,
+    )
 
 
 def _root(q: AssignmentProblem, cols, budget: Budget, warm: WarmStart | None, max_jobs: int | None = None):
@@ -122,8 +152,9 @@ def _root(q: AssignmentProblem, cols, budget: Budget, warm: WarmStart | None, ma
     return h
 
 
-def _branch(h, q: AssignmentProblem, cols, root: float, gap: float, max_nodes: int, budget: Budget,
-            quick: bool = False):
+def _branch(
+    h, q: AssignmentProblem, cols, root: float, gap: float, max_nodes: int, budget: Budget, quick: bool = False
+):
     """The quick dive (if ``quick``; its leaf stands if certified within ``gap``), the full dive,
     then (if the better leaf is not certified) the depth-first search, each from the root LP's
     optimal basis in ``h`` (module docstring); every leaf is improved by ``improve_by_exchanges``
@@ -142,8 +173,9 @@ def _branch(h, q: AssignmentProblem, cols, root: float, gap: float, max_nodes: i
     return best_a, best, lps, proven
 
 
-def _passes(h, q: AssignmentProblem, cols, root: float, gap: float, max_nodes: int, budget: Budget, quick: bool,
-            root_basis):
+def _passes(
+    h, q: AssignmentProblem, cols, root: float, gap: float, max_nodes: int, budget: Budget, quick: bool, root_basis
+):
     """``_branch``'s passes, each after the first from ``root_basis``; the state of ``h`` after
     the last one is left to ``_branch``."""
     best_a, best, lps = None, np.inf, 0
@@ -204,7 +236,9 @@ def _dive(h, cols, capacity: np.ndarray, budget: Budget, lock_whole: bool = Fals
             break
         major = pick[x[pick] >= 0.5]
         if len(major):
-            _, first = np.unique(cols.rows[major], return_index=True)  # one column per job (ties at 1/2: the lower type)
+            _, first = np.unique(
+                cols.rows[major], return_index=True
+            )  # one column per job (ties at 1/2: the lower type)
             major = major[first]
         else:
             major = pick[[np.argmax(x[pick])]]
@@ -277,7 +311,9 @@ def _search(h, q: AssignmentProblem, cols, best_a, best: float, gap: float, max_
             pick = _to_branch_on(x, gang)
             if not len(pick):
                 a, leaf_value = _improved_leaf(h, q, cols)
-                if leaf_value < best:  # the leaf's LP value beat the incumbent; after the exchanges it can only be lower
+                if (
+                    leaf_value < best
+                ):  # the leaf's LP value beat the incumbent; after the exchanges it can only be lower
                     best_a, best = a, leaf_value
             elif nodes < max_nodes and not budget.out_of_time():
                 column = int(pick[np.argmax(x[pick])])  # ties: the lowest column

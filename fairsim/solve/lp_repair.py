@@ -33,8 +33,14 @@ if TYPE_CHECKING:
     from fairsim.solve.warm import WarmStart
 
 
-def solve_lp_repair(p: AssignmentProblem, budget: Budget | None = None, mip_gap: float = 1e-4,
-                    core: int = 256, keep_types: int = 2, warm: WarmStart | None = None) -> Solution:
+def solve_lp_repair(
+    p: AssignmentProblem,
+    budget: Budget | None = None,
+    mip_gap: float = 1e-4,
+    core: int = 256,
+    keep_types: int = 2,
+    warm: WarmStart | None = None,
+) -> Solution:
     """LP relaxation (HiGHS dual simplex: a vertex, so only a few jobs are fractional); keep its
     integral rows except a *core* of the jobs nearest to changing (the fractional ones and the
     ``core`` jobs with the smallest LP reduced costs), and re-solve the core exactly as a small
@@ -50,8 +56,17 @@ def solve_lp_repair(p: AssignmentProblem, budget: Budget | None = None, mip_gap:
     return lp_repair_pruned(p, q, columns(q), tick, budget or Budget(), mip_gap, core, keep_types, warm)
 
 
-def lp_repair_pruned(p: AssignmentProblem, q: AssignmentProblem, cols: Columns, tick: float, budget: Budget,
-                      mip_gap: float, core: int, keep_types: int, warm: WarmStart | None) -> Solution:
+def lp_repair_pruned(
+    p: AssignmentProblem,
+    q: AssignmentProblem,
+    cols: Columns,
+    tick: float,
+    budget: Budget,
+    mip_gap: float,
+    core: int,
+    keep_types: int,
+    warm: WarmStart | None,
+) -> Solution:
     """``solve_lp_repair`` once ``q`` (``p`` pruned) and its columns are built."""
     lp_tick = time.perf_counter()
     if warm is None:
@@ -64,8 +79,18 @@ def lp_repair_pruned(p: AssignmentProblem, q: AssignmentProblem, cols: Columns, 
     return sol
 
 
-def repair(p: AssignmentProblem, q: AssignmentProblem, cols: Columns, lp: Relaxation | str, tick: float,
-            budget: Budget, mip_gap: float, core: int, keep_types: int, method: str) -> Solution:
+def repair(
+    p: AssignmentProblem,
+    q: AssignmentProblem,
+    cols: Columns,
+    lp: Relaxation | str,
+    tick: float,
+    budget: Budget,
+    mip_gap: float,
+    core: int,
+    keep_types: int,
+    method: str,
+) -> Solution:
     """Round the LP vertex and re-solve its core exactly (see ``solve_lp_repair``)."""
     if isinstance(lp, str):
         return escalate(p, tick, budget, mip_gap, lp, np.nan, 0)
@@ -77,8 +102,9 @@ def repair(p: AssignmentProblem, q: AssignmentProblem, cols: Columns, lp: Relaxa
     assignment[fractional] = NOT_RUN
     info = {"fractional_jobs": int(len(fractional))}
     if len(fractional) == 0 and q.gpus_used(assignment) >= q.min_gpus:
-        return Solution(assignment, p.objective(assignment), method, True, False,
-                        time.perf_counter() - tick, lp.value, info)
+        return Solution(
+            assignment, p.objective(assignment), method, True, False, time.perf_counter() - tick, lp.value, info
+        )
     rows = _core_jobs(q, cols, x, lp.reduced, lp.row_duals, fractional, core)
     if len(rows) == n:  # the core is everything: this is the exact MILP
         allowed = q.feasible
@@ -91,12 +117,20 @@ def repair(p: AssignmentProblem, q: AssignmentProblem, cols: Columns, lp: Relaxa
         return escalate(p, tick, budget, mip_gap, "repair could not reach K", lp.value, len(fractional))
     obj = p.objective(repaired)
     info["core_jobs"] = int(len(rows))
-    return Solution(repaired, obj, method, within_gap(obj, lp.value, mip_gap), False,
-                    time.perf_counter() - tick, lp.value, info)
+    return Solution(
+        repaired, obj, method, within_gap(obj, lp.value, mip_gap), False, time.perf_counter() - tick, lp.value, info
+    )
 
 
-def _core_jobs(p: AssignmentProblem, cols: Columns, x: np.ndarray, reduced: np.ndarray, row_duals: np.ndarray,
-               fractional: np.ndarray, core: int) -> np.ndarray:
+def _core_jobs(
+    p: AssignmentProblem,
+    cols: Columns,
+    x: np.ndarray,
+    reduced: np.ndarray,
+    row_duals: np.ndarray,
+    fractional: np.ndarray,
+    core: int,
+) -> np.ndarray:
     """Fractional jobs plus the ``core`` jobs closest to changing in the LP: for a job the LP
     leaves out, its smallest |reduced cost|; for a job it runs, also the cost of dropping it
     (its one-type row dual)."""
@@ -110,8 +144,9 @@ def _core_jobs(p: AssignmentProblem, cols: Columns, x: np.ndarray, reduced: np.n
     return np.union1d(fractional, order[:core]).astype(np.int64)
 
 
-def _core_columns(p: AssignmentProblem, cols: Columns, x: np.ndarray, reduced: np.ndarray, rows: np.ndarray,
-                  keep_types: int) -> np.ndarray:
+def _core_columns(
+    p: AssignmentProblem, cols: Columns, x: np.ndarray, reduced: np.ndarray, rows: np.ndarray, keep_types: int
+) -> np.ndarray:
     """bool [len(rows), T]: each core job's ``keep_types`` types of smallest reduced cost, plus any the LP used."""
     t = len(p.capacity)
     rc = np.full((p.num_jobs, t), np.inf)
@@ -123,8 +158,9 @@ def _core_columns(p: AssignmentProblem, cols: Columns, x: np.ndarray, reduced: n
     return ((rank < keep_types) & np.isfinite(sub_rc)) | used[rows]
 
 
-def _solve_sub(p: AssignmentProblem, fixed: np.ndarray, rows: np.ndarray, allowed: np.ndarray,
-               budget: Budget, mip_gap: float) -> np.ndarray | None:
+def _solve_sub(
+    p: AssignmentProblem, fixed: np.ndarray, rows: np.ndarray, allowed: np.ndarray, budget: Budget, mip_gap: float
+) -> np.ndarray | None:
     """Exactly re-assign ``rows`` (on their ``allowed`` types) with the other jobs as in ``fixed``;
     None if K is out of reach that way."""
     base = fixed.copy()
@@ -132,8 +168,13 @@ def _solve_sub(p: AssignmentProblem, fixed: np.ndarray, rows: np.ndarray, allowe
     run = base >= 0
     used = np.bincount(base[run], weights=p.workers[run], minlength=len(p.capacity)).astype(np.int64)
     free = p.capacity - used
-    sub = AssignmentProblem(p.cost[rows], allowed & p.feasible[rows] & (p.workers[rows, None] <= free[None, :]),
-                            p.workers[rows], free, max(0, int(p.min_gpus - used.sum())))
+    sub = AssignmentProblem(
+        p.cost[rows],
+        allowed & p.feasible[rows] & (p.workers[rows, None] <= free[None, :]),
+        p.workers[rows],
+        free,
+        max(0, int(p.min_gpus - used.sum())),
+    )
     sol = solve_milp(sub, budget, mip_gap)
     if sol.fallback or sub.gpus_used(sol.assignment) < sub.min_gpus:
         return None

@@ -42,6 +42,7 @@ def solve_max_min(a: np.ndarray, g: np.ndarray, capacity: np.ndarray, budget: Bu
     from scipy.optimize import (
         linprog,  # whose import is about 0.3 s of a Gavel replay's whole command
     )
+
     c, t = a.shape
     nv = c * t + 1  # y row-major, then z
     cls = np.repeat(np.arange(c), t)
@@ -59,8 +60,14 @@ def solve_max_min(a: np.ndarray, g: np.ndarray, capacity: np.ndarray, budget: Bu
     upper = np.r_[np.where(a.ravel() > 0, np.inf, 0.0), np.inf]
     cost = np.zeros(nv)
     cost[-1] = -1.0
-    res = linprog(cost, A_ub=a_ub, b_ub=b_ub, bounds=np.column_stack([np.zeros(nv), upper]), method="highs",
-                  options=budget.linprog_options())
+    res = linprog(
+        cost,
+        A_ub=a_ub,
+        b_ub=b_ub,
+        bounds=np.column_stack([np.zeros(nv), upper]),
+        method="highs",
+        options=budget.linprog_options(),
+    )
     budget.note_linprog(res)
     if res.status != 0:
         raise RuntimeError(f"max-min LP failed: {res.message}")
@@ -96,8 +103,15 @@ class WarmMaxMin:
         h.setOptionValue("presolve", "off")  # warm restarts from the previous basis
         inf = highspy.kHighsInf
         h.addCol(-1.0, 0.0, inf, 0, np.empty(0, np.int32), np.empty(0))
-        h.addRows(self.t, np.full(self.t, -inf), self.capacity, 0, np.zeros(self.t, np.int32),
-                  np.empty(0, np.int32), np.empty(0))
+        h.addRows(
+            self.t,
+            np.full(self.t, -inf),
+            self.capacity,
+            0,
+            np.zeros(self.t, np.int32),
+            np.empty(0, np.int32),
+            np.empty(0),
+        )
         self.h = h
         self.inf = inf
 
@@ -111,8 +125,15 @@ class WarmMaxMin:
             h, t, inf = self.h, self.t, self.inf
             row0 = t + 2 * c
             # throughput row starts switched off (free); z enters it with +1
-            h.addRows(2, np.array([-inf, -inf]), np.array([inf, 1.0]), 1, np.array([0, 1], np.int32),
-                      np.array([0], np.int32), np.array([1.0]))
+            h.addRows(
+                2,
+                np.array([-inf, -inf]),
+                np.array([inf, 1.0]),
+                1,
+                np.array([0, 1], np.int32),
+                np.array([0], np.int32),
+                np.array([1.0]),
+            )
             starts = np.arange(0, 3 * t, 3, dtype=np.int32)
             index = np.empty(3 * t, np.int32)
             value = np.empty(3 * t)
@@ -178,8 +199,8 @@ class RequirementMaxMin:
         index[:n], value[:n] = np.arange(n), 1.0
         job = np.repeat(np.arange(n), t)
         typ = np.tile(np.arange(t), n)
-        index[n::3], index[n + 1::3], index[n + 2::3] = job, n + job, 2 * n + typ
-        value[n::3], value[n + 1::3], value[n + 2::3] = -self.tput.ravel(), 1.0, self.g[job]
+        index[n::3], index[n + 1 :: 3], index[n + 2 :: 3] = job, n + job, 2 * n + typ
+        value[n::3], value[n + 1 :: 3], value[n + 2 :: 3] = -self.tput.ravel(), 1.0, self.g[job]
         start = np.r_[0, n + 3 * np.arange(n * t + 1)].astype(np.int32)
         lp = highspy.HighsLp()
         lp.num_col_, lp.num_row_ = n * t + 1, 2 * n + t

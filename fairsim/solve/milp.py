@@ -21,8 +21,9 @@ from fairsim.solve.program import (
 )
 
 
-def solve_milp(p: AssignmentProblem, budget: Budget | None = None, mip_gap: float = 1e-4,
-               max_jobs: int | None = None) -> Solution:
+def solve_milp(
+    p: AssignmentProblem, budget: Budget | None = None, mip_gap: float = 1e-4, max_jobs: int | None = None
+) -> Solution:
     """The exact program, within the budget's limits (none without one). ``max_jobs``: a cut "at
     most this many jobs run" that no allocation violates (Themis' winner count), which can
     shorten HiGHS' proof a great deal."""
@@ -35,8 +36,13 @@ def solve_milp(p: AssignmentProblem, budget: Budget | None = None, mip_gap: floa
     constraints = [LinearConstraint(a, lo, hi)]
     if max_jobs is not None:
         constraints.append(LinearConstraint(np.ones((1, len(cols.cost))), -np.inf, float(max_jobs)))
-    res = milp(cols.cost, integrality=np.ones(len(cols.cost)), bounds=Bounds(0, 1), constraints=constraints,
-               options={**budget.milp_options(), "mip_rel_gap": float(mip_gap), "disp": False})
+    res = milp(
+        cols.cost,
+        integrality=np.ones(len(cols.cost)),
+        bounds=Bounds(0, 1),
+        constraints=constraints,
+        options={**budget.milp_options(), "mip_rel_gap": float(mip_gap), "disp": False},
+    )
     budget.note_milp(res)
     elapsed = time.perf_counter() - tick
     if res.x is None:
@@ -45,5 +51,6 @@ def solve_milp(p: AssignmentProblem, budget: Budget | None = None, mip_gap: floa
     if not p.is_valid(assignment):  # paranoia: never hand the engine an invalid answer
         return greedy_after_failure(p, "milp", "solver answer broke a constraint", elapsed)
     bound = float(getattr(res, "mip_dual_bound", np.nan) or np.nan)
-    return Solution(assignment, p.objective(assignment), "milp", res.status == 0, False, elapsed, bound,
-                    {"status": int(res.status)})
+    return Solution(
+        assignment, p.objective(assignment), "milp", res.status == 0, False, elapsed, bound, {"status": int(res.status)}
+    )

@@ -76,11 +76,20 @@ def _packing_ilp(width, mask, counts, capacity, budget: Budget) -> int:
     nv = len(g_idx)
     g, t = mask.shape
     idx = np.arange(nv)
-    a = sparse.csr_matrix((np.concatenate([np.ones(nv), width[g_idx].astype(float)]),
-                           (np.concatenate([g_idx, g + k_idx]), np.concatenate([idx, idx]))), shape=(g + t, nv))
-    res = milp(-width[g_idx].astype(float), integrality=np.ones(nv), bounds=Bounds(0, counts[g_idx].astype(float)),
-               constraints=LinearConstraint(a, -np.inf, np.concatenate([counts, capacity]).astype(float)),
-               options={**budget.milp_options(PACKING_NODES), "disp": False})
+    a = sparse.csr_matrix(
+        (
+            np.concatenate([np.ones(nv), width[g_idx].astype(float)]),
+            (np.concatenate([g_idx, g + k_idx]), np.concatenate([idx, idx])),
+        ),
+        shape=(g + t, nv),
+    )
+    res = milp(
+        -width[g_idx].astype(float),
+        integrality=np.ones(nv),
+        bounds=Bounds(0, counts[g_idx].astype(float)),
+        constraints=LinearConstraint(a, -np.inf, np.concatenate([counts, capacity]).astype(float)),
+        options={**budget.milp_options(PACKING_NODES), "disp": False},
+    )
     budget.note_milp(res, PACKING_NODES)
     if res.x is None:
         return 0

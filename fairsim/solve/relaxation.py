@@ -16,6 +16,7 @@ from fairsim.solve.program import AssignmentProblem, Columns, reduced_costs
 @dataclass(frozen=True, eq=False)
 class Relaxation:
     """An optimal vertex of the LP relaxation: x, reduced costs, the duals of the one-type rows, the value."""
+
     x: np.ndarray
     reduced: np.ndarray
     row_duals: np.ndarray
@@ -27,10 +28,16 @@ def lp_cold(q: AssignmentProblem, cols: Columns, a, lo, hi, budget: Budget) -> R
     budget's limits; a message on failure."""
     n, t = q.num_jobs, len(q.capacity)
     # linprog wants A_ub x <= b_ub: the K row is negated
-    a_ub = sparse.vstack([a[: n + t], -a[n + t:]], format="csr")
+    a_ub = sparse.vstack([a[: n + t], -a[n + t :]], format="csr")
     b_ub = np.concatenate([hi[: n + t], [-lo[n + t]]])
-    lp = linprog(cols.cost, A_ub=a_ub, b_ub=b_ub, bounds=(0, 1), method="highs-ds",
-                 options={**budget.linprog_options(), "presolve": True})
+    lp = linprog(
+        cols.cost,
+        A_ub=a_ub,
+        b_ub=b_ub,
+        bounds=(0, 1),
+        method="highs-ds",
+        options={**budget.linprog_options(), "presolve": True},
+    )
     budget.note_linprog(lp)
     if lp.status != 0 or lp.x is None:
         return f"LP status {lp.status}: {lp.message}"

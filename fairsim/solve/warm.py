@@ -50,8 +50,13 @@ class WarmStart:
         lo, hi = row_bounds(q)
         keys = ids[cols.rows] * t + cols.types
         h = self._highs()
-        in_place = (self._keys is not None and np.array_equal(keys, self._keys) and np.array_equal(ids, self._ids)
-                    and np.array_equal(lo, self._lower) and np.array_equal(hi, self._upper))
+        in_place = (
+            self._keys is not None
+            and np.array_equal(keys, self._keys)
+            and np.array_equal(ids, self._ids)
+            and np.array_equal(lo, self._lower)
+            and np.array_equal(hi, self._upper)
+        )
         self._keys = None  # until this solve is remembered: a failure midway forces a full pass next round
         if in_place:
             h.changeColsCost(len(keys), np.arange(len(keys), dtype=np.int32), cols.cost)

@@ -52,9 +52,15 @@ class Catalog:
                 raise InputError(self.source, name, f"shape {arr.shape} does not match {shape}")
         finite = self.packed[np.isfinite(self.packed)]
         if (finite <= 0).any():
-            raise InputError(self.source, "throughput", "every throughput must be > 0 (use NaN or leave it out for 'does not run')")
+            raise InputError(
+                self.source, "throughput", "every throughput must be > 0 (use NaN or leave it out for 'does not run')"
+            )
         if (np.isfinite(self.packed) != np.isfinite(self.spread)).any():
-            raise InputError(self.source, "throughput", "packed and spread throughputs must be given for the same (model, gpu, workers)")
+            raise InputError(
+                self.source,
+                "throughput",
+                "packed and spread throughputs must be given for the same (model, gpu, workers)",
+            )
         self._model_pos.update({name: i for i, name in enumerate(self.models)})
         for arr in (self.packed, self.spread, self.mem_per_worker_gb, self.state_bytes, self.param_count, self.large):
             arr.setflags(write=False)
@@ -71,7 +77,9 @@ class Catalog:
         for k, name in enumerate(uniq):
             if name not in self._model_pos:
                 allowed = ", ".join(self.models[:8]) + (", ..." if len(self.models) > 8 else "")
-                raise InputError(source, "model", f"unknown model {name!r} for catalog {self.name} (allowed: {allowed})")
+                raise InputError(
+                    source, "model", f"unknown model {name!r} for catalog {self.name} (allowed: {allowed})"
+                )
             pos[k] = self._model_pos[name]
         return pos[inverse]
 
@@ -81,7 +89,11 @@ class Catalog:
         slot = np.searchsorted(counts, workers)
         bad = (slot >= len(counts)) | (counts[np.minimum(slot, len(counts) - 1)] != workers)
         if bad.any():
-            raise InputError(source, "workers", f"{int(workers[bad][0])} workers is not in the catalog (allowed: {', '.join(map(str, counts))})")
+            raise InputError(
+                source,
+                "workers",
+                f"{int(workers[bad][0])} workers is not in the catalog (allowed: {', '.join(map(str, counts))})",
+            )
         return slot
 
     def type_columns(self, cluster: ClusterSpec) -> np.ndarray:
@@ -89,9 +101,13 @@ class Catalog:
         cols = []
         for name in cluster.gpu_types:
             if name not in self.gpu_types:
-                raise InputError(self.source, "gpu", f"no throughputs for GPU type {name}, which the cluster has (catalog {self.name} has: "
-                                 f"{', '.join(self.gpu_types)}; add rows for {name}, give it like: <one of these> and speed in the "
-                                 f"cluster's gpu_types, or drop it from cluster.counts)")
+                raise InputError(
+                    self.source,
+                    "gpu",
+                    f"no throughputs for GPU type {name}, which the cluster has (catalog {self.name} has: "
+                    f"{', '.join(self.gpu_types)}; add rows for {name}, give it like: <one of these> and speed in the "
+                    f"cluster's gpu_types, or drop it from cluster.counts)",
+                )
             cols.append(self.gpu_types.index(name))
         return np.asarray(cols, dtype=np.int64)
 
@@ -107,21 +123,28 @@ def with_own_types(catalog: Catalog, cluster: ClusterSpec, source: str = "cluste
             continue
         factor = _speeds(t, catalog, source)[:, None, None]
         like = names.index(t.like)
-        packed = np.concatenate([packed, packed[:, like:like + 1, :] * factor], axis=1)
-        spread = np.concatenate([spread, spread[:, like:like + 1, :] * factor], axis=1)
+        packed = np.concatenate([packed, packed[:, like : like + 1, :] * factor], axis=1)
+        spread = np.concatenate([spread, spread[:, like : like + 1, :] * factor], axis=1)
         names.append(t.name)
         if not t.speed:
-            notes.append(f"{t.name}: no per-model speed, and catalog {catalog.name} has no figures for it: the throughputs of "
-                         f"{t.like} (its like) taken unchanged")
+            notes.append(
+                f"{t.name}: no per-model speed, and catalog {catalog.name} has no figures for it: the throughputs of "
+                f"{t.like} (its like) taken unchanged"
+            )
     if len(names) == len(catalog.gpu_types):
         return catalog
-    return dataclasses.replace(catalog, gpu_types=tuple(names), packed=packed, spread=spread, notes=tuple(notes), _model_pos={})
+    return dataclasses.replace(
+        catalog, gpu_types=tuple(names), packed=packed, spread=spread, notes=tuple(notes), _model_pos={}
+    )
 
 
 def _speeds(t: GpuSpec, catalog: Catalog, source: str) -> np.ndarray:
     """float [M]: each model's throughput on ``t`` over its like's (1 without a speed table)."""
     unknown = [m for m, _ in t.speed if m != "default" and m not in catalog.models]
     if unknown:
-        raise InputError(source, f"gpu_types.{t.name}.speed.{unknown[0]}", f"is not a model of catalog {catalog.name} "
-                         f"(models: {', '.join(catalog.models)}; default: every other)")
+        raise InputError(
+            source,
+            f"gpu_types.{t.name}.speed.{unknown[0]}",
+            f"is not a model of catalog {catalog.name} (models: {', '.join(catalog.models)}; default: every other)",
+        )
     return np.array([t.speed_of(m) if t.speed else 1.0 for m in catalog.models], dtype=np.float64)

@@ -72,14 +72,24 @@ class GavelGenOptions:
             window=opt.window(cfg.get("window", cls.window), src),
         )
         if o.window is not None:
-            require(o.window[1] <= o.num_jobs, src, "window", f"ends at job {o.window[1]} but only {o.num_jobs} jobs are generated (raise num_jobs)")
+            require(
+                o.window[1] <= o.num_jobs,
+                src,
+                "window",
+                f"ends at job {o.window[1]} but only {o.num_jobs} jobs are generated (raise num_jobs)",
+            )
         return o
 
 
-def generate_gavel(catalog: Catalog, cluster: ClusterSpec, seed: int, o: GavelGenOptions,
-                   src: str = "workload") -> tuple[pd.DataFrame, dict]:
+def generate_gavel(
+    catalog: Catalog, cluster: ClusterSpec, seed: int, o: GavelGenOptions, src: str = "workload"
+) -> tuple[pd.DataFrame, dict]:
     if o.reference_gpu not in catalog.gpu_types:
-        raise InputError(src, "reference_gpu", f"{o.reference_gpu} has no throughputs in catalog {catalog.name} (has: {', '.join(catalog.gpu_types)})")
+        raise InputError(
+            src,
+            "reference_gpu",
+            f"{o.reference_gpu} has no throughputs in catalog {catalog.name} (has: {', '.join(catalog.gpu_types)})",
+        )
     rng = np.random.Generator(np.random.PCG64(seed))
     n = o.num_jobs
     gaps = rng.standard_exponential(n)
@@ -90,28 +100,39 @@ def generate_gavel(catalog: Catalog, cluster: ClusterSpec, seed: int, o: GavelGe
     duration = 60.0 * 10.0 ** (lo + (hi - lo) * u_log)
 
     counts, probs = zip(*WORKER_MIX)
-    requested = np.asarray(counts)[np.minimum(np.searchsorted(np.cumsum(probs), u_workers, side="right"), len(counts) - 1)]
+    requested = np.asarray(counts)[
+        np.minimum(np.searchsorted(np.cumsum(probs), u_workers, side="right"), len(counts) - 1)
+    ]
     if not o.multi_gpu:
         requested = np.ones(n, dtype=np.int64)
     ref_col = catalog.gpu_types.index(o.reference_gpu)
     ref_tput = catalog.packed[:, ref_col, :]  # [M, W]
     runs = eligible(catalog, cluster) & np.isfinite(ref_tput)
-    require(runs.any(), src, "catalog", f"no model of catalog {catalog.name} has a {o.reference_gpu} throughput and runs on cluster {cluster.name}")
+    require(
+        runs.any(),
+        src,
+        "catalog",
+        f"no model of catalog {catalog.name} has a {o.reference_gpu} throughput and runs on cluster {cluster.name}",
+    )
     slot = nearest_slot(requested, catalog.worker_counts, runs.any(axis=0))
     model = pick_uniform(u_model, runs[:, slot].T)
-    trace = pd.DataFrame({
-        "job_id": np.arange(n, dtype=np.int64),
-        "arrival_s": poisson_arrivals(gaps, o.rate_per_hour / 3600.0),
-        "model": np.asarray(catalog.models, dtype=object)[model],
-        "workers": np.asarray(catalog.worker_counts, dtype=np.int64)[slot],
-        "work": duration * ref_tput[model, slot],
-    })
+    trace = pd.DataFrame(
+        {
+            "job_id": np.arange(n, dtype=np.int64),
+            "arrival_s": poisson_arrivals(gaps, o.rate_per_hour / 3600.0),
+            "model": np.asarray(catalog.models, dtype=object)[model],
+            "workers": np.asarray(catalog.worker_counts, dtype=np.int64)[slot],
+            "work": duration * ref_tput[model, slot],
+        }
+    )
     stats = {
         "rate_per_hour": o.rate_per_hour,
         "expected_span_h": n / o.rate_per_hour,
         "mean_duration_s": float(duration.mean()),
         "median_duration_s": float(np.median(duration)),
         "mean_workers": float(trace["workers"].mean()),
-        "offered_load": float((duration * trace["workers"]).sum() / (n / o.rate_per_hour * 3600.0) / cluster.total_gpus),
+        "offered_load": float(
+            (duration * trace["workers"]).sum() / (n / o.rate_per_hour * 3600.0) / cluster.total_gpus
+        ),
     }
     return trace, stats

@@ -65,9 +65,13 @@ def msr_trace(vc: str, seed: int = 0, root: str | Path | None = None) -> Path:
     src = f"gavel msr traces ({base})"
     seeds = msr_seeds(base)
     require(len(seeds) > 0, src, "root", "has no seed=<k> folders (give Gavel's scheduler/traces/msr folder)")
-    require(isinstance(seed, int) and not isinstance(seed, bool) and seed in seeds, src, "trace_seed",
-            f"{seed!r} is not one of {', '.join(map(str, seeds))}"
-            + ("" if root is not None else " (the other seeds of Gavel's scheduler/traces/msr: give its folder as root)"))
+    require(
+        isinstance(seed, int) and not isinstance(seed, bool) and seed in seeds,
+        src,
+        "trace_seed",
+        f"{seed!r} is not one of {', '.join(map(str, seeds))}"
+        + ("" if root is not None else " (the other seeds of Gavel's scheduler/traces/msr: give its folder as root)"),
+    )
     vcs = msr_vcs(seed, base)
     require(isinstance(vc, str) and vc in vcs, src, "vc", f"{vc!r} is not one of {', '.join(vcs)} (seed {seed})")
     return base / f"seed={seed}" / f"{vc}.trace"
@@ -97,18 +101,28 @@ def read_msr_log(path: str | Path, src: str | None = None) -> LogRead:
     tput = reference_throughputs()
     unknown = sorted(set(trace["model"]) - set(tput.index))
     if unknown:
-        raise InputError(str(path), "job_type", f"{unknown[0]!r} has no Gavel V100 throughput to recover its duration with (known: {', '.join(tput.index)})")
+        raise InputError(
+            str(path),
+            "job_type",
+            f"{unknown[0]!r} has no Gavel V100 throughput to recover its duration with (known: {', '.join(tput.index)})",
+        )
     duration = trace["work"].to_numpy() / tput.reindex(trace["model"]).to_numpy()
-    log = pd.DataFrame({
-        "job_id": trace["job_id"].astype(str).to_numpy(dtype=object),
-        "submit_s": trace["arrival_s"].to_numpy(),
-        "duration_s": duration,
-        "gpus": trace["workers"].to_numpy(),
-        "gpu_type": REFERENCE_GPU,
-        "model": trace["model"].to_numpy(dtype=object),
-        "tenant": vc_of(path),
-    })
+    log = pd.DataFrame(
+        {
+            "job_id": trace["job_id"].astype(str).to_numpy(dtype=object),
+            "submit_s": trace["arrival_s"].to_numpy(),
+            "duration_s": duration,
+            "gpus": trace["workers"].to_numpy(),
+            "gpu_type": REFERENCE_GPU,
+            "model": trace["model"].to_numpy(dtype=object),
+            "tenant": vc_of(path),
+        }
+    )
     span = float(log["submit_s"].max() - log["submit_s"].min())
     ids = log["job_id"].to_numpy()
-    return LogRead(log=log, source=source, where=lambda i: f"{source}: job {ids[i]}",
-                   meta={"rows": len(log), "vc": vc_of(path), "span_s": span})
+    return LogRead(
+        log=log,
+        source=source,
+        where=lambda i: f"{source}: job {ids[i]}",
+        meta={"rows": len(log), "vc": vc_of(path), "span_s": span},
+    )

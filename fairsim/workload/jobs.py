@@ -49,7 +49,11 @@ class JobSet:
         widest = int(cluster.counts.max())
         if (workers > widest).any():
             j = int(np.flatnonzero(workers > widest)[0])
-            raise InputError(source, "workers", f"job {int(trace['job_id'].iloc[j])} needs {int(workers[j])} GPUs, more than the largest GPU type has ({widest}; allowed: 1..{widest})")
+            raise InputError(
+                source,
+                "workers",
+                f"job {int(trace['job_id'].iloc[j])} needs {int(workers[j])} GPUs, more than the largest GPU type has ({widest}; allowed: 1..{widest})",
+            )
         slot = catalog.worker_slots(workers, source)
         cols = catalog.type_columns(cluster)
         packed = catalog.packed[model[:, None], cols[None, :], slot[:, None]]
@@ -58,17 +62,34 @@ class JobSet:
         has_tput = np.isfinite(packed)
         if not has_tput.any(axis=1).all():
             j = int(np.flatnonzero(~has_tput.any(axis=1))[0])
-            raise InputError(source, "workers", f"job {int(trace['job_id'].iloc[j])}: model {trace['model'].iloc[j]} does not run with {int(workers[j])} workers on any GPU type of this cluster")
+            raise InputError(
+                source,
+                "workers",
+                f"job {int(trace['job_id'].iloc[j])}: model {trace['model'].iloc[j]} does not run with {int(workers[j])} workers on any GPU type of this cluster",
+            )
         allowed = type_mask(trace, cluster, source)
         if not (allowed & has_tput).any(axis=1).all():
             j = int(np.flatnonzero(~(allowed & has_tput).any(axis=1))[0])
-            raise InputError(source, "gpu_types", f"job {int(trace['job_id'].iloc[j])} may run only on {trace['gpu_types'].iloc[j]!r}, "
-                             f"and model {trace['model'].iloc[j]} has no throughput there with {int(workers[j])} workers "
-                             f"(this cluster has: {', '.join(cluster.gpu_types)})")
-        feasible = allowed & has_tput & (mem[:, None] <= cluster.memory_gb[None, :]) & (workers[:, None] <= cluster.counts[None, :])
+            raise InputError(
+                source,
+                "gpu_types",
+                f"job {int(trace['job_id'].iloc[j])} may run only on {trace['gpu_types'].iloc[j]!r}, "
+                f"and model {trace['model'].iloc[j]} has no throughput there with {int(workers[j])} workers "
+                f"(this cluster has: {', '.join(cluster.gpu_types)})",
+            )
+        feasible = (
+            allowed
+            & has_tput
+            & (mem[:, None] <= cluster.memory_gb[None, :])
+            & (workers[:, None] <= cluster.counts[None, :])
+        )
         if not feasible.any(axis=1).all():
             j = int(np.flatnonzero(~feasible.any(axis=1))[0])
-            raise InputError(source, "model", f"job {int(trace['job_id'].iloc[j])} ({trace['model'].iloc[j]}, {int(workers[j])} workers) needs {mem[j]:.1f} GB per worker, which fits no GPU type of this cluster (largest: {cluster.memory_gb.max():.0f} GB)")
+            raise InputError(
+                source,
+                "model",
+                f"job {int(trace['job_id'].iloc[j])} ({trace['model'].iloc[j]}, {int(workers[j])} workers) needs {mem[j]:.1f} GB per worker, which fits no GPU type of this cluster (largest: {cluster.memory_gb.max():.0f} GB)",
+            )
         fastest = np.where(feasible, np.fmax(packed, spread), 0.0).max(axis=1)
         _check_run_times(trace, fastest, catalog.work_unit, source)
         arrays = dict(
@@ -101,8 +122,12 @@ def _check_run_times(trace: pd.DataFrame, fastest: np.ndarray, unit: str, source
         with np.errstate(over="ignore"):
             run = work[j] / fastest[j]
         took = f"{run:.3g} s" if np.isfinite(run) else "beyond any number of seconds"
-        raise InputError(source, "work", f"job {int(trace['job_id'].iloc[j])} ({work[j]:.6g} {unit}) runs {took} at its "
-                         f"fastest; a job runs {SHORTEST_JOB_S:g} to {LONGEST_JOB_S:g} s (a millisecond to about 31.7 years)")
+        raise InputError(
+            source,
+            "work",
+            f"job {int(trace['job_id'].iloc[j])} ({work[j]:.6g} {unit}) runs {took} at its "
+            f"fastest; a job runs {SHORTEST_JOB_S:g} to {LONGEST_JOB_S:g} s (a millisecond to about 31.7 years)",
+        )
 
 
 def type_mask(trace: pd.DataFrame, cluster: ClusterSpec, source: str = "trace") -> np.ndarray:

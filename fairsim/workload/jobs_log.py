@@ -66,8 +66,19 @@ from fairsim.workload.trace import (
 )
 
 DEFAULT_FORMAT = "csv"
-OPTIONS = ("path", "format", "reference_type", "pin_to_type", "gpu_map", "gang", "unrunnable", "statuses", "start_s", "span_s",
-           "max_jobs")
+OPTIONS = (
+    "path",
+    "format",
+    "reference_type",
+    "pin_to_type",
+    "gpu_map",
+    "gang",
+    "unrunnable",
+    "statuses",
+    "start_s",
+    "span_s",
+    "max_jobs",
+)
 GANGS = ("exact", "nearest")
 UNRUNNABLE = ("drop", "refuse")
 DROPPED_KEY = "log_dropped_"  # a run summary's key per drop reason: log_dropped_<reason>
@@ -101,8 +112,9 @@ def read_log(cfg: Mapping[str, Any], src: str) -> LogRead:
     return reader.read(path, cfg, src)
 
 
-def log_to_trace(read: LogRead, catalog: Catalog, cluster: ClusterSpec, seed: int, cfg: Mapping[str, Any],
-                 src: str) -> tuple[pd.DataFrame, dict]:
+def log_to_trace(
+    read: LogRead, catalog: Catalog, cluster: ClusterSpec, seed: int, cfg: Mapping[str, Any], src: str
+) -> tuple[pd.DataFrame, dict]:
     """(trace in fairsim's schema, report: rows read, jobs kept, dropped by reason)."""
     unrunnable = opt.choice(cfg, "unrunnable", src, "drop", UNRUNNABLE)  # checked even when every job can run
     dropped = dict(read.dropped)
@@ -116,13 +128,20 @@ def log_to_trace(read: LogRead, catalog: Catalog, cluster: ClusterSpec, seed: in
     ref_default = cfg.get("reference_type")
     if ref_default is not None:
         ref_default = _canonical(str(ref_default), gpu_map)
-        require(ref_default is not None, src, "reference_type", f"{cfg['reference_type']!r} is not a GPU type (allowed: {_known(cluster)})")
+        require(
+            ref_default is not None,
+            src,
+            "reference_type",
+            f"{cfg['reference_type']!r} is not a GPU type (allowed: {_known(cluster)})",
+        )
     pin = Bool().check(cfg.get("pin_to_type", False), src, "pin_to_type")
     reason = np.full(len(log), "", dtype=object)
 
     ref = _reference_types(log, gpu_map, ref_default, reason)
     allowed, allowed_names = _allowed(log, ref, pin, gpu_map, cluster, reason)
-    slot = _gang_slots(log["gpus"].to_numpy(np.int64), allowed, catalog, cluster, opt.choice(cfg, "gang", src, "exact", GANGS), reason)
+    slot = _gang_slots(
+        log["gpus"].to_numpy(np.int64), allowed, catalog, cluster, opt.choice(cfg, "gang", src, "exact", GANGS), reason
+    )
     model = _models(log, ref, allowed, slot, catalog, cluster, u_model, reason, where)
     tput = _reference_throughput(model, ref, allowed, slot, catalog, cluster, reason)
 
@@ -135,26 +154,38 @@ def log_to_trace(read: LogRead, catalog: Catalog, cluster: ClusterSpec, seed: in
     for r in reason[bad]:
         dropped[r] = dropped.get(r, 0) + 1
     keep = ~bad
-    require(keep.any(), read.source, "rows", f"no job of the log can run on cluster {cluster.name} (dropped: {dropped_words(dropped)})")
+    require(
+        keep.any(),
+        read.source,
+        "rows",
+        f"no job of the log can run on cluster {cluster.name} (dropped: {dropped_words(dropped)})",
+    )
     submit = log["submit_s"].to_numpy(np.float64)[keep]
-    trace = pd.DataFrame({
-        "job_id": np.arange(int(keep.sum()), dtype=np.int64),
-        "arrival_s": submit - submit.min(),
-        "model": np.asarray(catalog.models, dtype=object)[model[keep]],
-        "workers": np.asarray(catalog.worker_counts, dtype=np.int64)[slot[keep]],
-        "work": log["duration_s"].to_numpy(np.float64)[keep] * tput[keep],
-        "tenant": log["tenant"].to_numpy(object)[keep],
-        "gpu_types": np.asarray(allowed_names, dtype=object)[keep],
-    })
-    report = {"log_rows": int(read.meta.get("rows", len(read.log))), "log_jobs": int(keep.sum()),
-              **{f"{DROPPED_KEY}{r}": int(n) for r, n in sorted(dropped.items())}}
+    trace = pd.DataFrame(
+        {
+            "job_id": np.arange(int(keep.sum()), dtype=np.int64),
+            "arrival_s": submit - submit.min(),
+            "model": np.asarray(catalog.models, dtype=object)[model[keep]],
+            "workers": np.asarray(catalog.worker_counts, dtype=np.int64)[slot[keep]],
+            "work": log["duration_s"].to_numpy(np.float64)[keep] * tput[keep],
+            "tenant": log["tenant"].to_numpy(object)[keep],
+            "gpu_types": np.asarray(allowed_names, dtype=object)[keep],
+        }
+    )
+    report = {
+        "log_rows": int(read.meta.get("rows", len(read.log))),
+        "log_jobs": int(keep.sum()),
+        **{f"{DROPPED_KEY}{r}": int(n) for r, n in sorted(dropped.items())},
+    }
     if unknown:
         report[UNKNOWN_KEY] = unknown
     return trace, report
 
 
 def _refuse(place: str, job_id: Any, why: str) -> None:
-    raise InputError(place, "unrunnable", f"job {job_id} cannot run: {why} (set workload.unrunnable=drop to drop such jobs)")
+    raise InputError(
+        place, "unrunnable", f"job {job_id} cannot run: {why} (set workload.unrunnable=drop to drop such jobs)"
+    )
 
 
 # ---- 1. rows -----------------------------------------------------------------------------------
@@ -162,8 +193,10 @@ def _refuse(place: str, job_id: Any, why: str) -> None:
 # A job log's numbers: times anywhere within LATEST_TIME_S of their origin, runs of a real job's
 # length (fairsim.workload.trace), whole GPU counts.
 SUBMIT_WORDS = f"a number of seconds within {LATEST_TIME_S:g} of the log's origin"
-DURATION_WORDS = (f"a number of seconds in [{SHORTEST_JOB_S:g}, {LONGEST_JOB_S:g}] (a millisecond to about 31.7 years) "
-                  f"or {CLOCK_WORDS}")
+DURATION_WORDS = (
+    f"a number of seconds in [{SHORTEST_JOB_S:g}, {LONGEST_JOB_S:g}] (a millisecond to about 31.7 years) "
+    f"or {CLOCK_WORDS}"
+)
 
 
 def _checked(read: LogRead, unrunnable: str, dropped: dict) -> tuple[pd.DataFrame, Where]:
@@ -176,15 +209,32 @@ def _checked(read: LogRead, unrunnable: str, dropped: dict) -> tuple[pd.DataFram
     ids = filled(raw["job_id"]) if "job_id" in raw else pd.Series([None] * len(raw), dtype=object)
     _refuse_repeated(ids, where)
     log["job_id"] = ids.where(ids.notna(), pd.Series([str(i) for i in range(len(raw))], dtype=object)).to_numpy(object)
-    log["submit_s"] = numbers(raw["submit_s"], where, "submit_s", lo=-LATEST_TIME_S, hi=LATEST_TIME_S, what=SUBMIT_WORDS)
-    log["duration_s"] = numbers(raw["duration_s"], where, "duration_s", lo=SHORTEST_JOB_S, hi=LONGEST_JOB_S, also=(0.0,),
-                                clock=True, what=DURATION_WORDS)
+    log["submit_s"] = numbers(
+        raw["submit_s"], where, "submit_s", lo=-LATEST_TIME_S, hi=LATEST_TIME_S, what=SUBMIT_WORDS
+    )
+    log["duration_s"] = numbers(
+        raw["duration_s"],
+        where,
+        "duration_s",
+        lo=SHORTEST_JOB_S,
+        hi=LONGEST_JOB_S,
+        also=(0.0,),
+        clock=True,
+        what=DURATION_WORDS,
+    )
     gpus = numbers(raw["gpus"], where, "gpus", lo=1, whole=True, also=(0.0,), what="a whole GPU count >= 1")
     for col in ("gpu_type", "gpu_types", "model", "tenant", "status"):
         log[col] = [("" if is_missing(v) else str(v).strip()) for v in raw[col].to_numpy()] if col in raw else ""
-    keep, not_run = keep_after_drops(np.ones(len(log), dtype=bool), [
-        ("missing_submit", np.isnan(log["submit_s"].to_numpy())), ("missing_duration", np.isnan(log["duration_s"].to_numpy())),
-        ("missing_gpus", np.isnan(gpus)), ("zero_gpus", gpus == 0), ("zero_duration", log["duration_s"].to_numpy() == 0)])
+    keep, not_run = keep_after_drops(
+        np.ones(len(log), dtype=bool),
+        [
+            ("missing_submit", np.isnan(log["submit_s"].to_numpy())),
+            ("missing_duration", np.isnan(log["duration_s"].to_numpy())),
+            ("missing_gpus", np.isnan(gpus)),
+            ("zero_gpus", gpus == 0),
+            ("zero_duration", log["duration_s"].to_numpy() == 0),
+        ],
+    )
     if not_run and unrunnable == "refuse":
         i = int(np.flatnonzero(~keep)[0])
         _refuse(where(i), log["job_id"].iloc[i], _not_run_words(log.iloc[i], gpus[i]))
@@ -192,13 +242,19 @@ def _checked(read: LogRead, unrunnable: str, dropped: dict) -> tuple[pd.DataFram
         dropped[r] = dropped.get(r, 0) + n
     rows = np.flatnonzero(keep)
     log = log.iloc[rows].reset_index(drop=True)
-    log["gpus"] = np.minimum(gpus[rows], LARGEST_INTEGER).astype(np.int64)  # capped before the cast: still wider than every type
+    log["gpus"] = np.minimum(gpus[rows], LARGEST_INTEGER).astype(
+        np.int64
+    )  # capped before the cast: still wider than every type
     return log, placed(where, rows)
 
 
 def _not_run_words(row: pd.Series, gpus: float) -> str:
     """Why a row describes no job that ran, in words (the first reason, as it is counted)."""
-    missing = [c for c, v in (("submission", row["submit_s"]), ("duration", row["duration_s"]), ("GPU count", gpus)) if np.isnan(v)]
+    missing = [
+        c
+        for c, v in (("submission", row["submit_s"]), ("duration", row["duration_s"]), ("GPU count", gpus))
+        if np.isnan(v)
+    ]
     if missing:
         return f"no {missing[0]} in the log"
     return "0 GPUs" if gpus == 0 else "0 s"
@@ -211,15 +267,25 @@ def _refuse_repeated(ids: pd.Series, where: Where) -> None:
     if again.any():
         i = int(np.flatnonzero(again)[0])
         first = int(np.flatnonzero((ids == ids.iloc[i]).to_numpy())[0])
-        raise InputError(where(i), "job_id", f"{ids.iloc[i]!r} repeats the id of an earlier job ({where(first)}); job ids must be unique")
+        raise InputError(
+            where(i),
+            "job_id",
+            f"{ids.iloc[i]!r} repeats the id of an earlier job ({where(first)}); job ids must be unique",
+        )
 
 
-def _kept(log: pd.DataFrame, where: Where, cfg: Mapping[str, Any], src: str, dropped: dict) -> tuple[pd.DataFrame, Where]:
+def _kept(
+    log: pd.DataFrame, where: Where, cfg: Mapping[str, Any], src: str, dropped: dict
+) -> tuple[pd.DataFrame, Where]:
     keep = np.ones(len(log), dtype=bool)
     statuses = cfg.get("statuses")
     if statuses is not None:
-        require(isinstance(statuses, (list, tuple)) and all(isinstance(s, str) for s in statuses) and statuses, src, "statuses",
-                f"must be a list of the log's status names, e.g. [Pass, Killed], got {statuses!r}")
+        require(
+            isinstance(statuses, (list, tuple)) and all(isinstance(s, str) for s in statuses) and statuses,
+            src,
+            "statuses",
+            f"must be a list of the log's status names, e.g. [Pass, Killed], got {statuses!r}",
+        )
         wanted = {s.lower() for s in statuses}
         ok = log["status"].str.lower().isin(wanted).to_numpy()
         _drop(dropped, "status_not_kept", ok)
@@ -247,6 +313,7 @@ def _drop(dropped: dict, reason: str, kept: np.ndarray) -> None:
 
 # ---- 2. GPU types --------------------------------------------------------------------------------
 
+
 def _gpu_map(raw: Any, src: str, known: Mapping[str, str], cluster: ClusterSpec) -> dict[str, str | None]:
     """Every GPU name a log may use (lower case) -> a datasheet name: the datasheet's own names,
     the format's (``known``), then the user's ``gpu_map`` over them; None marks a name not yet mapped."""
@@ -254,12 +321,22 @@ def _gpu_map(raw: Any, src: str, known: Mapping[str, str], cluster: ClusterSpec)
     out: dict[str, str | None] = {**datasheet, **{name.lower(): target for name, target in known.items()}}
     if raw is None:
         return out
-    require(isinstance(raw, Mapping), src, "gpu_map", f"must map the log's GPU names to datasheet types, e.g. {{G1: A100-80GB}}, got {raw!r}")
+    require(
+        isinstance(raw, Mapping),
+        src,
+        "gpu_map",
+        f"must map the log's GPU names to datasheet types, e.g. {{G1: A100-80GB}}, got {raw!r}",
+    )
     for name, target in raw.items():
         if target is None:
             out[str(name).lower()] = None
             continue
-        require(str(target).lower() in datasheet, src, f"gpu_map.{name}", f"{target!r} is not a datasheet GPU type or one of the cluster's own (allowed: {_known(cluster)})")
+        require(
+            str(target).lower() in datasheet,
+            src,
+            f"gpu_map.{name}",
+            f"{target!r} is not a datasheet GPU type or one of the cluster's own (allowed: {_known(cluster)})",
+        )
         out[str(name).lower()] = datasheet[str(target).lower()]
     return out
 
@@ -286,10 +363,16 @@ def _unknown_names(log: pd.DataFrame, gpu_map: Mapping[str, str | None], cluster
     rows = Counter({spelled[low]: n for low, n in rows.items()})
     known = [s.name for s in cluster.known_types().values()]
     closest = {name: closest_names(name, known) for name in rows}
-    each = "; ".join(f"{name}: {n} row{'s' if n > 1 else ''}" + (f", closest {', '.join(closest[name])}" if closest[name] else "")
-                     for name, n in sorted(rows.items()))
-    entries = ", ".join([*(f"{k}: {v}" for k, v in given.items() if v is not None),
-                         *(f"{name}: {(closest[name] or ['<type>'])[0]}" for name in sorted(rows))])
+    each = "; ".join(
+        f"{name}: {n} row{'s' if n > 1 else ''}" + (f", closest {', '.join(closest[name])}" if closest[name] else "")
+        for name, n in sorted(rows.items())
+    )
+    entries = ", ".join(
+        [
+            *(f"{k}: {v}" for k, v in given.items() if v is not None),
+            *(f"{name}: {(closest[name] or ['<type>'])[0]}" for name in sorted(rows)),
+        ]
+    )
     return f"{each}; to run them: workload.gpu_map='{{{entries}}}'"
 
 
@@ -310,8 +393,9 @@ def _reference_types(log: pd.DataFrame, gpu_map, default: str | None, reason: np
     return ref
 
 
-def _allowed(log: pd.DataFrame, ref: np.ndarray, pin: bool, gpu_map, cluster: ClusterSpec,
-             reason: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def _allowed(
+    log: pd.DataFrame, ref: np.ndarray, pin: bool, gpu_map, cluster: ClusterSpec, reason: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
     """(bool [J, T] the cluster types each job may use, each job's allowed list as trace text)."""
     wanted = log["gpu_types"].to_numpy(str)
     if pin:
@@ -341,8 +425,10 @@ def _allowed(log: pd.DataFrame, ref: np.ndarray, pin: bool, gpu_map, cluster: Cl
 
 # ---- 3-5. gang, model, work ------------------------------------------------------------------------
 
-def _gang_slots(gpus: np.ndarray, allowed: np.ndarray, catalog: Catalog, cluster: ClusterSpec, gang: str,
-                reason: np.ndarray) -> np.ndarray:
+
+def _gang_slots(
+    gpus: np.ndarray, allowed: np.ndarray, catalog: Catalog, cluster: ClusterSpec, gang: str, reason: np.ndarray
+) -> np.ndarray:
     widest = np.where(allowed, cluster.counts[None, :], 0).max(axis=1)
     too_wide = gpus > widest
     reason[too_wide & (reason == "")] = "wider_than_any_allowed_type"
@@ -355,7 +441,9 @@ def _gang_slots(gpus: np.ndarray, allowed: np.ndarray, catalog: Catalog, cluster
     return slot
 
 
-def _models(log, ref, allowed, slot, catalog: Catalog, cluster: ClusterSpec, u: np.ndarray, reason, where: Where) -> np.ndarray:
+def _models(
+    log, ref, allowed, slot, catalog: Catalog, cluster: ClusterSpec, u: np.ndarray, reason, where: Where
+) -> np.ndarray:
     runs = runnable(catalog, cluster)[:, :, slot]  # [M, T, J]
     can = (runs & allowed.T[None, :, :]).any(axis=1).T  # [J, M]
     has_ref = np.ones_like(can)
@@ -407,4 +495,4 @@ def dropped_words(dropped: Mapping[str, int]) -> str:
 
 def dropped_in(summary: Mapping[str, Any]) -> dict[str, int]:
     """The {reason: rows} of a run summary's ``log_dropped_<reason>`` keys."""
-    return {k[len(DROPPED_KEY):]: v for k, v in summary.items() if k.startswith(DROPPED_KEY)}
+    return {k[len(DROPPED_KEY) :]: v for k, v in summary.items() if k.startswith(DROPPED_KEY)}

@@ -48,6 +48,7 @@ class Workload:
 
 # --- catalogs: cfg -> Catalog -------------------------------------------------------------
 
+
 def _paper(cfg: Mapping[str, Any], cluster: ClusterSpec, src: str) -> Catalog:
     if cfg.get("kind") != "jobs_log":
         return paper_catalog(cluster, path=cfg.get("catalog_path"))
@@ -64,24 +65,42 @@ def _gavel(cfg: Mapping[str, Any], cluster: ClusterSpec, src: str) -> Catalog:
 def _table(cfg: Mapping[str, Any], cluster: ClusterSpec, src: str) -> Catalog:
     for key in ("throughputs_path", "models_path"):
         require(isinstance(cfg.get(key), str) and cfg.get(key), src, key, "is required for catalog=table (a CSV path)")
-    return table_catalog(cfg["throughputs_path"], cfg["models_path"], name=str(cfg.get("catalog_name", "table")),
-                         work_unit=str(cfg.get("work_unit", "units")), known=cluster.known_types())
+    return table_catalog(
+        cfg["throughputs_path"],
+        cfg["models_path"],
+        name=str(cfg.get("catalog_name", "table")),
+        work_unit=str(cfg.get("work_unit", "units")),
+        known=cluster.known_types(),
+    )
 
 
 def _durations(cfg: Mapping[str, Any], cluster: ClusterSpec, src: str) -> Catalog:
     # a run time per job, not a model table: the catalog is made from the trace's own rows
-    require(cfg.get("kind") == "tiresias_trace", src, "catalog", "durations needs workload.kind=tiresias_trace (it is made from that trace)")
+    require(
+        cfg.get("kind") == "tiresias_trace",
+        src,
+        "catalog",
+        "durations needs workload.kind=tiresias_trace (it is made from that trace)",
+    )
     return duration_catalog(read_tiresias_trace(_path(cfg, src, tiresias_shipped)), cluster, src)
 
 
 CATALOGS: dict[str, Callable[[Mapping[str, Any], ClusterSpec, str], Catalog]] = {
-    "paper": _paper, "gavel": _gavel, "table": _table, "durations": _durations,
+    "paper": _paper,
+    "gavel": _gavel,
+    "table": _table,
+    "durations": _durations,
 }
-CATALOG_OPTIONS = {"paper": ("catalog_path",), "gavel": (), "table": ("throughputs_path", "models_path", "work_unit", "catalog_name"),
-                   "durations": ()}
+CATALOG_OPTIONS = {
+    "paper": ("catalog_path",),
+    "gavel": (),
+    "table": ("throughputs_path", "models_path", "work_unit", "catalog_name"),
+    "durations": (),
+}
 
 
 # --- kinds: (cfg, catalog, cluster, seed) -> (trace, window, meta) ------------------------
+
 
 def _philly(cfg, catalog, cluster, seed, src):
     trace, stats = generate_philly(catalog, cluster, seed, PhillyOptions.from_config(cfg, src), src)
@@ -120,14 +139,31 @@ def _path(cfg: Mapping[str, Any], src: str, shipped: Callable[[str], Path | None
     return path
 
 
-KINDS = {"philly": _philly, "gavel_generated": _gavel_generated, "file": _file, "gavel_trace": _gavel_trace,
-         "tiresias_trace": _tiresias_trace, "jobs_log": _jobs_log}
+KINDS = {
+    "philly": _philly,
+    "gavel_generated": _gavel_generated,
+    "file": _file,
+    "gavel_trace": _gavel_trace,
+    "tiresias_trace": _tiresias_trace,
+    "jobs_log": _jobs_log,
+}
 # a kind's keys: a tuple, or a function of the config (a job log's keys depend on its format)
-KIND_OPTIONS = {"philly": PHILLY_OPTIONS, "gavel_generated": GAVEL_GEN_OPTIONS, "file": ("path", "window"),
-                "gavel_trace": ("path", "window"), "tiresias_trace": ("path", "window"),
-                "jobs_log": lambda cfg, src: format_options(cfg, src) + ("window",)}
-DEFAULT_CATALOG = {"philly": "paper", "gavel_generated": "gavel", "file": "paper", "gavel_trace": "gavel",
-                   "tiresias_trace": "durations", "jobs_log": "paper"}
+KIND_OPTIONS = {
+    "philly": PHILLY_OPTIONS,
+    "gavel_generated": GAVEL_GEN_OPTIONS,
+    "file": ("path", "window"),
+    "gavel_trace": ("path", "window"),
+    "tiresias_trace": ("path", "window"),
+    "jobs_log": lambda cfg, src: format_options(cfg, src) + ("window",),
+}
+DEFAULT_CATALOG = {
+    "philly": "paper",
+    "gavel_generated": "gavel",
+    "file": "paper",
+    "gavel_trace": "gavel",
+    "tiresias_trace": "durations",
+    "jobs_log": "paper",
+}
 COMMON = ("name", "kind", "catalog")
 GPU_TYPES_WARNING = "warning_gpu_types"  # a run summary's key: the rule each of the cluster's own types fell back to
 
@@ -148,5 +184,11 @@ def load_workload(cfg: Mapping[str, Any], cluster: ClusterSpec, seed: int) -> Wo
     if cfg.get("path"):
         src = f"{src} ({cfg['path']})"  # name the file in errors about its rows
     trace = validate_trace(trace, src)
-    return Workload(trace=trace, catalog=catalog, source=src, window=window, report=report,
-                    meta={"kind": kind, "catalog": catalog.name, "work_unit": catalog.work_unit, **meta})
+    return Workload(
+        trace=trace,
+        catalog=catalog,
+        source=src,
+        window=window,
+        report=report,
+        meta={"kind": kind, "catalog": catalog.name, "work_unit": catalog.work_unit, **meta},
+    )

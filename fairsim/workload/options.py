@@ -11,8 +11,18 @@ from fairsim.errors import InputError, Number, OneOf, check_keys, require
 __all__ = ["check_keys", "choice", "number", "window", "worker_spec"]
 
 
-def number(cfg: Mapping[str, Any], key: str, src: str, default: float | None = None, *, lo: float | None = None,
-           hi: float | None = None, lo_open: bool = False, integer: bool = False, optional: bool = False) -> Any:
+def number(
+    cfg: Mapping[str, Any],
+    key: str,
+    src: str,
+    default: float | None = None,
+    *,
+    lo: float | None = None,
+    hi: float | None = None,
+    lo_open: bool = False,
+    integer: bool = False,
+    optional: bool = False,
+) -> Any:
     value = cfg.get(key, default)
     if value is None:
         require(optional, src, key, "is required")
@@ -32,7 +42,12 @@ def worker_spec(value: Any, src: str, key: str = "workers") -> int | dict[int, f
                 count = int(raw)
             except (TypeError, ValueError):
                 raise InputError(src, f"{key}.{raw}", "worker counts must be integers >= 1") from None
-            require(count >= 1 and str(raw).strip() == str(count), src, f"{key}.{raw}", "worker counts must be integers >= 1")
+            require(
+                count >= 1 and str(raw).strip() == str(count),
+                src,
+                f"{key}.{raw}",
+                "worker counts must be integers >= 1",
+            )
             mix[count] = number({"p": p}, "p", src, lo=0.0)
         total = sum(mix.values())
         require(abs(total - 1.0) <= 1e-6, src, key, f"probabilities must sum to 1, got {total:g}")
@@ -43,8 +58,12 @@ def worker_spec(value: Any, src: str, key: str = "workers") -> int | dict[int, f
 def window(value: Any, src: str, key: str = "window") -> tuple[int, int] | None:
     if value is None:
         return None
-    ok = isinstance(value, (list, tuple)) and len(value) == 2 and all(
-        isinstance(v, int) and not isinstance(v, bool) and v >= 0 for v in value) and value[0] < value[1]
+    ok = (
+        isinstance(value, (list, tuple))
+        and len(value) == 2
+        and all(isinstance(v, int) and not isinstance(v, bool) and v >= 0 for v in value)
+        and value[0] < value[1]
+    )
     require(ok, src, key, f"must be [first_job_id, end_job_id) with 0 <= first < end, got {value!r}")
     return int(value[0]), int(value[1])
 

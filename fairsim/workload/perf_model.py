@@ -37,9 +37,24 @@ from fairsim.files import input_path, note_input
 from fairsim.workload.catalog import Catalog
 
 PARALLELISMS = ("data", "sharded", "pipeline")
-GLOBAL_KEYS = ("state_bytes_per_param", "grad_bytes_per_param", "optimizer_bytes_per_param", "memory_overhead_gb",
-               "activation_traffic", "weight_reads_per_micro_step", "sharded_comm_factor")
-MODEL_NUMBERS = ("params_m", "train_gflop", "act_gb", "model_efficiency", "micro_batch", "accumulation", "samples_per_epoch")
+GLOBAL_KEYS = (
+    "state_bytes_per_param",
+    "grad_bytes_per_param",
+    "optimizer_bytes_per_param",
+    "memory_overhead_gb",
+    "activation_traffic",
+    "weight_reads_per_micro_step",
+    "sharded_comm_factor",
+)
+MODEL_NUMBERS = (
+    "params_m",
+    "train_gflop",
+    "act_gb",
+    "model_efficiency",
+    "micro_batch",
+    "accumulation",
+    "samples_per_epoch",
+)
 
 
 @dataclass(frozen=True)
@@ -68,7 +83,9 @@ class PerfConstants:
         if spec.like in self.gpu_eff:
             return self.gpu_eff[spec.like], f"the efficiency of {spec.like} (its like)"
         compute, memory = self.gpu_eff["default"]
-        return self.gpu_eff["default"], f"catalog {self.name}'s default efficiency (compute {compute:g}, memory {memory:g})"
+        return self.gpu_eff[
+            "default"
+        ], f"catalog {self.name}'s default efficiency (compute {compute:g}, memory {memory:g})"
 
 
 def default_constants_path() -> Path:
@@ -78,14 +95,18 @@ def default_constants_path() -> Path:
 def load_constants(path: str | Path | None = None) -> PerfConstants:
     path = input_path(path) if path is not None else default_constants_path()
     src = str(path)
-    require(path.is_file(), src, "path", "no such file (give a performance-model YAML like fairsim/data/paper_catalog.yaml)")
+    require(
+        path.is_file(), src, "path", "no such file (give a performance-model YAML like fairsim/data/paper_catalog.yaml)"
+    )
     note_input(path)
     try:
         raw = yaml.safe_load(path.read_text())
     except yaml.YAMLError as exc:
         raise InputError(src, "file", f"is not valid YAML ({str(exc).splitlines()[0]})") from exc
     except UnicodeDecodeError:
-        raise InputError(src, "file", "is not a text file (give a performance-model YAML like fairsim/data/paper_catalog.yaml)") from None
+        raise InputError(
+            src, "file", "is not a text file (give a performance-model YAML like fairsim/data/paper_catalog.yaml)"
+        ) from None
     require(isinstance(raw, Mapping), src, "file", "must be a mapping with keys name, work_unit, gpus, models, ...")
     return parse_constants(raw, src)
 
@@ -93,7 +114,12 @@ def load_constants(path: str | Path | None = None) -> PerfConstants:
 def parse_constants(raw: Mapping[str, Any], src: str = "catalog constants") -> PerfConstants:
     glob = {key: _positive(raw.get(key), src, key) for key in GLOBAL_KEYS}
     gpus = raw.get("gpus")
-    require(isinstance(gpus, Mapping) and "default" in gpus, src, "gpus", "must map GPU names (and 'default') to {compute, memory}")
+    require(
+        isinstance(gpus, Mapping) and "default" in gpus,
+        src,
+        "gpus",
+        "must map GPU names (and 'default') to {compute, memory}",
+    )
     gpu_eff = {}
     for name, eff in gpus.items():
         key = "default" if name == "default" else canonical_gpu_name(name, src, f"gpus.{name}")
@@ -107,7 +133,12 @@ def parse_constants(raw: Mapping[str, Any], src: str = "catalog constants") -> P
         where = f"models[{i}]"
         require(isinstance(row, Mapping), src, where, "must be a mapping")
         name = row.get("name")
-        require(isinstance(name, str) and name and name not in names, src, f"{where}.name", f"must be a unique non-empty string, got {name!r}")
+        require(
+            isinstance(name, str) and name and name not in names,
+            src,
+            f"{where}.name",
+            f"must be a unique non-empty string, got {name!r}",
+        )
         where = f"models.{name}"
         names.append(name)
         for key in MODEL_NUMBERS:
@@ -115,17 +146,32 @@ def parse_constants(raw: Mapping[str, Any], src: str = "catalog constants") -> P
         kind = row.get("parallelism")
         require(kind in PARALLELISMS, src, f"{where}.parallelism", f"{kind!r} is not one of {', '.join(PARALLELISMS)}")
         par.append(kind)
-        numbers["boundary_gb"].append(_positive(row.get("boundary_gb"), src, f"{where}.boundary_gb") if kind == "pipeline" else 0.0)
+        numbers["boundary_gb"].append(
+            _positive(row.get("boundary_gb"), src, f"{where}.boundary_gb") if kind == "pipeline" else 0.0
+        )
         counts = row.get("workers")
-        require(isinstance(counts, list) and counts and all(isinstance(c, int) and not isinstance(c, bool) and c >= 1 for c in counts),
-                src, f"{where}.workers", f"must be a list of worker counts >= 1, got {counts!r}")
+        require(
+            isinstance(counts, list)
+            and counts
+            and all(isinstance(c, int) and not isinstance(c, bool) and c >= 1 for c in counts),
+            src,
+            f"{where}.workers",
+            f"must be a list of worker counts >= 1, got {counts!r}",
+        )
         workers.append(tuple(sorted(set(counts))))
         require(isinstance(row.get("large", False), bool), src, f"{where}.large", "must be true or false")
         large.append(bool(row.get("large", False)))
     return PerfConstants(
-        name=str(raw.get("name", "paper")), work_unit=str(raw.get("work_unit", "epochs")), globals=glob, gpu_eff=gpu_eff,
-        models=tuple(names), numbers={k: np.asarray(v, dtype=np.float64) for k, v in numbers.items()},
-        parallelism=np.asarray(par, dtype=object), workers=tuple(workers), large=np.asarray(large, dtype=bool), source=src,
+        name=str(raw.get("name", "paper")),
+        work_unit=str(raw.get("work_unit", "epochs")),
+        globals=glob,
+        gpu_eff=gpu_eff,
+        models=tuple(names),
+        numbers={k: np.asarray(v, dtype=np.float64) for k, v in numbers.items()},
+        parallelism=np.asarray(par, dtype=object),
+        workers=tuple(workers),
+        large=np.asarray(large, dtype=bool),
+        source=src,
     )
 
 
@@ -162,7 +208,9 @@ def model_tables(c: PerfConstants, specs: Sequence[GpuSpec], worker_counts: tupl
     b, accum = n["micro_batch"], n["accumulation"]
 
     t_compute = b * n["train_gflop"] * 1e9 / split / flops_rate
-    micro_bytes = (b * n["act_gb"] * 1e9 * g["activation_traffic"] + g["weight_reads_per_micro_step"] * 2.0 * params) / split
+    micro_bytes = (
+        b * n["act_gb"] * 1e9 * g["activation_traffic"] + g["weight_reads_per_micro_step"] * 2.0 * params
+    ) / split
     t_micro = np.maximum(t_compute, micro_bytes / bytes_rate)
     t_opt = g["optimizer_bytes_per_param"] * params / shards / bytes_rate
 
@@ -185,7 +233,9 @@ def model_tables(c: PerfConstants, specs: Sequence[GpuSpec], worker_counts: tupl
     spread = np.where(d > 1, spread, packed)  # one worker cannot be spread
 
     allowed = np.array([[w in ws for w in worker_counts] for ws in c.workers], dtype=bool)  # [M, W]
-    packed = np.where(allowed[:, None, :], np.broadcast_to(packed, (len(c.models), len(gpus), len(worker_counts))), np.nan)
+    packed = np.where(
+        allowed[:, None, :], np.broadcast_to(packed, (len(c.models), len(gpus), len(worker_counts))), np.nan
+    )
     spread = np.where(allowed[:, None, :], np.broadcast_to(spread, packed.shape), np.nan)
     state_gb = g["state_bytes_per_param"] * params / shards / 1e9
     mem = (state_gb + b * n["act_gb"] + g["memory_overhead_gb"])[:, 0, :]  # [M, W]
@@ -193,8 +243,9 @@ def model_tables(c: PerfConstants, specs: Sequence[GpuSpec], worker_counts: tupl
     return packed, spread, mem
 
 
-def paper_catalog(cluster: ClusterSpec | Links, path: str | Path | None = None,
-                  gpu_types: tuple[str, ...] | None = None) -> Catalog:
+def paper_catalog(
+    cluster: ClusterSpec | Links, path: str | Path | None = None, gpu_types: tuple[str, ...] | None = None
+) -> Catalog:
     """Build the catalog for the cluster's GPU types (or ``gpu_types``, any datasheet names or
     the cluster's own) with the cluster's link bandwidths and host size. A type with a ``speed``
     is not modelled: its throughputs are its ``like``'s scaled (``with_own_types``), so its
@@ -202,7 +253,12 @@ def paper_catalog(cluster: ClusterSpec | Links, path: str | Path | None = None,
     c = load_constants(path)
     links = cluster if isinstance(cluster, Links) else Links.of(cluster)
     if gpu_types is None:
-        require(isinstance(cluster, ClusterSpec), c.source, "gpu_types", "give gpu_types when building from link figures only")
+        require(
+            isinstance(cluster, ClusterSpec),
+            c.source,
+            "gpu_types",
+            "give gpu_types when building from link figures only",
+        )
         gpu_types = cluster.gpu_types
     known = cluster.known_types() if isinstance(cluster, ClusterSpec) else gpu_specs()
     wanted = [known[canonical_name(name, known, c.source, "gpu_types").lower()] for name in gpu_types]
@@ -211,13 +267,25 @@ def paper_catalog(cluster: ClusterSpec | Links, path: str | Path | None = None,
     packed, spread, mem = model_tables(c, specs, worker_counts, links)
     params = c.numbers["params_m"] * 1e6
     in_cluster = set(cluster.gpu_types) if isinstance(cluster, ClusterSpec) else set()
-    notes = tuple(f"{s.name} has no per-model speed (like and speed) or efficiency: modelled from its figures at {rule}"
-                  for s in specs if s.name in in_cluster and (rule := c.efficiency(s)[1]))
+    notes = tuple(
+        f"{s.name} has no per-model speed (like and speed) or efficiency: modelled from its figures at {rule}"
+        for s in specs
+        if s.name in in_cluster and (rule := c.efficiency(s)[1])
+    )
     return Catalog(
-        name=c.name, work_unit=c.work_unit, models=c.models, gpu_types=tuple(s.name for s in specs), worker_counts=worker_counts,
-        packed=packed, spread=spread, mem_per_worker_gb=mem,
-        state_bytes=c.globals["state_bytes_per_param"] * params, param_count=params,
-        large=c.large.copy(), source=c.source, notes=notes,
+        name=c.name,
+        work_unit=c.work_unit,
+        models=c.models,
+        gpu_types=tuple(s.name for s in specs),
+        worker_counts=worker_counts,
+        packed=packed,
+        spread=spread,
+        mem_per_worker_gb=mem,
+        state_bytes=c.globals["state_bytes_per_param"] * params,
+        param_count=params,
+        large=c.large.copy(),
+        source=c.source,
+        notes=notes,
     )
 
 

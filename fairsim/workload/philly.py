@@ -51,8 +51,20 @@ from fairsim.workload.philly_window import duration_factor, stretch_to, window, 
 from fairsim.workload.sampling import eligible, nearest_slot, pick_uniform, poisson_arrivals, reference_throughput
 from fairsim.workload.trace import MAX_GENERATED_JOBS
 
-OPTIONS = ("num_jobs", "load", "load_scale", "duration_scale", "min_duration_s", "max_duration_s", "workers",
-           "large_share", "spread_limit", "arrivals", "span_h", "jobs_per_gpu_hour")
+OPTIONS = (
+    "num_jobs",
+    "load",
+    "load_scale",
+    "duration_scale",
+    "min_duration_s",
+    "max_duration_s",
+    "workers",
+    "large_share",
+    "spread_limit",
+    "arrivals",
+    "span_h",
+    "jobs_per_gpu_hour",
+)
 ARRIVALS = ("poisson", "philly")
 
 
@@ -90,10 +102,16 @@ class PhillyOptions:
         if o.span_h is not None and o.jobs_per_gpu_hour is not None:
             raise InputError(src, "jobs_per_gpu_hour", "sets the span like span_h: give one of them, not both")
         if (o.span_h is not None or o.jobs_per_gpu_hour is not None) and o.duration_scale != 1.0:
-            raise InputError(src, "duration_scale", "has no effect with span_h or jobs_per_gpu_hour (durations are scaled to reach load "
-                             f"over the span); remove it or set span_h: null, got {o.duration_scale:g}")
+            raise InputError(
+                src,
+                "duration_scale",
+                "has no effect with span_h or jobs_per_gpu_hour (durations are scaled to reach load "
+                f"over the span); remove it or set span_h: null, got {o.duration_scale:g}",
+            )
         if o.max_duration_s is not None and o.max_duration_s < o.min_duration_s:
-            raise InputError(src, "max_duration_s", f"must be >= min_duration_s ({o.min_duration_s:g}), got {o.max_duration_s:g}")
+            raise InputError(
+                src, "max_duration_s", f"must be >= min_duration_s ({o.min_duration_s:g}), got {o.max_duration_s:g}"
+            )
         return o
 
 
@@ -115,7 +133,9 @@ def _philly_pairs(path: Path) -> tuple[np.ndarray, np.ndarray]:
 
 
 def shape_durations(raw: np.ndarray, o: PhillyOptions) -> np.ndarray:
-    dur = np.clip(raw * o.duration_scale, o.min_duration_s, o.max_duration_s if o.max_duration_s is not None else np.inf)
+    dur = np.clip(
+        raw * o.duration_scale, o.min_duration_s, o.max_duration_s if o.max_duration_s is not None else np.inf
+    )
     if o.spread_limit is not None and len(dur) > 1:
         logs = np.log(dur)
         width = logs.max() - logs.min()
@@ -125,8 +145,9 @@ def shape_durations(raw: np.ndarray, o: PhillyOptions) -> np.ndarray:
     return dur
 
 
-def generate_philly(catalog: Catalog, cluster: ClusterSpec, seed: int, o: PhillyOptions,
-                    src: str = "workload") -> tuple[pd.DataFrame, dict]:
+def generate_philly(
+    catalog: Catalog, cluster: ClusterSpec, seed: int, o: PhillyOptions, src: str = "workload"
+) -> tuple[pd.DataFrame, dict]:
     """(trace in fairsim's schema, stats of the generated workload)."""
     rng = np.random.Generator(np.random.PCG64(seed))
     n = o.num_jobs
@@ -154,8 +175,11 @@ def generate_philly(catalog: Catalog, cluster: ClusterSpec, seed: int, o: Philly
     for g in np.unique(group_of_job):
         if not group_allowed[g].any():
             kind = "large" if o.large_share is not None and g == 1 else "any"
-            raise InputError(src, "large_share" if o.large_share is not None else "catalog",
-                             f"no {kind} model of catalog {catalog.name} fits any GPU type of cluster {cluster.name}")
+            raise InputError(
+                src,
+                "large_share" if o.large_share is not None else "catalog",
+                f"no {kind} model of catalog {catalog.name} fits any GPU type of cluster {cluster.name}",
+            )
     allowed = group_allowed[group_of_job]  # [N, W]
     slot = _worker_slots(o.workers, raw_gpus, u_workers, catalog, allowed, src)
 
@@ -182,13 +206,15 @@ def generate_philly(catalog: Catalog, cluster: ClusterSpec, seed: int, o: Philly
         arrival = poisson_arrivals(gaps, rate)
     else:
         arrival = stretch_to(poisson_arrivals(gaps, 1.0), last)
-    trace = pd.DataFrame({
-        "job_id": np.arange(n, dtype=np.int64),
-        "arrival_s": arrival,
-        "model": np.asarray(catalog.models, dtype=object)[model],
-        "workers": workers,
-        "work": dur * ref,
-    })
+    trace = pd.DataFrame(
+        {
+            "job_id": np.arange(n, dtype=np.int64),
+            "arrival_s": arrival,
+            "model": np.asarray(catalog.models, dtype=object)[model],
+            "workers": workers,
+            "work": dur * ref,
+        }
+    )
     if first is not None:  # real submissions carry their virtual cluster: the tenant
         trace["tenant"] = window_tenants(first, n)
     between = np.diff(arrival)
@@ -198,7 +224,9 @@ def generate_philly(catalog: Catalog, cluster: ClusterSpec, seed: int, o: Philly
         "offered_load": o.load * o.load_scale,
         "expected_span_h": float(n / rate / 3600.0),
         "arrival_span_h": float(arrival[-1] / 3600.0),
-        "interarrival_cv": float(between.std() / between.mean()) if len(between) > 1 and between.mean() > 0 else float("nan"),
+        "interarrival_cv": float(between.std() / between.mean())
+        if len(between) > 1 and between.mean() > 0
+        else float("nan"),
         "mean_duration_s": float(dur.mean()),
         "median_duration_s": float(np.median(dur)),
         "min_duration_s": float(dur.min()),
@@ -213,7 +241,9 @@ def generate_philly(catalog: Catalog, cluster: ClusterSpec, seed: int, o: Philly
     return trace, stats
 
 
-def _worker_slots(spec, philly_gpus: np.ndarray, u: np.ndarray, catalog: Catalog, allowed: np.ndarray, src: str) -> np.ndarray:
+def _worker_slots(
+    spec, philly_gpus: np.ndarray, u: np.ndarray, catalog: Catalog, allowed: np.ndarray, src: str
+) -> np.ndarray:
     counts = np.asarray(catalog.worker_counts)
     if spec is None:  # Philly's GPU count, mapped onto what the job's group can run
         return nearest_slot(philly_gpus, catalog.worker_counts, allowed)
@@ -229,5 +259,9 @@ def _worker_slots(spec, philly_gpus: np.ndarray, u: np.ndarray, catalog: Catalog
     if not ok.all():
         bad = int(requested[~ok][0])
         runnable = ", ".join(str(c) for c, a in zip(counts, allowed[np.flatnonzero(~ok)[0]]) if a)
-        raise InputError(src, "workers", f"no model of catalog {catalog.name} runs with {bad} workers on this cluster (allowed: {runnable})")
+        raise InputError(
+            src,
+            "workers",
+            f"no model of catalog {catalog.name} runs with {bad} workers on this cluster (allowed: {runnable})",
+        )
     return slot

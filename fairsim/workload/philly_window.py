@@ -70,7 +70,7 @@ def window(start: int, n: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
 
 def window_tenants(start: int, n: int) -> np.ndarray:
     """The virtual clusters of jobs start..start+n-1: Philly's tenants."""
-    return philly_vcs()[start:start + n].copy()
+    return philly_vcs()[start : start + n].copy()
 
 
 def stretch_to(offsets: np.ndarray, last_s: float) -> np.ndarray:
@@ -80,8 +80,9 @@ def stretch_to(offsets: np.ndarray, last_s: float) -> np.ndarray:
     return offsets * (last_s / offsets[-1]) if offsets[-1] > 0 else np.linspace(0.0, last_s, len(offsets))
 
 
-def duration_factor(base: np.ndarray, workers: np.ndarray, target_gpu_s: float, lo: float, hi: float | None,
-                    src: str) -> float:
+def duration_factor(
+    base: np.ndarray, workers: np.ndarray, target_gpu_s: float, lo: float, hi: float | None, src: str
+) -> float:
     """The m > 0 with sum(clip(base * m, lo, hi) * workers) == target_gpu_s (bisection on a
     monotone function; deterministic). Refused when the clip bounds make the target unreachable."""
     top = np.inf if hi is None else hi
@@ -90,10 +91,14 @@ def duration_factor(base: np.ndarray, workers: np.ndarray, target_gpu_s: float, 
         return float((np.clip(base * m, lo, top) * workers).sum())
 
     if offered(0.0) > target_gpu_s or (hi is not None and float((hi * workers).sum()) < target_gpu_s):
-        raise InputError(src, "load", f"cannot be reached over span_h with durations clipped to "
-                         f"[{lo:g}, {top:g}] s (offered GPU-hours would be {offered(0.0) / 3600:.4g}.."
-                         f"{float((top * workers).sum()) / 3600:.4g}, asked {target_gpu_s / 3600:.4g}); "
-                         "change load, span_h or the duration clip")
+        raise InputError(
+            src,
+            "load",
+            f"cannot be reached over span_h with durations clipped to "
+            f"[{lo:g}, {top:g}] s (offered GPU-hours would be {offered(0.0) / 3600:.4g}.."
+            f"{float((top * workers).sum()) / 3600:.4g}, asked {target_gpu_s / 3600:.4g}); "
+            "change load, span_h or the duration clip",
+        )
     a, b = 0.0, 1.0
     while offered(b) < target_gpu_s:
         b *= 2.0

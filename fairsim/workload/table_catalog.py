@@ -50,8 +50,13 @@ def gavel_catalog() -> Catalog:
     return table_catalog(tput, models, name="gavel", work_unit="steps")
 
 
-def table_catalog(throughputs: str | Path, models: str | Path, name: str = "table", work_unit: str = "units",
-                  known: Mapping[str, GpuSpec] | None = None) -> Catalog:
+def table_catalog(
+    throughputs: str | Path,
+    models: str | Path,
+    name: str = "table",
+    work_unit: str = "units",
+    known: Mapping[str, GpuSpec] | None = None,
+) -> Catalog:
     """The catalog of a throughputs CSV and a models CSV; ``gpu`` names any type of ``known``
     (a cluster's: the datasheet's and its own), by default the datasheet's."""
     tput_table, meta_table = _read_csv(throughputs), _read_csv(models)
@@ -65,10 +70,20 @@ def table_catalog(throughputs: str | Path, models: str | Path, name: str = "tabl
     if dup.any():
         row = int(np.flatnonzero(dup.to_numpy())[0])
         raise InputError(msrc, "model", f"{model_names[row]!r} is listed twice (line {meta_table.lines[row]})")
-    params = _numbers(meta_table, "param_count", msrc, lambda x: (x > 0) & (x <= MAX_PARAMS), f"> 0 and <= {MAX_PARAMS:g}")
-    state = (_numbers(meta_table, "state_bytes", msrc, lambda x: (x > 0) & (x <= MAX_PARAMS * STATE_BYTES_PER_PARAM),
-                      f"> 0 and <= {MAX_PARAMS * STATE_BYTES_PER_PARAM:g}")
-             if "state_bytes" in meta else STATE_BYTES_PER_PARAM * params)
+    params = _numbers(
+        meta_table, "param_count", msrc, lambda x: (x > 0) & (x <= MAX_PARAMS), f"> 0 and <= {MAX_PARAMS:g}"
+    )
+    state = (
+        _numbers(
+            meta_table,
+            "state_bytes",
+            msrc,
+            lambda x: (x > 0) & (x <= MAX_PARAMS * STATE_BYTES_PER_PARAM),
+            f"> 0 and <= {MAX_PARAMS * STATE_BYTES_PER_PARAM:g}",
+        )
+        if "state_bytes" in meta
+        else STATE_BYTES_PER_PARAM * params
+    )
     mem = _numbers(meta_table, "mem_gb", msrc, lambda x: x >= 0, ">= 0") if "mem_gb" in meta else np.zeros(len(meta))
     large = _booleans(meta_table, msrc) if "large" in meta else np.zeros(len(meta), dtype=bool)
 
@@ -80,14 +95,21 @@ def table_catalog(throughputs: str | Path, models: str | Path, name: str = "tabl
     known = gpu_specs() if known is None else known
     canonical = {g: canonical_name(g, known, tsrc, "gpu") for g in dict.fromkeys(raw_gpu)}  # each name looked up once
     gpu = [canonical[g] for g in raw_gpu]
-    workers = _numbers(tput_table, "workers", tsrc, lambda x: (x >= 1) & (x <= LARGEST_INTEGER) & (x == np.round(x)),
-                       "an integer >= 1").astype(np.int64)
+    workers = _numbers(
+        tput_table, "workers", tsrc, lambda x: (x >= 1) & (x <= LARGEST_INTEGER) & (x == np.round(x)), "an integer >= 1"
+    ).astype(np.int64)
     placement = tput["placement"].str.strip().str.lower().to_numpy()
     bad = ~np.isin(placement, PLACEMENTS)
     if bad.any():
         row = int(np.argmax(bad))
-        raise InputError(tsrc, "placement", f"{placement[row]!r} (line {tput_table.lines[row]}) is not one of {', '.join(PLACEMENTS)}")
-    value = _numbers(tput_table, "throughput", tsrc, lambda x: x > 0, "> 0 (leave a configuration out when it does not run)")
+        raise InputError(
+            tsrc,
+            "placement",
+            f"{placement[row]!r} (line {tput_table.lines[row]}) is not one of {', '.join(PLACEMENTS)}",
+        )
+    value = _numbers(
+        tput_table, "throughput", tsrc, lambda x: x > 0, "> 0 (leave a configuration out when it does not run)"
+    )
 
     gpus = tuple(dict.fromkeys(gpu))  # first-appearance order
     counts = tuple(int(w) for w in np.unique(workers))
@@ -98,8 +120,12 @@ def table_catalog(throughputs: str | Path, models: str | Path, name: str = "tabl
     _, first = np.unique(key, axis=0, return_index=True)
     if len(first) != len(key):
         row = int(np.setdiff1d(np.arange(len(key)), first)[0])
-        raise InputError(tsrc, "rows", f"line {tput_table.lines[row]} repeats ({tput_models.iloc[row]}, {gpu[row]}, {workers[row]} "
-                         f"workers, {placement[row]})")
+        raise InputError(
+            tsrc,
+            "rows",
+            f"line {tput_table.lines[row]} repeats ({tput_models.iloc[row]}, {gpu[row]}, {workers[row]} "
+            f"workers, {placement[row]})",
+        )
 
     shape = (len(model_names), len(gpus), len(counts))
     packed = np.full(shape, np.nan)
@@ -110,12 +136,25 @@ def table_catalog(throughputs: str | Path, models: str | Path, name: str = "tabl
     orphan = np.isfinite(spread) & np.isnan(packed)
     if orphan.any():
         m, g, w = (int(a[0]) for a in np.nonzero(orphan))
-        raise InputError(tsrc, "placement", f"{model_names[m]} on {gpus[g]} with {counts[w]} workers has a spread row but no packed row")
+        raise InputError(
+            tsrc,
+            "placement",
+            f"{model_names[m]} on {gpus[g]} with {counts[w]} workers has a spread row but no packed row",
+        )
     spread = np.where(np.isnan(spread), packed, spread)  # no spread measurement: as fast as packed
     return Catalog(
-        name=name, work_unit=work_unit, models=tuple(model_names), gpu_types=gpus, worker_counts=counts,
-        packed=packed, spread=spread, mem_per_worker_gb=np.repeat(mem[:, None], len(counts), axis=1),
-        state_bytes=state, param_count=params, large=large, source=tsrc,
+        name=name,
+        work_unit=work_unit,
+        models=tuple(model_names),
+        gpu_types=gpus,
+        worker_counts=counts,
+        packed=packed,
+        spread=spread,
+        mem_per_worker_gb=np.repeat(mem[:, None], len(counts), axis=1),
+        state_bytes=state,
+        param_count=params,
+        large=large,
+        source=tsrc,
     )
 
 
@@ -149,5 +188,7 @@ def _booleans(table: CsvTable, src: str) -> np.ndarray:
     bad = ~text.isin(list(words))
     if bad.any():
         row = int(np.flatnonzero(bad.to_numpy())[0])
-        raise InputError(src, "large", f"must be true or false (line {table.lines[row]} has {table.cells['large'].iloc[row]!r})")
+        raise InputError(
+            src, "large", f"must be true or false (line {table.lines[row]} has {table.cells['large'].iloc[row]!r})"
+        )
     return text.map(words).to_numpy(dtype=bool)

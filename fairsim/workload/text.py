@@ -23,5 +23,8 @@ def decoded(data: bytes, where: Callable[[int], str], what: str) -> str:
         at = skip + exc.start
         line = data.count(b"\n", 0, at) + 1
         column = at - data.rfind(b"\n", 0, at)
-        raise InputError(where(line), "file", f"is not a text file (byte 0x{data[at]:02x} at column {column} is not "
-                         f"UTF-8; expected {what})") from None
+        raise InputError(
+            where(line),
+            "file",
+            f"is not a text file (byte 0x{data[at]:02x} at column {column} is not UTF-8; expected {what})",
+        ) from None

@@ -33,7 +33,18 @@ WIDTH_P = (0.5, 0.2, 0.2, 0.1)
 GPU_TIME_S = (300.0, 60_000.0)
 MIN_DURATION_S = 60
 # the ten CNNs the 60-job trace names (a label only: durations are given, not derived from models)
-MODELS = ("vgg19", "vgg16", "vgg11", "alexnet", "resnet152", "resnet101", "resnet50", "inception4", "inception3", "googlenet")
+MODELS = (
+    "vgg19",
+    "vgg16",
+    "vgg11",
+    "alexnet",
+    "resnet152",
+    "resnet101",
+    "resnet50",
+    "inception4",
+    "inception3",
+    "googlenet",
+)
 
 
 def generate(num_jobs: int, gpus: int, load: float, seed: int) -> pd.DataFrame:
@@ -46,10 +57,18 @@ def generate(num_jobs: int, gpus: int, load: float, seed: int) -> pd.DataFrame:
     gaps = rng.exponential(1.0 / rate, size=num_jobs)
     submit = np.floor(np.concatenate([[0.0], np.cumsum(gaps[:-1])])).astype(np.int64)
     model = np.asarray(MODELS, dtype=object)[rng.integers(0, len(MODELS), size=num_jobs)]
-    return pd.DataFrame({
-        "job_id": np.arange(num_jobs), "num_gpu": width, "submit_time": submit, "iterations": duration,
-        "model_name": model, "duration": duration, "interval": np.append(np.diff(submit), 0),
-    }, columns=COLUMNS)
+    return pd.DataFrame(
+        {
+            "job_id": np.arange(num_jobs),
+            "num_gpu": width,
+            "submit_time": submit,
+            "iterations": duration,
+            "model_name": model,
+            "duration": duration,
+            "interval": np.append(np.diff(submit), 0),
+        },
+        columns=COLUMNS,
+    )
 
 
 def main(argv: list[str]) -> int:
@@ -65,8 +84,10 @@ def main(argv: list[str]) -> int:
     df = generate(args.jobs, args.gpus, args.load, args.seed)
     atomic_write(args.out, lambda tmp: df.to_csv(tmp, index=False))
     over = df["duration"] * df["num_gpu"]
-    print(f"wrote {len(df)} jobs to {args.out}: last submit {df['submit_time'].iloc[-1]} s, GPU-time "
-          f"{over.min()}-{over.max()} GPU-s, {(over >= 3250).mean():.0%} past 3250, {(over >= 7200).mean():.0%} past 7200")
+    print(
+        f"wrote {len(df)} jobs to {args.out}: last submit {df['submit_time'].iloc[-1]} s, GPU-time "
+        f"{over.min()}-{over.max()} GPU-s, {(over >= 3250).mean():.0%} past 3250, {(over >= 7200).mean():.0%} past 7200"
+    )
     return 0
 
 

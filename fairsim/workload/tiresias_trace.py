@@ -53,21 +53,39 @@ def read_tiresias_trace(path: str | Path) -> pd.DataFrame:
     """The trace in fairsim's schema; a bad row is refused naming the file, its line and the field."""
     path = Path(path)
     src = str(path)
-    require(path.is_file(), src, "path", f"no such file (give a Tiresias trace CSV, or one of the shipped traces: "
-                                         f"{', '.join(shipped_trace_names())})")
+    require(
+        path.is_file(),
+        src,
+        "path",
+        f"no such file (give a Tiresias trace CSV, or one of the shipped traces: {', '.join(shipped_trace_names())})",
+    )
     note_input(path)
     text = decoded(path.read_bytes(), lambda line: f"{src}:{line}", "a CSV with a header line, as Tiresias' traces")
     reader = csv.reader(io.StringIO(text, newline=""))
     header = next(reader, None)
-    require(header is not None and any(h.strip() for h in header), src, "header", "the file is empty (expected a header line: "
-            "job_id,num_gpu,submit_time,iterations,model_name,duration,interval)")
+    require(
+        header is not None and any(h.strip() for h in header),
+        src,
+        "header",
+        "the file is empty (expected a header line: "
+        "job_id,num_gpu,submit_time,iterations,model_name,duration,interval)",
+    )
     header = [h.strip() for h in header]
     twice = sorted({h for h in header if header.count(h) > 1})
-    require(not twice, f"{src}:{reader.line_num}", "header", f"names the column(s) {', '.join(map(repr, twice))} more than once "
-            "(each column once)")
+    require(
+        not twice,
+        f"{src}:{reader.line_num}",
+        "header",
+        f"names the column(s) {', '.join(map(repr, twice))} more than once (each column once)",
+    )
     missing = [c for c in REQUIRED if c not in header]
-    require(not missing, src, "columns", f"missing {', '.join(missing)} (required: {', '.join(REQUIRED)}; "
-                                         "Tiresias' format: job_id,num_gpu,submit_time,iterations,model_name,duration,interval)")
+    require(
+        not missing,
+        src,
+        "columns",
+        f"missing {', '.join(missing)} (required: {', '.join(REQUIRED)}; "
+        "Tiresias' format: job_id,num_gpu,submit_time,iterations,model_name,duration,interval)",
+    )
     col = {name: header.index(name) for name in (*REQUIRED, "model_name") if name in header}
     ids, workers, arrival, work, model = [], [], [], [], []
     line_of: dict[int, int] = {}
@@ -77,16 +95,27 @@ def read_tiresias_trace(path: str | Path) -> pd.DataFrame:
         where = f"{src}:{line}"
         if not any(f.strip() for f in fields):
             continue  # blank line
-        require(len(fields) == len(header), where, "fields", f"has {len(fields)} comma-separated fields, the header has {len(header)}")
+        require(
+            len(fields) == len(header),
+            where,
+            "fields",
+            f"has {len(fields)} comma-separated fields, the header has {len(header)}",
+        )
         job_id = _integer(fields[col["job_id"]], where, "job_id", 0)
         if job_id in line_of:
-            raise InputError(where, "job_id", f"{job_id} repeats the job of line {line_of[job_id]} (job ids must be unique)")
+            raise InputError(
+                where, "job_id", f"{job_id} repeats the job of line {line_of[job_id]} (job ids must be unique)"
+            )
         line_of[job_id] = line
         ids.append(job_id)
         workers.append(_integer(fields[col["num_gpu"]], where, "num_gpu", 1))
         submit = _number(fields[col["submit_time"]], where, "submit_time")
-        require(0 <= submit <= LATEST_TIME_S, where, "submit_time",
-                f"must be >= 0 and <= {LATEST_TIME_S:g} seconds, got {fields[col['submit_time']].strip()!r}")
+        require(
+            0 <= submit <= LATEST_TIME_S,
+            where,
+            "submit_time",
+            f"must be >= 0 and <= {LATEST_TIME_S:g} seconds, got {fields[col['submit_time']].strip()!r}",
+        )
         arrival.append(submit)
         duration = _number(fields[col["duration"]], where, "duration")
         require(duration > 0, where, "duration", f"must be > 0 seconds, got {fields[col['duration']].strip()!r}")
@@ -95,13 +124,15 @@ def read_tiresias_trace(path: str | Path) -> pd.DataFrame:
         require(name != "", where, "model_name", "is empty (a model name, e.g. resnet50)")
         model.append(name)
     require(len(ids) > 0, src, "rows", "the trace has no jobs")
-    df = pd.DataFrame({
-        "job_id": np.asarray(ids, dtype=np.int64),
-        "arrival_s": np.asarray(arrival, dtype=np.float64),
-        "model": np.asarray(model, dtype=object),
-        "workers": np.asarray(workers, dtype=np.int64),
-        "work": np.asarray(work, dtype=np.float64),
-    })
+    df = pd.DataFrame(
+        {
+            "job_id": np.asarray(ids, dtype=np.int64),
+            "arrival_s": np.asarray(arrival, dtype=np.float64),
+            "model": np.asarray(model, dtype=object),
+            "workers": np.asarray(workers, dtype=np.int64),
+            "work": np.asarray(work, dtype=np.float64),
+        }
+    )
     return validate_trace(df, src)
 
 
@@ -112,9 +143,17 @@ def duration_catalog(trace: pd.DataFrame, cluster: ClusterSpec, source: str = "t
     shape = (len(models), len(cluster.gpu_types), len(counts))
     ones = np.ones(shape)
     return Catalog(
-        name="durations", work_unit="seconds", models=models, gpu_types=tuple(cluster.gpu_types), worker_counts=counts,
-        packed=ones, spread=ones.copy(), mem_per_worker_gb=np.zeros((len(models), len(counts))),
-        state_bytes=np.zeros(len(models)), param_count=np.zeros(len(models)), large=np.zeros(len(models), dtype=bool),
+        name="durations",
+        work_unit="seconds",
+        models=models,
+        gpu_types=tuple(cluster.gpu_types),
+        worker_counts=counts,
+        packed=ones,
+        spread=ones.copy(),
+        mem_per_worker_gb=np.zeros((len(models), len(counts))),
+        state_bytes=np.zeros(len(models)),
+        param_count=np.zeros(len(models)),
+        large=np.zeros(len(models), dtype=bool),
         source=source,
     )
 
@@ -131,5 +170,10 @@ def _number(text: str, where: str, field: str) -> float:
 
 def _integer(text: str, where: str, field: str, lo: int) -> int:
     x = _number(text, where, field)
-    require(x == int(x) and lo <= x <= LARGEST_INTEGER, where, field, f"must be an integer >= {lo} and <= {LARGEST_INTEGER}, got {text.strip()!r}")
+    require(
+        x == int(x) and lo <= x <= LARGEST_INTEGER,
+        where,
+        field,
+        f"must be an integer >= {lo} and <= {LARGEST_INTEGER}, got {text.strip()!r}",
+    )
     return int(x)

@@ -60,7 +60,9 @@ def validate_trace(df: pd.DataFrame, source: str = "trace", where=None) -> pd.Da
             out[col] = [OPTIONAL[col][1] if is_missing(v) else str(v).strip() for v in values]
             continue
         if dtype == "object":
-            require(all(isinstance(v, str) and v for v in values), source, col, "must be a non-empty string in every row")
+            require(
+                all(isinstance(v, str) and v for v in values), source, col, "must be a non-empty string in every row"
+            )
             out[col] = values.astype(object)
             continue
         numeric = pd.to_numeric(pd.Series(values), errors="coerce").to_numpy(dtype=np.float64)
@@ -72,14 +74,24 @@ def validate_trace(df: pd.DataFrame, source: str = "trace", where=None) -> pd.Da
             frac = (numeric != np.round(numeric)) | (np.abs(numeric) > LARGEST_INTEGER)
             if frac.any():
                 row = int(np.flatnonzero(frac)[0])
-                raise InputError(source, col, f"must be an integer of at most {LARGEST_INTEGER} in size "
-                                 f"({where(row)} has {shown(values[row])!r})")
+                raise InputError(
+                    source,
+                    col,
+                    f"must be an integer of at most {LARGEST_INTEGER} in size "
+                    f"({where(row)} has {shown(values[row])!r})",
+                )
             out[col] = numeric.astype(np.int64)
         else:
             out[col] = numeric
     _check_range(out, "job_id", out["job_id"] >= 0, ">= 0", source, where)
-    _check_range(out, "arrival_s", (out["arrival_s"] >= 0) & (out["arrival_s"] <= LATEST_TIME_S),
-                 f">= 0 and <= {LATEST_TIME_S:g} seconds", source, where)
+    _check_range(
+        out,
+        "arrival_s",
+        (out["arrival_s"] >= 0) & (out["arrival_s"] <= LATEST_TIME_S),
+        f">= 0 and <= {LATEST_TIME_S:g} seconds",
+        source,
+        where,
+    )
     _check_range(out, "workers", out["workers"] >= 1, ">= 1", source, where)
     _check_range(out, "work", out["work"] > 0, "> 0", source, where)
     _check_range(out, "weight", out["weight"] > 0, "> 0", source, where)
@@ -98,7 +110,11 @@ def _check_range(df: pd.DataFrame, col: str, ok: pd.Series, rule: str, source: s
 
 def is_missing(value) -> bool:
     """An empty cell: None, NaN or blank text."""
-    return value is None or (isinstance(value, float) and not np.isfinite(value)) or (isinstance(value, str) and not value.strip())
+    return (
+        value is None
+        or (isinstance(value, float) and not np.isfinite(value))
+        or (isinstance(value, str) and not value.strip())
+    )
 
 
 def allowed_types(values) -> list[tuple[str, ...]]:
@@ -115,8 +131,18 @@ def read_trace(path: str | Path) -> pd.DataFrame:
     """Read a trace in our schema from .csv or .parquet and validate it; a CSV's errors name lines."""
     path = Path(path)
     source = str(path)
-    require(path.is_file(), source, "path", "no such file (give a .csv or .parquet trace in fairsim's schema, or a Gavel .trace)")
-    require(path.suffix in (".csv", ".parquet"), source, "path", f"unknown trace format {path.suffix!r} (allowed: .csv, .parquet, .trace)")
+    require(
+        path.is_file(),
+        source,
+        "path",
+        "no such file (give a .csv or .parquet trace in fairsim's schema, or a Gavel .trace)",
+    )
+    require(
+        path.suffix in (".csv", ".parquet"),
+        source,
+        "path",
+        f"unknown trace format {path.suffix!r} (allowed: .csv, .parquet, .trace)",
+    )
     if path.suffix == ".csv":
         table = read_csv_table(path, None, quoted=True)
         return validate_trace(table.cells, source, where=lambda row: f"line {int(table.lines[row])}")
@@ -124,8 +150,11 @@ def read_trace(path: str | Path) -> pd.DataFrame:
     try:
         df = pd.read_parquet(path)
     except Exception as exc:  # pyarrow raises many types for unreadable files
-        raise InputError(source, "file", f"cannot be read as parquet ({type(exc).__name__}: "
-                         f"{str(exc).splitlines()[0] if str(exc) else ''})") from exc
+        raise InputError(
+            source,
+            "file",
+            f"cannot be read as parquet ({type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''})",
+        ) from exc
     return validate_trace(df, source)
 
 
@@ -134,8 +163,12 @@ def write_trace(df: pd.DataFrame, path: str | Path) -> Path:
     path = Path(path)
     clean = validate_trace(df, str(path))
     path.parent.mkdir(parents=True, exist_ok=True)
-    writers = {".parquet": lambda tmp: clean.to_parquet(tmp, index=False),
-               ".csv": lambda tmp: clean.to_csv(tmp, index=False, float_format="%.17g")}
-    require(path.suffix in writers, str(path), "path", f"unknown trace format {path.suffix!r} (allowed: .csv, .parquet)")
+    writers = {
+        ".parquet": lambda tmp: clean.to_parquet(tmp, index=False),
+        ".csv": lambda tmp: clean.to_csv(tmp, index=False, float_format="%.17g"),
+    }
+    require(
+        path.suffix in writers, str(path), "path", f"unknown trace format {path.suffix!r} (allowed: .csv, .parquet)"
+    )
     atomic_write(path, writers[path.suffix])
     return path

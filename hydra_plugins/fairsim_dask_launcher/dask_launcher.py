@@ -41,13 +41,16 @@ class DaskLauncher(Launcher):
         setup_globals()
         Path(str(self.config.hydra.sweep.dir)).mkdir(parents=True, exist_ok=True)
         if not self.scheduler_address:
-            raise ValueError("hydra.launcher.scheduler_address: no Dask scheduler given (set DASK_SCHEDULER_ADDRESS or hydra.launcher.scheduler_address=tcp://host:8786)")
+            raise ValueError(
+                "hydra.launcher.scheduler_address: no Dask scheduler given (set DASK_SCHEDULER_ADDRESS or hydra.launcher.scheduler_address=tcp://host:8786)"
+            )
         state = Singleton.get_state()
         with Client(self.scheduler_address) as client, parallel_config(backend="dask"):
             log.info(f"Dask: {len(job_overrides)} cells on {client.scheduler.address}")
             runs = Parallel(n_jobs=self.n_jobs)(
-                delayed(execute_job)(initial_job_idx + i, overrides, self.hydra_context, self.config,
-                                     self.task_function, state)
+                delayed(execute_job)(
+                    initial_job_idx + i, overrides, self.hydra_context, self.config, self.task_function, state
+                )
                 for i, overrides in enumerate(job_overrides)
             )
         return list(runs)

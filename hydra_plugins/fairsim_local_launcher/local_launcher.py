@@ -45,8 +45,12 @@ class LocalLauncher(JoblibLauncher):
         options["return_as"] = "generator_unordered"
         options["initializer"] = ignore_ctrl_c  # the parent alone handles Ctrl-C: it stops the workers
         state = Singleton.get_state()
-        jobs = (delayed(execute_job)(initial_job_idx + i, overrides, self.hydra_context, self.config, self.task_function, state)
-                for i, overrides in enumerate(job_overrides))
+        jobs = (
+            delayed(execute_job)(
+                initial_job_idx + i, overrides, self.hydra_context, self.config, self.task_function, state
+            )
+            for i, overrides in enumerate(job_overrides)
+        )
         runs: list[JobReturn] = []
         outputs = None
         try:
@@ -67,7 +71,9 @@ class LocalLauncher(JoblibLauncher):
                     stop(outputs)
                     fail(line)
                 runs.append(run)
-        except KeyboardInterrupt:  # Ctrl-C: stop the workers (joblib has, if it came in its loop); the sweep's ending collects
+        except (
+            KeyboardInterrupt
+        ):  # Ctrl-C: stop the workers (joblib has, if it came in its loop); the sweep's ending collects
             stop(outputs)
             raise
         except Exception as exc:

@@ -24,8 +24,15 @@ def gantt_panels(example: Example, results: dict, titles: dict, suptitle: str, h
     fig, axes = style.new_figure(1, nrows=len(results), width=6.4, height=height)
     end = max(float((r.schedule["t_s"] + r.schedule["duration_s"]).max()) for r in results.values())
     for ax, (policy, result) in zip(axes[:, 0], results.items()):
-        gantt.draw_jobs(ax, result.schedule, result.jobs, example.labels, type_order=example.cluster.gpu_types,
-                        type_labels=example.type_labels, unit=(60.0, "min"))
+        gantt.draw_jobs(
+            ax,
+            result.schedule,
+            result.jobs,
+            example.labels,
+            type_order=example.cluster.gpu_types,
+            type_labels=example.type_labels,
+            unit=(60.0, "min"),
+        )
         ax.set_xlim(0, end / 60 * 1.02)
         ax.set_title(titles[policy])
     fig.suptitle(suptitle, fontsize=9)

@@ -81,7 +81,9 @@ def report_section(inputs: Inputs, specs: Sequence[Mapping]) -> list[str]:
         for m in metrics:
             digits = METRICS[m][2]
             r = mine.loc[m]
-            text = f"{r['mean']:.{digits}f}" + (f" [{r['lo']:.{digits}f}, {r['hi']:.{digits}f}]" if np.isfinite(r["hi"]) else "")
+            text = f"{r['mean']:.{digits}f}" + (
+                f" [{r['lo']:.{digits}f}, {r['hi']:.{digits}f}]" if np.isfinite(r["hi"]) else ""
+            )
             if policy != REFERENCE and np.isfinite(r["diff"]):
                 text += f" ({r['diff']:+.{digits}f}{'*' if r['changes'] else ''})"
                 if r["changes"]:

@@ -28,8 +28,9 @@ WHY_DEFAULT = (
     "schedule of the trace itself, N = the jobs that schedule still holds), so a ratio of rho between two "
     "policies compares their JCTs job by job; the dynamic and static readings take N from the run being "
     "judged, so a policy that builds a backlog raises its own N and looks fairer for it. It is also the "
-    "reading closest to the policy's own reference, the completion time \"under the max-min fair scheduler\" "
-    "(PAPER.md sec. 6).")
+    'reading closest to the policy\'s own reference, the completion time "under the max-min fair scheduler" '
+    "(PAPER.md sec. 6)."
+)
 PAPER_SHARE = {"ours": 70.0, "gavel": 38.0, "tiresias": 49.0}  # Fig. 8(a), share of jobs with rho < 1 (%)
 
 
@@ -58,7 +59,9 @@ def _ci(row: pd.Series, stat: str, digits: int) -> str:
     if not np.isfinite(row[stat]):
         return "n/a"
     text = f"{row[stat]:.{digits}f}"
-    return text + (f" [{row[f'{stat}_lo']:.{digits}f}, {row[f'{stat}_hi']:.{digits}f}]" if np.isfinite(row[f"{stat}_hi"]) else "")
+    return text + (
+        f" [{row[f'{stat}_lo']:.{digits}f}, {row[f'{stat}_hi']:.{digits}f}]" if np.isfinite(row[f"{stat}_hi"]) else ""
+    )
 
 
 def report_section(inputs: Inputs, specs: Sequence[Mapping]) -> list[str]:
@@ -73,8 +76,11 @@ def report_section(inputs: Inputs, specs: Sequence[Mapping]) -> list[str]:
         "mean over traces x seeds with a 95% t-interval cut to the quantity's range (>= 0; shares <= 100%). Paper (Fig. 8a): share of jobs "
         "with rho < 1 FFT 70%, Gavel 38%, Tiresias 49%.",
         "",
-        "| policy | " + " | ".join(f"share rho<1 (%), {r}" for r in readings) + " | "
-        + " | ".join(f"mean rho, {r}" for r in readings) + " |",
+        "| policy | "
+        + " | ".join(f"share rho<1 (%), {r}" for r in readings)
+        + " | "
+        + " | ".join(f"mean rho, {r}" for r in readings)
+        + " |",
         "|---|" + "---|" * (2 * len(readings)),
     ]
     for policy in style.policy_order(table["policy"]):

@@ -31,15 +31,28 @@ def speedups(cluster_name: str, slow: str, fast: str) -> pd.DataFrame:
     for m, model in enumerate(cat.models):
         w = int(np.flatnonzero(cat.allowed_workers[m])[0])
         mem = float(cat.mem_per_worker_gb[m, w])
-        rows.append({"model": model, "workers": cat.worker_counts[w], "speedup": cat.packed[m, f, w] / cat.packed[m, s, w],
-                     "state_gb": cat.state_bytes[m] / 1e9, "mem_per_worker_gb": mem,
-                     f"fits_{slow}": mem <= cluster.memory_gb[cluster.type_index(slow)],
-                     f"fits_{fast}": mem <= cluster.memory_gb[cluster.type_index(fast)]})
+        rows.append(
+            {
+                "model": model,
+                "workers": cat.worker_counts[w],
+                "speedup": cat.packed[m, f, w] / cat.packed[m, s, w],
+                "state_gb": cat.state_bytes[m] / 1e9,
+                "mem_per_worker_gb": mem,
+                f"fits_{slow}": mem <= cluster.memory_gb[cluster.type_index(slow)],
+                f"fits_{fast}": mem <= cluster.memory_gb[cluster.type_index(fast)],
+            }
+        )
     return pd.DataFrame(rows)
 
 
-def draw(inputs, out_dir: Path, models=("ResNet50", "VGG16", "GPT2-medium", "OPT-6.7B"), slow: str = "T4", fast: str = "A10",
-         cluster: str = "paper") -> list[Check]:
+def draw(
+    inputs,
+    out_dir: Path,
+    models=("ResNet50", "VGG16", "GPT2-medium", "OPT-6.7B"),
+    slow: str = "T4",
+    fast: str = "A10",
+    cluster: str = "paper",
+) -> list[Check]:
     every = speedups(cluster, slow, fast)
     shown = every.set_index("model").loc[list(models)].reset_index()
     with style.paper_style():
@@ -51,7 +64,9 @@ def draw(inputs, out_dir: Path, models=("ResNet50", "VGG16", "GPT2-medium", "OPT
         ax.bar(x[~fits], shown["speedup"][~fits], color="white", edgecolor="#0072B2", hatch="///")
         for k, v in enumerate(shown["speedup"]):
             ax.text(k, v + 0.05, f"{v:.2f}x", ha="center", fontsize=7)
-        ax.set_xticks(x, [f"{m}\n({w} GPU{'s' if w > 1 else ''})" for m, w in zip(shown["model"], shown["workers"])], fontsize=6)
+        ax.set_xticks(
+            x, [f"{m}\n({w} GPU{'s' if w > 1 else ''})" for m, w in zip(shown["model"], shown["workers"])], fontsize=6
+        )
         ax.set_ylabel(f"{fast} / {slow} throughput")
         ax.set_title(f"(a) {fast} / {slow} speedup" + (" (hatched: does not fit)" if (~fits).any() else ""))
         ax = axes[0, 1]
@@ -67,7 +82,13 @@ def draw(inputs, out_dir: Path, models=("ResNet50", "VGG16", "GPT2-medium", "OPT
         style.save(fig, out_dir, "fig1", shown)
     lo, hi = every["speedup"].min(), every["speedup"].max()
     opt = every.set_index("model").loc["OPT-6.7B", "state_gb"] if "OPT-6.7B" in set(every["model"]) else float("nan")
-    return [Check("Fig. 1a", f"{fast} / {slow} speedup across the Table 2 models", "1.6x-2.71x", f"{lo:.2f}x-{hi:.2f}x"),
-            Check("Fig. 1a", f"{fast} / {slow} speedup, the four jobs shown",  "1.6x-2.71x",
-                  ", ".join(f"{m} {v:.2f}x" for m, v in zip(shown["model"], shown["speedup"]))),
-            Check("Fig. 1b", "OPT-6.7B training state", "about 107 GB", f"{opt:.1f} GB")]
+    return [
+        Check("Fig. 1a", f"{fast} / {slow} speedup across the Table 2 models", "1.6x-2.71x", f"{lo:.2f}x-{hi:.2f}x"),
+        Check(
+            "Fig. 1a",
+            f"{fast} / {slow} speedup, the four jobs shown",
+            "1.6x-2.71x",
+            ", ".join(f"{m} {v:.2f}x" for m, v in zip(shown["model"], shown["speedup"])),
+        ),
+        Check("Fig. 1b", "OPT-6.7B training state", "about 107 GB", f"{opt:.1f} GB"),
+    ]

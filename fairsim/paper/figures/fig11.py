@@ -13,5 +13,12 @@ METRICS = {"avg_jct_s": "avg JCT / FFT", "makespan_s": "makespan / FFT"}
 
 
 def draw(inputs: Inputs, out_dir: Path) -> list[Path]:
-    return ratio_figure(inputs.sweep("simulated").cells, METRICS, out_dir, "fig11",
-                        "Fig. 11: baselines vs FFT, simulated traces 3-9 (ratio > 1: FFT better)", paper_values("simulated"), by_trace=True)
+    return ratio_figure(
+        inputs.sweep("simulated").cells,
+        METRICS,
+        out_dir,
+        "fig11",
+        "Fig. 11: baselines vs FFT, simulated traces 3-9 (ratio > 1: FFT better)",
+        paper_values("simulated"),
+        by_trace=True,
+    )

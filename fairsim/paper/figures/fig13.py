@@ -41,9 +41,14 @@ def simulated_decisions(inputs: Inputs, roles=("testbed", "simulated")) -> pd.Da
         return pd.DataFrame(columns=["jobs", "policy_s", "decisions"])
     rounds = pd.concat(parts, ignore_index=True)
     which = np.searchsorted(BINS, rounds["active_jobs"].to_numpy(), side="right") - 1
-    rows = [{"jobs": float(np.median(rounds["active_jobs"].to_numpy()[which == b])),
-             "policy_s": float(np.median(rounds["policy_s"].to_numpy()[which == b])), "decisions": int((which == b).sum())}
-            for b in np.unique(which)]
+    rows = [
+        {
+            "jobs": float(np.median(rounds["active_jobs"].to_numpy()[which == b])),
+            "policy_s": float(np.median(rounds["policy_s"].to_numpy()[which == b])),
+            "decisions": int((which == b).sum()),
+        }
+        for b in np.unique(which)
+    ]
     return pd.DataFrame(rows)
 
 
@@ -67,8 +72,14 @@ def benchmark_panel(ax, inputs: Inputs) -> pd.DataFrame:
     except MissingInput:
         ax.text(0.5, 0.5, "no solver benchmark results", ha="center", va="center", transform=ax.transAxes)
     paper = pd.DataFrame({"jobs": list(PAPER_SOLVER_S), "seconds": list(PAPER_SOLVER_S.values())})
-    ax.plot(paper["jobs"], paper["seconds"], linestyle="none", marker=style.PAPER_MARKER, color=style.PAPER_COLOR,
-            label=f"{style.PAPER_LABEL} (cvxpy, their hardware)")
+    ax.plot(
+        paper["jobs"],
+        paper["seconds"],
+        linestyle="none",
+        marker=style.PAPER_MARKER,
+        color=style.PAPER_COLOR,
+        label=f"{style.PAPER_LABEL} (cvxpy, their hardware)",
+    )
     tables.append(paper.assign(source="paper"))
     plain_log_axes(ax)
     ax.set_xlabel("active jobs")
@@ -96,8 +107,14 @@ def profile_error_panel(ax, inputs: Inputs) -> pd.DataFrame:
     try:
         sweep = inputs.sweep("profile_error")
     except MissingInput:
-        ax.text(0.5, 0.5, f"not reproduced:\nno results of the sweep\nover {ERROR_KEY}", ha="center", va="center",
-                transform=ax.transAxes)
+        ax.text(
+            0.5,
+            0.5,
+            f"not reproduced:\nno results of the sweep\nover {ERROR_KEY}",
+            ha="center",
+            va="center",
+            transform=ax.transAxes,
+        )
         ax.set_title("JCT vs profile error")
         ax.set_xticks([])
         ax.set_yticks([])
@@ -117,11 +134,23 @@ def profile_error_panel(ax, inputs: Inputs) -> pd.DataFrame:
         ax.plot(x * 100, mean, "-", marker=style.marker(policy), color=style.color(policy), label=style.label(policy))
         ok = np.isfinite(lo) & np.isfinite(hi)  # no whisker (and no zero-width cap) for one seed
         if ok.any():
-            ax.errorbar(x[ok] * 100, mean[ok], yerr=np.vstack([mean[ok] - lo[ok], hi[ok] - mean[ok]]), fmt="none",
-                        capsize=3, ecolor=style.color(policy))
+            ax.errorbar(
+                x[ok] * 100,
+                mean[ok],
+                yerr=np.vstack([mean[ok] - lo[ok], hi[ok] - mean[ok]]),
+                fmt="none",
+                capsize=3,
+                ecolor=style.color(policy),
+            )
     error, limit = PAPER_PROFILE_ERROR
-    ax.plot([error * 100], [limit], linestyle="none", marker="v", color=style.PAPER_COLOR,
-            label=f"{style.PAPER_LABEL}: at most {limit:g}x at {error:.0%} error")
+    ax.plot(
+        [error * 100],
+        [limit],
+        linestyle="none",
+        marker="v",
+        color=style.PAPER_COLOR,
+        label=f"{style.PAPER_LABEL}: at most {limit:g}x at {error:.0%} error",
+    )
     ax.axhline(1.0, color="black", linewidth=0.8, linestyle="--")
     bottom, top = ax.get_ylim()
     ax.set_ylim(bottom, max(top, limit + 0.03))  # the paper's bound inside the axis
@@ -151,10 +180,13 @@ def draw(inputs: Inputs, out_dir: Path) -> list[Path]:
         sim = simulation_panel(axes[0][1], inputs)
         style.panel_letters(axes[0])
         style.legend_outside(fig, axes[0])
-        style.note(fig, "Wall-clock times of this machine (not reproducible bit for bit); (a) and (b) time different "
-                        "instances: (a) random 1,000-GPU rounds, median of the reps, (b) the sweeps' own clusters "
-                        "(36 GPUs at small scale). A program of at most exact_columns=512 columns after pruning (every "
-                        "round on the 36-GPU testbed) is solved by the exact MILP, larger ones by lp_dive.")
+        style.note(
+            fig,
+            "Wall-clock times of this machine (not reproducible bit for bit); (a) and (b) time different "
+            "instances: (a) random 1,000-GPU rounds, median of the reps, (b) the sweeps' own clusters "
+            "(36 GPUs at small scale). A program of at most exact_columns=512 columns after pruning (every "
+            "round on the 36-GPU testbed) is solved by the exact MILP, larger ones by lp_dive.",
+        )
         fig.suptitle("Fig. 13a: time of one FFT decision", fontsize=9)
         data = pd.concat([bench.assign(panel="a"), sim.assign(panel="b")], ignore_index=True)
         paths += style.save(fig, out_dir / MACHINE_DIR, "fig13a_timing", data)

@@ -24,13 +24,28 @@ def results():
 
 def draw(inputs, out_dir: Path) -> list[Check]:
     example, runs = results()
-    titles = {name: f"{style.label(name)} ({r.schedule['duration_s'].iloc[0]:g}-s rounds): total JCT "
-                    f"{r.jobs['jct_s'].sum() / 60:.2f} min, {int(r.jobs['type_switches'].sum())} migration(s)"
-              for name, r in runs.items()}
+    titles = {
+        name: f"{style.label(name)} ({r.schedule['duration_s'].iloc[0]:g}-s rounds): total JCT "
+        f"{r.jobs['jct_s'].sum() / 60:.2f} min, {int(r.jobs['type_switches'].sum())} migration(s)"
+        for name, r in runs.items()
+    }
     titles["ours"] = titles["ours"].replace("FFT", "FFT = optimal order")
     with style.paper_style():
-        fig = gantt_panels(example, runs, titles, "Fig. 3: Table 1's jobs, Gavel's round-by-round split vs the optimal order", 1.7)
-        style.save(fig, out_dir, "fig3", pd.concat([gantt_rows(example, r, name) for name, r in runs.items()], ignore_index=True))
+        fig = gantt_panels(
+            example, runs, titles, "Fig. 3: Table 1's jobs, Gavel's round-by-round split vs the optimal order", 1.7
+        )
+        style.save(
+            fig,
+            out_dir,
+            "fig3",
+            pd.concat([gantt_rows(example, r, name) for name, r in runs.items()], ignore_index=True),
+        )
     gavel = runs["gavel"].jobs
-    return [Check("Fig. 3", "migrations Gavel's rounds cause (2 jobs, 16 epochs each)", "one per round the jobs swap",
-                  f"{int(gavel['type_switches'].sum())} in {len(runs['gavel'].rounds)} rounds of {gavel_round_len_s():g} s")]
+    return [
+        Check(
+            "Fig. 3",
+            "migrations Gavel's rounds cause (2 jobs, 16 epochs each)",
+            "one per round the jobs swap",
+            f"{int(gavel['type_switches'].sum())} in {len(runs['gavel'].rounds)} rounds of {gavel_round_len_s():g} s",
+        )
+    ]

@@ -29,15 +29,32 @@ def draw(inputs, out_dir: Path) -> list[Check]:
         ax = axes[0, 0]
         for t, d in zip(ran["t_s"], ran["busy_s"]):
             ax.axvspan(t / 3600, (t + d) / 3600, color="#009E73", alpha=0.3, lw=0)
-        ax.step(big["t_s"] / 3600, big["rho"], where="post", color="#0072B2", lw=1.2, label="rho (as of the round's decision)")
+        ax.step(
+            big["t_s"] / 3600,
+            big["rho"],
+            where="post",
+            color="#0072B2",
+            lw=1.2,
+            label="rho (as of the round's decision)",
+        )
         ax.set_xlabel("time (h)")
         ax.set_ylabel("rho of the 2-GPU job")
         handles, _ = ax.get_legend_handles_labels()
-        ax.legend(handles=[*handles, Patch(color="#009E73", alpha=0.3, label="rounds the job runs")], loc="upper left", fontsize=7)
+        ax.legend(
+            handles=[*handles, Patch(color="#009E73", alpha=0.3, label="rounds the job runs")],
+            loc="upper left",
+            fontsize=7,
+        )
         ax.set_title("Fig. 5: FFT's rho for a 2-GPU job behind a stream of 1-round jobs (2 GPUs)")
         style.save(fig, out_dir, "fig5", big)
     first = float(result.jobs["first_start_s"].iloc[0])
     peak = float(big.loc[big["t_s"] <= first, "rho"].max())
     after = float(big.loc[big["t_s"] > first, "rho"].iloc[0])
-    return [Check("Fig. 5", "a starved job's rho", "rises while it waits, falls once it runs",
-                  f"rises for {first / 300:.0f} rounds to {peak:.1f}, the job starts, then {after:.1f}")]
+    return [
+        Check(
+            "Fig. 5",
+            "a starved job's rho",
+            "rises while it waits, falls once it runs",
+            f"rises for {first / 300:.0f} rounds to {peak:.1f}, the job starts, then {after:.1f}",
+        )
+    ]

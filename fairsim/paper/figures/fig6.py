@@ -27,8 +27,16 @@ def draw(inputs, out_dir: Path) -> list[Check]:
     jobs = result.jobs.set_index("job_id")
     spread = jobs[jobs["spread_rounds"] > 0]
     state_gb = dict(zip(example.jobs.job_id, example.jobs.state_bytes / 1e9))
-    moves = [f"{example.labels[j]} ({state_gb[j]:.0f} GB): spread {int(r['spread_rounds'])} rounds, "
-             + (f"then consolidated ({r['overhead_s']:.1f} s overhead)" if r["migrations"] else "never moved")
-             for j, r in spread.iterrows()]
-    return [Check("Fig. 6", "consolidation at churn", "spread multi-worker jobs move onto fewer hosts, smallest state first",
-                  "; ".join(moves) or "no job spread")]
+    moves = [
+        f"{example.labels[j]} ({state_gb[j]:.0f} GB): spread {int(r['spread_rounds'])} rounds, "
+        + (f"then consolidated ({r['overhead_s']:.1f} s overhead)" if r["migrations"] else "never moved")
+        for j, r in spread.iterrows()
+    ]
+    return [
+        Check(
+            "Fig. 6",
+            "consolidation at churn",
+            "spread multi-worker jobs move onto fewer hosts, smallest state first",
+            "; ".join(moves) or "no job spread",
+        )
+    ]

@@ -13,5 +13,11 @@ METRICS = {"avg_jct_s": "avg JCT / FFT", "makespan_s": "makespan / FFT"}
 
 
 def draw(inputs: Inputs, out_dir: Path) -> list[Path]:
-    return ratio_figure(inputs.sweep("testbed").cells, METRICS, out_dir, "fig7",
-                        "Fig. 7: baselines vs FFT, traces 1-2 (ratio > 1: FFT better)", paper_values("testbed"))
+    return ratio_figure(
+        inputs.sweep("testbed").cells,
+        METRICS,
+        out_dir,
+        "fig7",
+        "Fig. 7: baselines vs FFT, traces 1-2 (ratio > 1: FFT better)",
+        paper_values("testbed"),
+    )

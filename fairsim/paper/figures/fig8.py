@@ -18,8 +18,11 @@ from fairsim.paper.values import paper_values
 # rho under REPORT.md's default reading of T_id: the fluid max-min fair schedule of the trace, the
 # same for every policy (fairsim/paper/figures/fairness_readings.py says why; the other readings are in
 # REPORT.md's "three readings" table)
-PANELS = {"rho_fluid_mean": ("mean rho (log scale)", "log"), "rho_fluid_max": ("max rho (log scale)", "log"),
-          "rho_fluid_lt1_share": ("share of jobs with rho < 1", "bars")}
+PANELS = {
+    "rho_fluid_mean": ("mean rho (log scale)", "log"),
+    "rho_fluid_max": ("max rho (log scale)", "log"),
+    "rho_fluid_lt1_share": ("share of jobs with rho < 1", "bars"),
+}
 RATIOS = {"rho_fluid_mean": "mean rho", "rho_fluid_max": "max rho"}
 
 
@@ -35,7 +38,16 @@ def draw(inputs: Inputs, out_dir: Path) -> list[Path]:
         ax.set_title("rho ratio to FFT (> 1: FFT fairer)")
         return table, drawn
 
-    return distribution_figure(sweep, "rho_fluid", "rho, fluid T_id (log scale)", PANELS, out_dir, "fig8",
-                               "Fig. 8: finish-time fairness (T_id: fluid max-min fair schedule), traces 1-2 (lower rho is fairer)",
-                               xscale="log", paper=paper_values("testbed"),
-                               cdf_reference=1.0, extra_panel=ratios)
+    return distribution_figure(
+        sweep,
+        "rho_fluid",
+        "rho, fluid T_id (log scale)",
+        PANELS,
+        out_dir,
+        "fig8",
+        "Fig. 8: finish-time fairness (T_id: fluid max-min fair schedule), traces 1-2 (lower rho is fairer)",
+        xscale="log",
+        paper=paper_values("testbed"),
+        cdf_reference=1.0,
+        extra_panel=ratios,
+    )

@@ -54,9 +54,17 @@ PANELS = (
     Panel("(b) makespan / FFT", "makespan_s", "ratio", BASELINES),
     Panel("(c) mean rho (fluid T_id) / FFT", "rho_fluid_mean", "ratio", ("gavel", "tiresias", "themis", "gavel_mmf")),
     Panel("(d) max rho (fluid T_id) / FFT", "rho_fluid_max", "ratio", ("gavel", "tiresias", "themis", "gavel_mmf")),
-    Panel("(e) share of jobs with rho < 1 (%, fluid)", "rho_fluid_lt1_share", "value", ("ours", "gavel", "tiresias"),
-          scale=100.0, log=False),
-    Panel("(f) max starvation (h)", "starvation_max_s", "value", ("ours", "gavel", "tiresias"), scale=1 / 3600, log=False),
+    Panel(
+        "(e) share of jobs with rho < 1 (%, fluid)",
+        "rho_fluid_lt1_share",
+        "value",
+        ("ours", "gavel", "tiresias"),
+        scale=100.0,
+        log=False,
+    ),
+    Panel(
+        "(f) max starvation (h)", "starvation_max_s", "value", ("ours", "gavel", "tiresias"), scale=1 / 3600, log=False
+    ),
 )
 
 
@@ -76,8 +84,18 @@ def load_table(cells: pd.DataFrame) -> pd.DataFrame:
                 else:
                     ci = nonneg_ci(part.loc[part["policy"] == policy, panel.metric].astype(float) * panel.scale)
                 if ci.n:
-                    rows.append({"panel": panel.title, "metric": panel.metric, "policy": policy, "arrivals": arrivals,
-                                 "load": load, "value": ci.mean, "n": ci.n, "paper": panel.paper().get(policy, np.nan)})
+                    rows.append(
+                        {
+                            "panel": panel.title,
+                            "metric": panel.metric,
+                            "policy": policy,
+                            "arrivals": arrivals,
+                            "load": load,
+                            "value": ci.mean,
+                            "n": ci.n,
+                            "paper": panel.paper().get(policy, np.nan),
+                        }
+                    )
     return pd.DataFrame(rows, columns=["panel", "metric", "policy", "arrivals", "load", "value", "n", "paper"])
 
 
@@ -96,8 +114,15 @@ def draw(inputs: Inputs, out_dir: Path) -> list[Path]:
                 for arrivals, dash in ARRIVAL_STYLE.items():
                     line = mine[mine["arrivals"] == arrivals].sort_values("load")
                     if len(line):
-                        ax.plot(line["load"], line["value"], dash, marker="o", markersize=3, linewidth=1.1,
-                                color=style.color(policy))
+                        ax.plot(
+                            line["load"],
+                            line["value"],
+                            dash,
+                            marker="o",
+                            markersize=3,
+                            linewidth=1.1,
+                            color=style.color(policy),
+                        )
                 if policy in panel.paper():
                     ax.axhline(panel.paper()[policy], color=style.color(policy), linestyle=":", linewidth=1.0)
             if panel.kind == "ratio":
@@ -107,14 +132,18 @@ def draw(inputs: Inputs, out_dir: Path) -> list[Path]:
             else:
                 ax.set_ylim(bottom=0)
             ax.set_xscale(portable.LogScale())
-            ax.set_xticks(sorted(set(cells["load"].astype(float))), [f"{v:g}" for v in sorted(set(cells["load"].astype(float)))])
+            ax.set_xticks(
+                sorted(set(cells["load"].astype(float))), [f"{v:g}" for v in sorted(set(cells["load"].astype(float)))]
+            )
             ax.xaxis.set_minor_formatter(NullFormatter())
             ax.set_xlabel("offered load")
             ax.set_title(panel.title)
         handles = _legend_handles(table)
         fig.legend(handles=handles, loc="outside right center", fontsize=7)
-        fig.suptitle(f"Headline claims vs load, traces 1-2 pooled ({n_text}); ratios > 1: FFT better; "
-                     "dotted: the paper's value", fontsize=9)
+        fig.suptitle(
+            f"Headline claims vs load, traces 1-2 pooled ({n_text}); ratios > 1: FFT better; dotted: the paper's value",
+            fontsize=9,
+        )
         return style.save(fig, out_dir, "fig_load", table)
 
 
@@ -123,17 +152,24 @@ def _legend_handles(table: pd.DataFrame) -> list:
 
     policies = style.policy_order(table["policy"]) if len(table) else []
     handles = [Line2D([], [], color=style.color(p), marker="o", markersize=3, label=style.label(p)) for p in policies]
-    handles += [Line2D([], [], color="black", linestyle=dash, label=f"{a} arrivals") for a, dash in ARRIVAL_STYLE.items()]
+    handles += [
+        Line2D([], [], color="black", linestyle=dash, label=f"{a} arrivals") for a, dash in ARRIVAL_STYLE.items()
+    ]
     handles.append(Line2D([], [], color="grey", linestyle=":", label="paper"))
     return handles
 
 
 # ---- REPORT.md: direction of each testbed claim per (arrivals, load) ----------------------------------
 
+
 def claim_verdicts(sweep: SweepData, specs: Sequence[Mapping]) -> pd.DataFrame:
     """claim x (arrivals, load) -> verdict, each slice judged as the testbed sweep is."""
-    return pd.DataFrame({(arrivals, load): {r.claim: r.verdict for r in judge(specs, "testbed", part)}
-                         for arrivals, load, part in _slices(sweep.cells)})
+    return pd.DataFrame(
+        {
+            (arrivals, load): {r.claim: r.verdict for r in judge(specs, "testbed", part)}
+            for arrivals, load, part in _slices(sweep.cells)
+        }
+    )
 
 
 def _ranges(loads: Sequence[float]) -> str:

@@ -118,14 +118,18 @@ def _seeds(cells: pd.DataFrame) -> str:
 
 
 def _metric_lines(table: pd.DataFrame) -> list[str]:
-    head = ["reading"] + [f"{METRICS[m][0]}: FFT, {' / '.join(f'{style.label(b)}/FFT' for b in RATIO_BASELINES)}" for m in METRICS]
+    head = ["reading"] + [
+        f"{METRICS[m][0]}: FFT, {' / '.join(f'{style.label(b)}/FFT' for b in RATIO_BASELINES)}" for m in METRICS
+    ]
     lines = ["| " + " | ".join(head) + " |", "|---|" + "---|" * len(METRICS)]
     for name, part in table.groupby("reading", sort=False):
         part = part.set_index("metric")
         cells = []
         for m, (_, _, digits) in METRICS.items():
             r = part.loc[m]
-            ratios = " / ".join(f"{r[f'{b}_over_ours']:.2f}" if np.isfinite(r[f"{b}_over_ours"]) else "-" for b in RATIO_BASELINES)
+            ratios = " / ".join(
+                f"{r[f'{b}_over_ours']:.2f}" if np.isfinite(r[f"{b}_over_ours"]) else "-" for b in RATIO_BASELINES
+            )
             cells.append(f"{r['ours']:.{digits}f}, {ratios}")
         lines.append(f"| {name} | " + " | ".join(cells) + " |")
     return lines
@@ -158,12 +162,20 @@ def report_section(inputs: Inputs, specs: Sequence[Mapping]) -> list[str]:
             "|---|" + "---|" * len(names),
         ]
         for claim, row in verdicts.iterrows():
-            lines.append(f"| {str(claim).replace('|', '/')} | " + " | ".join(MARK.get(row[n], "?") for n in names) + " |")
+            lines.append(
+                f"| {str(claim).replace('|', '/')} | " + " | ".join(MARK.get(row[n], "?") for n in names) + " |"
+            )
         same, flips = survivors(verdicts)
         held = [c for c in same if verdicts.loc[c, DEFAULT] == "yes"]
-        lines += ["", f"Same verdict under every variant ({len(same)} of {len(verdicts)}): "
-                  + ("; ".join(f"{c} ({MARK.get(verdicts.loc[c, DEFAULT], '?')})" for c in same) or "none") + ".",
-                  "", f"Of these, reproduced (Y) under every variant: {'; '.join(held) or 'none'}.", ""]
+        lines += [
+            "",
+            f"Same verdict under every variant ({len(same)} of {len(verdicts)}): "
+            + ("; ".join(f"{c} ({MARK.get(verdicts.loc[c, DEFAULT], '?')})" for c in same) or "none")
+            + ".",
+            "",
+            f"Of these, reproduced (Y) under every variant: {'; '.join(held) or 'none'}.",
+            "",
+        ]
         if flips:
             lines.append("Verdicts that move (default -> variant):")
             lines.append("")
@@ -171,7 +183,11 @@ def report_section(inputs: Inputs, specs: Sequence[Mapping]) -> list[str]:
                 where = "; ".join(f"{MARK.get(v, '?')} under `{n}`" for n, v in moved.items())
                 lines.append(f"- {claim}: {MARK.get(verdicts.loc[claim, DEFAULT], '?')} by default; {where}.")
             lines.append("")
-        lines += ["FFT's averages over traces x seeds under each reading, with each baseline's value over FFT's "
-                  "(geometric mean of the paired ratios; > 1: FFT better), rho in the fluid reading:", "",
-                  *_metric_lines(metrics_table(base, readings)), ""]
+        lines += [
+            "FFT's averages over traces x seeds under each reading, with each baseline's value over FFT's "
+            "(geometric mean of the paired ratios; > 1: FFT better), rho in the fluid reading:",
+            "",
+            *_metric_lines(metrics_table(base, readings)),
+            "",
+        ]
     return lines

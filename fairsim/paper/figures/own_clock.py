@@ -48,8 +48,17 @@ def clock_table(rounds: pd.DataFrame, events: pd.DataFrame) -> pd.DataFrame:
                 continue
             for metric, (_, scale, _) in METRICS.items():
                 ci = nonneg_ci(part[metric].astype(float) * scale)
-                rows.append({"policy": policy, "clock": clock, "metric": metric, "mean": ci.mean, "lo": ci.lo,
-                             "hi": ci.hi, "n": ci.n})
+                rows.append(
+                    {
+                        "policy": policy,
+                        "clock": clock,
+                        "metric": metric,
+                        "mean": ci.mean,
+                        "lo": ci.lo,
+                        "hi": ci.hi,
+                        "n": ci.n,
+                    }
+                )
     return pd.DataFrame(rows, columns=["policy", "clock", "metric", "mean", "lo", "hi", "n"])
 
 
@@ -60,7 +69,7 @@ def clock_verdicts(inputs: Inputs, specs: Sequence[Mapping]) -> pd.DataFrame:
 
 
 def counts(column: pd.Series) -> str:
-    """"a yes, b weak, c no" of one reading's verdicts."""
+    """ "a yes, b weak, c no" of one reading's verdicts."""
     return ", ".join(f"{int((column == v).sum())} {v}" for v in ("yes", "weak", "no"))
 
 
@@ -82,8 +91,12 @@ def report_section(inputs: Inputs, specs: Sequence[Mapping]) -> list[str]:
         "",
         "The headline table runs every policy on FFT's 5-minute rounds. Tiresias, AlloX, FIFO and SRTF decide on "
         "events in their own systems (a new job or a freed GPU is used at once), so this reading runs them on the "
-        "event clock (`sim.clock=events`, sweep `" + events.name + "`, seeds " + seeds + ", overheads on as everywhere) "
-        "and keeps FFT, Gavel, Gavel-MMF, Themis and PAL on their rounds (docs/reproduce.md, \"Clocks\"). "
+        "event clock (`sim.clock=events`, sweep `"
+        + events.name
+        + "`, seeds "
+        + seeds
+        + ", overheads on as everywhere) "
+        'and keeps FFT, Gavel, Gavel-MMF, Themis and PAL on their rounds (docs/reproduce.md, "Clocks"). '
         "Mean over traces 1-2 x seeds with a 95% t-interval cut at 0; `-`: not run on that clock.",
         "",
         "| policy | clock | " + " | ".join(label for label, _, _ in METRICS.values()) + " |",
@@ -94,9 +107,14 @@ def report_section(inputs: Inputs, specs: Sequence[Mapping]) -> list[str]:
             part = table[(table["policy"] == policy) & (table["clock"] == clock)].set_index("metric")
             if part.empty and clock == "events":
                 continue
-            values = [("-" if metric not in part.index else
-                       f"{part.at[metric, 'mean']:.{d}f} [{part.at[metric, 'lo']:.{d}f}, {part.at[metric, 'hi']:.{d}f}]")
-                      for metric, (_, _, d) in METRICS.items()]
+            values = [
+                (
+                    "-"
+                    if metric not in part.index
+                    else f"{part.at[metric, 'mean']:.{d}f} [{part.at[metric, 'lo']:.{d}f}, {part.at[metric, 'hi']:.{d}f}]"
+                )
+                for metric, (_, _, d) in METRICS.items()
+            ]
             lines.append(f"| {style.label(policy)} | {CLOCK_LABELS[clock]} | " + " | ".join(values) + " |")
     _, flips = survivors(verdict)
     lines += [
@@ -106,14 +124,23 @@ def report_section(inputs: Inputs, specs: Sequence[Mapping]) -> list[str]:
         "",
         "| claim | FFT's clock | own clock |",
         "|---|---|---|",
-        *[f"| {str(claim).replace('|', '/')} | {MARK.get(row[DEFAULT], '?')} | {MARK.get(row[OWN_CLOCK], '?')} |"
-          for claim, row in verdict.iterrows()],
+        *[
+            f"| {str(claim).replace('|', '/')} | {MARK.get(row[DEFAULT], '?')} | {MARK.get(row[OWN_CLOCK], '?')} |"
+            for claim, row in verdict.iterrows()
+        ],
         "",
         f"Verdicts of these {len(verdict)} testbed numbers: FFT's clock {counts(verdict[DEFAULT])}; "
         f"own clock {counts(verdict[OWN_CLOCK])}. "
-        + (f"The clock changes {len(flips)}: " + "; ".join(
-            f"{claim} ({MARK.get(verdict.at[claim, DEFAULT], '?')} -> {MARK.get(moved[OWN_CLOCK], '?')})"
-            for claim, moved in flips.items()) + "." if flips else "The clock changes none of them."),
+        + (
+            f"The clock changes {len(flips)}: "
+            + "; ".join(
+                f"{claim} ({MARK.get(verdict.at[claim, DEFAULT], '?')} -> {MARK.get(moved[OWN_CLOCK], '?')})"
+                for claim, moved in flips.items()
+            )
+            + "."
+            if flips
+            else "The clock changes none of them."
+        ),
         "",
     ]
     return lines

@@ -28,11 +28,27 @@ def table() -> pd.DataFrame:
     gavel, fft = (runs[k].jobs["jct_s"].to_numpy() / 60 for k in ("gavel", "ours"))
     fast_share = lambda r: r.jobs[f"gpu_s_{fast_name}"].to_numpy() / r.jobs["run_s"].to_numpy()  # noqa: E731
     fft_round = runs["ours"].schedule["duration_s"].iloc[0]
-    rows = [("Gavel time fractions (LP, fluid)", "-", *x[:, fast], *fluid),
-            (f"Gavel's mechanism in the engine ({gavel_round_len_s():g}-s rounds)", "-", *fast_share(runs["gavel"]), *gavel),
-            (f"optimal order (FFT in the engine, {fft_round:g}-s rounds)", "-", *fast_share(runs["ours"]), *fft)]
-    t = pd.DataFrame(rows, columns=["allocation", "paper total JCT (min)", "A: fast-GPU share", "B: fast-GPU share",
-                                    "A: JCT (min)", "B: JCT (min)"])
+    rows = [
+        ("Gavel time fractions (LP, fluid)", "-", *x[:, fast], *fluid),
+        (
+            f"Gavel's mechanism in the engine ({gavel_round_len_s():g}-s rounds)",
+            "-",
+            *fast_share(runs["gavel"]),
+            *gavel,
+        ),
+        (f"optimal order (FFT in the engine, {fft_round:g}-s rounds)", "-", *fast_share(runs["ours"]), *fft),
+    ]
+    t = pd.DataFrame(
+        rows,
+        columns=[
+            "allocation",
+            "paper total JCT (min)",
+            "A: fast-GPU share",
+            "B: fast-GPU share",
+            "A: JCT (min)",
+            "B: JCT (min)",
+        ],
+    )
     t["total JCT (min)"] = t["A: JCT (min)"] + t["B: JCT (min)"]
     t["paper total JCT (min)"] = ["7.11", "7.11", "5.75"]  # the paper's Table 1
     return t
@@ -40,10 +56,20 @@ def table() -> pd.DataFrame:
 
 def draw(inputs, out_dir: Path) -> list[Check]:
     t = table()
-    save_table(t, out_dir, "table1", "Table 1: Gavel's time-fraction split vs the optimal order", [
-        "Fast-GPU share: the share of the job's run time spent on the fast GPU.",
-        "Instance: table1 in experiments/paper_examples.yaml (no migration cost, as in the paper's example)."], floatfmt=".4g")
+    save_table(
+        t,
+        out_dir,
+        "table1",
+        "Table 1: Gavel's time-fraction split vs the optimal order",
+        [
+            "Fast-GPU share: the share of the job's run time spent on the fast GPU.",
+            "Instance: table1 in experiments/paper_examples.yaml (no migration cost, as in the paper's example).",
+        ],
+        floatfmt=".4g",
+    )
     fluid, engine, opt = t["total JCT (min)"]
-    return [Check("Table 1", "total JCT, Gavel's split", "7.11 min", f"{fluid:.2f} min (LP), {engine:.2f} min (engine)"),
-            Check("Table 1", "total JCT, optimal order", "5.75 min", f"{opt:.2f} min (FFT)"),
-            Check("Table 1", "optimal below Gavel's split", "20% less", f"{1 - opt / fluid:.1%} less")]
+    return [
+        Check("Table 1", "total JCT, Gavel's split", "7.11 min", f"{fluid:.2f} min (LP), {engine:.2f} min (engine)"),
+        Check("Table 1", "total JCT, optimal order", "5.75 min", f"{opt:.2f} min (FFT)"),
+        Check("Table 1", "optimal below Gavel's split", "20% less", f"{1 - opt / fluid:.1%} less"),
+    ]

@@ -60,7 +60,9 @@ class LogRead:
     source: str  # the log as a whole in errors: "<workload>: <file or folder>"
     where: Where  # row -> its place in errors: "<workload>: <file>:<line>"
     dropped: dict[str, int] = field(default_factory=dict)  # reason -> rows dropped by the reader
-    meta: dict = field(default_factory=dict)  # figures worth reporting: "rows" (rows read, the run reports it), time span, ...
+    meta: dict = field(
+        default_factory=dict
+    )  # figures worth reporting: "rows" (rows read, the run reports it), time span, ...
 
 
 def module_name(name: str) -> str:
@@ -69,8 +71,13 @@ def module_name(name: str) -> str:
 
 def available(attribute: str) -> tuple[str, ...]:
     """The formats whose module has ``attribute`` (``read``: job logs; ``cluster_config``: node lists)."""
-    return tuple(sorted(m.name for m in pkgutil.iter_modules(__path__) if not m.name.startswith("_")
-                        and hasattr(importlib.import_module(module_name(m.name)), attribute)))
+    return tuple(
+        sorted(
+            m.name
+            for m in pkgutil.iter_modules(__path__)
+            if not m.name.startswith("_") and hasattr(importlib.import_module(module_name(m.name)), attribute)
+        )
+    )
 
 
 def format_module(name: object, attribute: str, src: str, field_name: str) -> ModuleType:

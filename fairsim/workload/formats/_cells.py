@@ -28,9 +28,19 @@ def filled(cells: pd.Series) -> pd.Series:
     return text.where(text != "", None)
 
 
-def numbers(cells: pd.Series, where: Where, column: str, *, lo: float | None = None, hi: float | None = None,
-            whole: bool = False, empty_ok: bool = True, what: str = "", also: tuple[float, ...] = (),
-            clock: bool = False) -> np.ndarray:
+def numbers(
+    cells: pd.Series,
+    where: Where,
+    column: str,
+    *,
+    lo: float | None = None,
+    hi: float | None = None,
+    whole: bool = False,
+    empty_ok: bool = True,
+    what: str = "",
+    also: tuple[float, ...] = (),
+    clock: bool = False,
+) -> np.ndarray:
     """float64 values, in [lo, hi] and whole numbers when asked, or one of ``also`` (a value the
     caller drops, such as 0 GPUs); NaN where a cell is empty (refused unless ``empty_ok``).
     ``clock``: a cell may also be a duration ``[D-]HH:MM:SS`` (in seconds). ``what`` says the rule
@@ -65,8 +75,9 @@ CLOCK_WORDS = "[D-]HH:MM:SS"
 def clock_seconds(text: pd.Series) -> np.ndarray:
     """float64 seconds of the cells written ``[D-]HH:MM:SS``; NaN for any other cell."""
     parts = text.astype(object).where(text.notna(), "").astype(str).str.extract(CLOCK)
-    days, hours, minutes, secs = (pd.to_numeric(parts[k], errors="coerce").to_numpy(np.float64, na_value=np.nan)
-                                  for k in range(4))
+    days, hours, minutes, secs = (
+        pd.to_numeric(parts[k], errors="coerce").to_numpy(np.float64, na_value=np.nan) for k in range(4)
+    )
     days = np.where(np.isnan(days) & ~np.isnan(hours), 0.0, days)
     return ((days * 24 + hours) * 60 + minutes) * 60 + secs
 

@@ -44,9 +44,17 @@ def _place(src: str | None, path: Path, line: int) -> str:
     return f"{src}: {path}:{line}" if src else f"{path}:{line}"
 
 
-def read_csv_table(path: Path, src: str | None, *, columns: tuple[str, ...] | None = None,
-                   required: tuple[str, ...] = (), header_first: str | None = None,
-                   usecols: tuple[str, ...] | None = None, hint: str = "", quoted: bool = False) -> CsvTable:
+def read_csv_table(
+    path: Path,
+    src: str | None,
+    *,
+    columns: tuple[str, ...] | None = None,
+    required: tuple[str, ...] = (),
+    header_first: str | None = None,
+    usecols: tuple[str, ...] | None = None,
+    hint: str = "",
+    quoted: bool = False,
+) -> CsvTable:
     """``columns`` given: a headerless table with these columns, in order (a first line that
     starts with ``header_first`` is taken as a header line and skipped). ``columns`` None: the
     first line is the header, and it must name every column of ``required``. ``usecols``: the
@@ -59,8 +67,17 @@ def read_csv_table(path: Path, src: str | None, *, columns: tuple[str, ...] | No
     data = path.read_bytes()
     text = decoded(data, lambda line: _place(src, path, line), WHAT)
     read = _quoted_rows if quoted else _plain_rows
-    return read(data[len(BOM):] if data.startswith(BOM) else data, text, path, src, columns, required, header_first,
-                usecols, hint)
+    return read(
+        data[len(BOM) :] if data.startswith(BOM) else data,
+        text,
+        path,
+        src,
+        columns,
+        required,
+        header_first,
+        usecols,
+        hint,
+    )
 
 
 def _plain_rows(data, text, path, src, columns, required, header_first, usecols, hint) -> CsvTable:
@@ -76,9 +93,18 @@ def _plain_rows(data, text, path, src, columns, required, header_first, usecols,
     if wrong.any():
         line = int(data_lines[np.flatnonzero(wrong)[0]])
         raise _ragged(_place(src, path, line), commas[line - 1] + 1, columns)
-    cells = pd.read_csv(io.BytesIO(data), header=0 if has_header else None, names=list(columns), dtype=str,
-                        keep_default_na=False, skip_blank_lines=True, index_col=False, quoting=csv.QUOTE_NONE,
-                        usecols=None if usecols is None else list(usecols), encoding="utf-8")
+    cells = pd.read_csv(
+        io.BytesIO(data),
+        header=0 if has_header else None,
+        names=list(columns),
+        dtype=str,
+        keep_default_na=False,
+        skip_blank_lines=True,
+        index_col=False,
+        quoting=csv.QUOTE_NONE,
+        usecols=None if usecols is None else list(usecols),
+        encoding="utf-8",
+    )
     return CsvTable(cells=cells, lines=data_lines.astype(np.int64), path=path, src=src)
 
 
@@ -111,23 +137,37 @@ def _parsed(text: str, where) -> tuple[list[list[str]], list[int]]:
                 lines.append(start)
             start = reader.line_num + 1
     except csv.Error as exc:
-        raise InputError(where(start), "fields", f"is not valid CSV ({exc}; a quoted cell must end with a quote "
-                         "before the next comma or line end)") from None
+        raise InputError(
+            where(start),
+            "fields",
+            f"is not valid CSV ({exc}; a quoted cell must end with a quote before the next comma or line end)",
+        ) from None
     return rows, lines
 
 
 def _header(names: list[str], where: str, required: tuple[str, ...], hint: str) -> tuple[str, ...]:
     columns = tuple(name.strip() for name in names)
     twice = sorted(name for name, n in Counter(columns).items() if n > 1)
-    require(not twice, where, "header", f"names the column(s) {', '.join(map(repr, twice))} more than once (each column once)")
+    require(
+        not twice,
+        where,
+        "header",
+        f"names the column(s) {', '.join(map(repr, twice))} more than once (each column once)",
+    )
     missing = [c for c in required if c not in columns]
-    require(not missing, where, "header", f"misses the column(s) {', '.join(missing)} (needed: {', '.join(required)})"
-            + (f"; {hint}" if hint else ""))
+    require(
+        not missing,
+        where,
+        "header",
+        f"misses the column(s) {', '.join(missing)} (needed: {', '.join(required)})" + (f"; {hint}" if hint else ""),
+    )
     return columns
 
 
 def _ragged(where: str, fields: int, columns: tuple[str, ...]) -> InputError:
-    return InputError(where, "fields", f"has {fields} comma-separated fields, expected {len(columns)} ({','.join(columns)})")
+    return InputError(
+        where, "fields", f"has {fields} comma-separated fields, expected {len(columns)} ({','.join(columns)})"
+    )
 
 
 def _line_layout(data: bytes) -> tuple[np.ndarray, np.ndarray]:
@@ -147,4 +187,4 @@ def _line_layout(data: bytes) -> tuple[np.ndarray, np.ndarray]:
 
 def _line_text(data: bytes, starts: np.ndarray, line: int) -> str:
     end = data.find(b"\n", int(starts[line - 1]))
-    return data[int(starts[line - 1]): len(data) if end < 0 else end].decode("utf-8").rstrip("\r")
+    return data[int(starts[line - 1]) : len(data) if end < 0 else end].decode("utf-8").rstrip("\r")

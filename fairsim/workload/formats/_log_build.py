@@ -17,8 +17,12 @@ from fairsim.workload.formats import LogRead, Where, placed
 
 def file_in(path: Any, default_name: str, src: str) -> Path:
     """``path`` itself, or ``default_name`` inside it when it is a folder."""
-    require(isinstance(path, (str, Path)) and str(path) != "", src, "path",
-            f"must be a file or a folder holding {default_name}, got {path!r}")
+    require(
+        isinstance(path, (str, Path)) and str(path) != "",
+        src,
+        "path",
+        f"must be a file or a folder holding {default_name}, got {path!r}",
+    )
     path = input_path(path)
     return path / default_name if path.is_dir() else path
 
@@ -44,8 +48,15 @@ def keep_after_drops(keep: np.ndarray, reasons: Sequence[tuple[str, np.ndarray]]
     return keep, dropped
 
 
-def finished_log(columns: Mapping[str, Any], kept: np.ndarray, where: Where, dropped: Mapping[str, int], rows_read: int,
-                 source: str, meta: Mapping[str, Any] | None = None) -> LogRead:
+def finished_log(
+    columns: Mapping[str, Any],
+    kept: np.ndarray,
+    where: Where,
+    dropped: Mapping[str, int],
+    rows_read: int,
+    source: str,
+    meta: Mapping[str, Any] | None = None,
+) -> LogRead:
     """The normalized log sorted by submission (ties in file order), refused when nothing is left.
     ``columns`` hold the ``kept`` rows (their positions in the file, where ``where`` places them);
     ``source`` names the log as a whole."""
@@ -58,7 +69,9 @@ def finished_log(columns: Mapping[str, Any], kept: np.ndarray, where: Where, dro
     submit = log["submit_s"].to_numpy()
     figures = {"rows": int(rows_read), "jobs_kept": len(log), "span_s": float(submit[-1] - submit[0])}
     figures.update(meta or {})
-    return LogRead(log=log, source=source, where=placed(where, np.asarray(kept)[order]), dropped=dict(dropped), meta=figures)
+    return LogRead(
+        log=log, source=source, where=placed(where, np.asarray(kept)[order]), dropped=dict(dropped), meta=figures
+    )
 
 
 def text_or_none(values: pd.Series) -> np.ndarray:

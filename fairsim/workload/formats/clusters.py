@@ -37,8 +37,12 @@ from fairsim.workload.formats._csv_table import read_csv_table
 
 KEYS = ("node_list", "node_format", "gpu_map")
 LINKS = ("inter_host_gbps", "intra_host_gbps")
-SPEC_COLUMNS = {"memory_gb": "memory_gb", "fp32_tflops": "fp32_tflops", "fp16_tflops": "fp16_tensor_tflops_dense",
-                "mem_bw_gb_s": "mem_bw_gb_s"}  # a type's figure -> its column in a gpu_specs file
+SPEC_COLUMNS = {
+    "memory_gb": "memory_gb",
+    "fp32_tflops": "fp32_tflops",
+    "fp16_tflops": "fp16_tensor_tflops_dense",
+    "mem_bw_gb_s": "mem_bw_gb_s",
+}  # a type's figure -> its column in a gpu_specs file
 
 
 def cluster_mapping(cfg: Mapping[str, Any], src: str) -> Mapping[str, Any]:
@@ -52,11 +56,17 @@ def cluster_mapping(cfg: Mapping[str, Any], src: str) -> Mapping[str, Any]:
     if raw is None and hasattr(module, "shipped_node_list"):
         path = module.shipped_node_list()
     else:
-        require(isinstance(raw, str) and raw.strip() != "", src, "node_list",
-                f"is required: set cluster.node_list=/path/to/the {fmt} node list (docs/workload.md says where to get it)")
+        require(
+            isinstance(raw, str) and raw.strip() != "",
+            src,
+            "node_list",
+            f"is required: set cluster.node_list=/path/to/the {fmt} node list (docs/workload.md says where to get it)",
+        )
         path = input_path(raw)
         require(path.exists(), src, "node_list", f"no such file: {raw}")
-    built = module.cluster_config(path, cfg.get("gpu_map"), src, name=str(cfg.get("name", fmt)), gpus_per_host=cfg.get("gpus_per_host"))
+    built = module.cluster_config(
+        path, cfg.get("gpu_map"), src, name=str(cfg.get("name", fmt)), gpus_per_host=cfg.get("gpus_per_host")
+    )
     return {**built, **{k: cfg[k] for k in LINKS if k in cfg}}
 
 
@@ -68,7 +78,12 @@ def _with_spec_file(cfg: Mapping[str, Any], src: str) -> Mapping[str, Any]:
     if cfg["gpu_specs"] is None:
         return out
     raw = cfg["gpu_specs"]
-    require(isinstance(raw, str) and raw.strip() != "", src, "gpu_specs", f"must be the path of a CSV like {DATASHEET}, got {raw!r}")
+    require(
+        isinstance(raw, str) and raw.strip() != "",
+        src,
+        "gpu_specs",
+        f"must be the path of a CSV like {DATASHEET}, got {raw!r}",
+    )
     path = input_path(raw)
     require(path.is_file(), src, "gpu_specs", f"no such file: {raw}")
     listed = spec_file_types(path, src)
@@ -80,17 +95,27 @@ def _with_spec_file(cfg: Mapping[str, Any], src: str) -> Mapping[str, Any]:
 
 def spec_file_types(path, src: str) -> dict[str, dict[str, float]]:
     """The types of a gpu_specs file that the datasheet lacks, as ``gpu_types`` entries."""
-    table = read_csv_table(path, src, required=("gpu", "memory_gb", "fp32_tflops", "mem_bw_gb_s"),
-                           hint=f"the columns of {DATASHEET}: gpu, memory_gb, fp32_tflops, fp16_tensor_tflops_dense, mem_bw_gb_s")
+    table = read_csv_table(
+        path,
+        src,
+        required=("gpu", "memory_gb", "fp32_tflops", "mem_bw_gb_s"),
+        hint=f"the columns of {DATASHEET}: gpu, memory_gb, fp32_tflops, fp16_tensor_tflops_dense, mem_bw_gb_s",
+    )
     cells, where = table.cells, table.where
     if SPEC_COLUMNS["fp16_tflops"] not in cells:
         cells = cells.assign(**{SPEC_COLUMNS["fp16_tflops"]: ""})
-    values = {key: numbers(cells[col], where, col, lo=0, empty_ok=key == "fp16_tflops", what="a number > 0")
-              for key, col in SPEC_COLUMNS.items()}
+    values = {
+        key: numbers(cells[col], where, col, lo=0, empty_ok=key == "fp16_tflops", what="a number > 0")
+        for key, col in SPEC_COLUMNS.items()
+    }
     for key, column in values.items():
         zero = np.flatnonzero(column == 0)
-        require(len(zero) == 0, where(int(zero[0]) if len(zero) else 0), SPEC_COLUMNS[key], "must be a number > 0, got 0")
-    values["fp16_tflops"] = np.where(np.isnan(values["fp16_tflops"]), values["fp32_tflops"], values["fp16_tflops"])  # empty: no tensor cores
+        require(
+            len(zero) == 0, where(int(zero[0]) if len(zero) else 0), SPEC_COLUMNS[key], "must be a number > 0, got 0"
+        )
+    values["fp16_tflops"] = np.where(
+        np.isnan(values["fp16_tflops"]), values["fp32_tflops"], values["fp16_tflops"]
+    )  # empty: no tensor cores
     datasheet = gpu_specs()
     out: dict[str, dict[str, float]] = {}
     for i, name in enumerate(cells["gpu"].str.strip()):
@@ -99,8 +124,13 @@ def spec_file_types(path, src: str) -> dict[str, dict[str, float]]:
         known = datasheet.get(name.lower())
         if known is not None:
             same = all(getattr(known, key) == figures[key] for key in FIGURES)
-            require(same, where(i), "gpu", f"{known.name} is a datasheet type ({DATASHEET}) with other figures: give your row "
-                    "another name (memory_gb.<type> in the cluster preset changes a known type's memory)")
+            require(
+                same,
+                where(i),
+                "gpu",
+                f"{known.name} is a datasheet type ({DATASHEET}) with other figures: give your row "
+                "another name (memory_gb.<type> in the cluster preset changes a known type's memory)",
+            )
             continue
         require(name.lower() not in map(str.lower, out), where(i), "gpu", f"{name!r} is listed twice")
         out[name] = figures

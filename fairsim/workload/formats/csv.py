@@ -32,18 +32,41 @@ from fairsim.workload.formats._cells import CLOCK_WORDS, filled
 from fairsim.workload.formats._csv_table import read_csv_table
 
 OPTIONS = ("columns", "timestamp_format")
-READABLE = ("job_id", "submit_s", "submit_time", "duration_s", "start_time", "end_time", "gpus", "gpu_type", "gpu_types",
-            "model", "tenant", "status")
+READABLE = (
+    "job_id",
+    "submit_s",
+    "submit_time",
+    "duration_s",
+    "start_time",
+    "end_time",
+    "gpus",
+    "gpu_type",
+    "gpu_types",
+    "model",
+    "tenant",
+    "status",
+)
 SUFFIXES = (".csv", ".parquet")
 NOT_HAPPENED = ("unknown", "none")  # Slurm's words for a start or end that has not happened
 _EPOCH = pd.Timestamp(0, tz="UTC")
 
 # what a log needs: (one way to give it, another way, in words, parts of the names a file's column
 # of it often has, the likeliest first)
-NEEDED = ((("submit_s",), ("submit_time",), "submit_s (seconds) or submit_time (a timestamp or epoch seconds)", ("submit", "queue", "creat")),
-          (("duration_s",), ("start_time", "end_time"), f"duration_s (seconds or {CLOCK_WORDS}) or start_time and end_time",
-           ("elapsed", "duration", "runtime", "run_time", "wall")),
-          (("gpus",), (), "gpus", ("ngpu", "num_gpu", "gpu_num", "gpus", "gpu_count", "gpu")))
+NEEDED = (
+    (
+        ("submit_s",),
+        ("submit_time",),
+        "submit_s (seconds) or submit_time (a timestamp or epoch seconds)",
+        ("submit", "queue", "creat"),
+    ),
+    (
+        ("duration_s",),
+        ("start_time", "end_time"),
+        f"duration_s (seconds or {CLOCK_WORDS}) or start_time and end_time",
+        ("elapsed", "duration", "runtime", "run_time", "wall"),
+    ),
+    (("gpus",), (), "gpus", ("ngpu", "num_gpu", "gpu_num", "gpus", "gpu_count", "gpu")),
+)
 
 
 def read(path: Path, cfg: Mapping[str, Any], src: str) -> LogRead:
@@ -51,7 +74,12 @@ def read(path: Path, cfg: Mapping[str, Any], src: str) -> LogRead:
     raw, where = _read_file(path, src)
     names = _column_names(cfg.get("columns") or {}, raw.columns, src, f"{src}: {path}")
     fmt = cfg.get("timestamp_format")
-    require(fmt is None or isinstance(fmt, str), src, "timestamp_format", f"must be strftime codes such as '%Y-%m-%d %H:%M:%S', got {fmt!r}")
+    require(
+        fmt is None or isinstance(fmt, str),
+        src,
+        "timestamp_format",
+        f"must be strftime codes such as '%Y-%m-%d %H:%M:%S', got {fmt!r}",
+    )
     log = pd.DataFrame(index=range(len(raw)))
     if "submit_s" in names:
         log["submit_s"] = raw[names["submit_s"]].to_numpy()
@@ -87,25 +115,39 @@ def _column_names(mapping: Mapping[str, Any], present, src: str, file: str) -> d
     mapping = {ours: theirs for ours, theirs in mapping.items() if theirs is not None}  # null: not mapped
     for ours, theirs in mapping.items():
         require(ours in READABLE, src, f"columns.{ours}", f"is not a job log column (allowed: {', '.join(READABLE)})")
-        require(isinstance(theirs, str) and theirs in present, file, f"columns.{ours}",
-                f"the file has no column {theirs!r} (it has: {', '.join(map(str, present))})")
+        require(
+            isinstance(theirs, str) and theirs in present,
+            file,
+            f"columns.{ours}",
+            f"the file has no column {theirs!r} (it has: {', '.join(map(str, present))})",
+        )
     names = {c: c for c in READABLE if c in present}
     names.update({ours: str(theirs) for ours, theirs in mapping.items()})
     for first, second, _, _ in NEEDED[:2]:  # a mapped way wins over a column that merely has our name
-        if any(c in names for c in first) and all(c in names for c in second) and all(c in mapping for c in second) \
-                and not any(c in mapping for c in first):
+        if (
+            any(c in names for c in first)
+            and all(c in names for c in second)
+            and all(c in mapping for c in second)
+            and not any(c in mapping for c in first)
+        ):
             for c in first:
                 del names[c]
     lacking = [need for need in NEEDED if not any(all(c in names for c in way) for way in need[:2] if way)]
     if lacking:
-        raise InputError(file, "columns", f"the log needs {'; '.join(n[2] for n in lacking)}: map the file's columns "
-                         f"({', '.join(map(str, present))}), e.g. {' '.join(_example(n, present) for n in lacking)}")
+        raise InputError(
+            file,
+            "columns",
+            f"the log needs {'; '.join(n[2] for n in lacking)}: map the file's columns "
+            f"({', '.join(map(str, present))}), e.g. {' '.join(_example(n, present) for n in lacking)}",
+        )
     return names
 
 
 def _example(need: tuple, present) -> str:
     """A mapping of a lacking column to the file's column most likely to hold it (or a placeholder)."""
-    ours = need[1][0] if need[1] and need[0] == ("submit_s",) else need[0][0]  # a file's submit column is most often a timestamp
+    ours = (
+        need[1][0] if need[1] and need[0] == ("submit_s",) else need[0][0]
+    )  # a file's submit column is most often a timestamp
     guess = next((str(c) for w in need[3] for c in present if w in str(c).lower()), "<column>")
     return f"workload.columns.{ours}={guess}"
 
@@ -152,7 +194,9 @@ def _seconds(values: pd.Series, fmt: Any, column: str, where: Where) -> np.ndarr
     numbers = _epoch_numbers(text, missing, fmt)
     if numbers is not None:
         return numbers
-    return ((_stamps(text, missing, fmt, column, where) - _EPOCH).dt.total_seconds()).to_numpy(np.float64, na_value=np.nan)
+    return ((_stamps(text, missing, fmt, column, where) - _EPOCH).dt.total_seconds()).to_numpy(
+        np.float64, na_value=np.nan
+    )
 
 
 def _between(raw: pd.DataFrame, start: str, end: str, fmt: Any, where: Where) -> np.ndarray:
@@ -162,5 +206,7 @@ def _between(raw: pd.DataFrame, start: str, end: str, fmt: Any, where: Where) ->
         backwards = ended < began
     if backwards.any():
         i = int(np.flatnonzero(backwards)[0])
-        raise InputError(where(i), end, f"{raw[end].iloc[i]!r} is before the job's start {raw[start].iloc[i]!r} ({start})")
+        raise InputError(
+            where(i), end, f"{raw[end].iloc[i]!r} is before the job's start {raw[start].iloc[i]!r} ({start})"
+        )
     return ended - began

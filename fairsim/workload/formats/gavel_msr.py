@@ -35,11 +35,17 @@ def resolve_path(cfg: Mapping[str, Any], src: str) -> list[Path]:
         return [path]
     seed, root = cfg.get("trace_seed", 0), cfg.get("msr_root")
     if vc == "all":
-        msr_trace("", seed, root) if not msr_vcs(seed, root) else None  # the resolver's own error for a bad seed or root
+        msr_trace("", seed, root) if not msr_vcs(
+            seed, root
+        ) else None  # the resolver's own error for a bad seed or root
         vc = msr_vcs(seed, root)
     names = [vc] if isinstance(vc, str) else list(vc) if isinstance(vc, (list, tuple)) else None
-    require(bool(names) and all(isinstance(v, str) and v for v in names), src, "vc",
-            "is required: a virtual cluster, a list of them, or all (e.g. workload.vc=ed69ec)")
+    require(
+        bool(names) and all(isinstance(v, str) and v for v in names),
+        src,
+        "vc",
+        "is required: a virtual cluster, a list of them, or all (e.g. workload.vc=ed69ec)",
+    )
     return [msr_trace(v, seed, root) for v in names]
 
 
@@ -47,12 +53,18 @@ def read(paths: list[Path], cfg: Mapping[str, Any], src: str) -> LogRead:
     reads = [read_msr_log(p, src) for p in paths]
     if len(reads) == 1:
         return reads[0]
-    log = pd.concat([r.log.assign(job_id=[f"{r.meta['vc']}/{j}" for j in r.log["job_id"]]) for r in reads], ignore_index=True)
+    log = pd.concat(
+        [r.log.assign(job_id=[f"{r.meta['vc']}/{j}" for j in r.log["job_id"]]) for r in reads], ignore_index=True
+    )
     starts = np.cumsum([0] + [len(r.log) for r in reads])
 
     def where(row: int) -> str:  # the place of the row in its own VC's file
         k = int(np.searchsorted(starts, row, side="right")) - 1
         return reads[k].where(row - int(starts[k]))
 
-    return LogRead(log=log, source=f"{src}: {paths[0].parent}", where=where,
-                   meta={"rows": int(len(log)), "vcs": [r.meta["vc"] for r in reads]})
+    return LogRead(
+        log=log,
+        source=f"{src}: {paths[0].parent}",
+        where=where,
+        meta={"rows": int(len(log)), "vcs": [r.meta["vc"] for r in reads]},
+    )

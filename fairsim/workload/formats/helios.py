@@ -53,12 +53,15 @@ def read(path: Path, cfg: Mapping[str, Any], src: str) -> LogRead:
     submit = seconds(cells["submit_time"], table.where, "submit_time")
     start = seconds(cells["start_time"], table.where, "start_time")
     end = seconds(cells["end_time"], table.where, "end_time")
-    keep, dropped = keep_after_drops(np.ones(len(cells), dtype=bool), [
-        ("cpu_only", ~(gpus > 0)),
-        ("no_submit_time", np.isnan(submit)),
-        ("no_start_or_end", np.isnan(start) | np.isnan(end)),
-        ("non_positive_duration", ~(end > start)),
-    ])
+    keep, dropped = keep_after_drops(
+        np.ones(len(cells), dtype=bool),
+        [
+            ("cpu_only", ~(gpus > 0)),
+            ("no_submit_time", np.isnan(submit)),
+            ("no_start_or_end", np.isnan(start) | np.isnan(end)),
+            ("non_positive_duration", ~(end > start)),
+        ],
+    )
     columns = {
         "job_id": text_or_none(cells["job_id"])[keep],
         "submit_s": submit[keep],

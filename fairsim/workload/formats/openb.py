@@ -58,6 +58,7 @@ UNDISCLOSED = ("G1", "G2", "G3")
 
 # ---- pod lists: the job log ----------------------------------------------------------------------
 
+
 def read(path: Path, cfg: Mapping[str, Any], src: str) -> LogRead:
     """The pods that held whole GPUs and ran to completion inside the trace, one row each."""
     sharing = opt.choice(cfg, "gpu_sharing", src, "drop", GPU_SHARING)
@@ -75,27 +76,44 @@ def read(path: Path, cfg: Mapping[str, Any], src: str) -> LogRead:
     with np.errstate(invalid="ignore"):
         duration = deleted - scheduled
         ended_inside = np.isfinite(deleted) & (deleted < end)
-    keep, dropped = keep_after_drops(np.ones(len(names), dtype=bool), [
-        ("cpu_only", num_gpu == 0),
-        ("gpu_sharing", shared & (sharing == "drop")),
-        ("never_scheduled", np.isnan(scheduled)),
-        ("running_at_end", ~ended_inside),
-        ("nonpositive_duration", ~(duration > 0)),
-    ])
-    log = pd.DataFrame({
-        "job_id": names[keep].astype(str),
-        "submit_s": created[keep],
-        "duration_s": duration[keep],
-        "gpus": num_gpu[keep],
-        "gpu_type": None,
-        "gpu_types": _type_sets(cells, keep),
-        "model": None,
-        "tenant": None,
-        "status": _optional_text(cells, "pod_phase", keep),
-    }, columns=list(LOG_COLUMNS))
-    meta = {"rows": len(names), "kept": int(keep.sum()), "trace_end_s": end, "gpu_sharing": sharing,
-            "gpu_sharing_kept_whole": int((keep & shared).sum())}
-    return LogRead(log=log, source=f"{src}: {pods.path}", where=placed(pods.where, np.flatnonzero(keep)), dropped=dropped, meta=meta)
+    keep, dropped = keep_after_drops(
+        np.ones(len(names), dtype=bool),
+        [
+            ("cpu_only", num_gpu == 0),
+            ("gpu_sharing", shared & (sharing == "drop")),
+            ("never_scheduled", np.isnan(scheduled)),
+            ("running_at_end", ~ended_inside),
+            ("nonpositive_duration", ~(duration > 0)),
+        ],
+    )
+    log = pd.DataFrame(
+        {
+            "job_id": names[keep].astype(str),
+            "submit_s": created[keep],
+            "duration_s": duration[keep],
+            "gpus": num_gpu[keep],
+            "gpu_type": None,
+            "gpu_types": _type_sets(cells, keep),
+            "model": None,
+            "tenant": None,
+            "status": _optional_text(cells, "pod_phase", keep),
+        },
+        columns=list(LOG_COLUMNS),
+    )
+    meta = {
+        "rows": len(names),
+        "kept": int(keep.sum()),
+        "trace_end_s": end,
+        "gpu_sharing": sharing,
+        "gpu_sharing_kept_whole": int((keep & shared).sum()),
+    }
+    return LogRead(
+        log=log,
+        source=f"{src}: {pods.path}",
+        where=placed(pods.where, np.flatnonzero(keep)),
+        dropped=dropped,
+        meta=meta,
+    )
 
 
 def _type_sets(pods: pd.DataFrame, keep: np.ndarray) -> list[str | None]:
@@ -127,8 +145,15 @@ def _require_unique(names: np.ndarray, pods: CsvTable) -> None:
 
 # ---- node list: the cluster ------------------------------------------------------------------------
 
-def cluster_config(nodes_path: Path, gpu_map: Mapping[str, Any] | None, src: str, *, name: str = "openb",
-                   gpus_per_host: int | None = None) -> dict:
+
+def cluster_config(
+    nodes_path: Path,
+    gpu_map: Mapping[str, Any] | None,
+    src: str,
+    *,
+    name: str = "openb",
+    gpus_per_host: int | None = None,
+) -> dict:
     """A mapping ClusterSpec.from_config accepts: name, counts {datasheet type: GPUs} in the
     datasheet's order, gpus_per_host (given, or the node size holding the most GPUs). Also, for
     reporting (from_config ignores them): node_sizes {type: {GPUs per node: nodes}} and
@@ -158,23 +183,30 @@ def read_gpu_nodes(nodes_path: Path, src: str) -> tuple[pd.DataFrame, int]:
     blank = has_gpu & (models == "")
     if blank.any():
         row = int(np.flatnonzero(blank)[0])
-        raise InputError(table.where(row), "model", f"node {nodes['sn'].iloc[row]} has {int(gpus[row])} GPUs but no model")
-    gpu_nodes = pd.DataFrame({"sn": nodes["sn"].to_numpy()[has_gpu], "gpus": gpus[has_gpu].astype(np.int64),
-                              "model": models[has_gpu]})
+        raise InputError(
+            table.where(row), "model", f"node {nodes['sn'].iloc[row]} has {int(gpus[row])} GPUs but no model"
+        )
+    gpu_nodes = pd.DataFrame(
+        {"sn": nodes["sn"].to_numpy()[has_gpu], "gpus": gpus[has_gpu].astype(np.int64), "model": models[has_gpu]}
+    )
     return gpu_nodes, int((~has_gpu).sum())
 
 
 # ---- GPU type names: one mapping for pods and nodes ---------------------------------------------------
+
 
 def type_map(gpu_map: Mapping[str, Any] | None, src: str) -> dict[str, str | None]:
     """Raw model -> datasheet type: KNOWN_TYPES, then the user's gpu_map over it (None: unmapped)."""
     return name_table(KNOWN_TYPES, UNDISCLOSED, gpu_map, src, "{G2: A100-80GB}")
 
 
-def canonical_types(raw_names: Iterable[str], gpu_map: Mapping[str, Any] | None, src: str,
-                    file: Path | None = None) -> dict[str, str]:
+def canonical_types(
+    raw_names: Iterable[str], gpu_map: Mapping[str, Any] | None, src: str, file: Path | None = None
+) -> dict[str, str]:
     """{raw model: datasheet type} for every name in ``raw_names`` (single names or |-joined
     sets, as in gpu_spec; missing ones skipped), read from ``file``. Refuses, in one line (naming
     the file), the names with no type."""
     names = {n.strip() for text in raw_names if isinstance(text, str) for n in text.split("|") if n.strip()}
-    return datasheet_types(names, type_map(gpu_map, src), f"{src}: {file}" if file else src, "openb", "G1-G3 are undisclosed")
+    return datasheet_types(
+        names, type_map(gpu_map, src), f"{src}: {file}" if file else src, "openb", "G1-G3 are undisclosed"
+    )

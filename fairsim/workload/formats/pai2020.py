@@ -58,34 +58,56 @@ from fairsim.workload.formats.clusters import host_size
 OPTIONS = ("fractional_gpus", "job_table", "task_table")
 FRACTIONAL = ("drop", "round_up")
 JOB_COLUMNS = ("job_name", "inst_id", "user", "status", "start_time", "end_time")
-TASK_COLUMNS = ("job_name", "task_name", "inst_num", "status", "start_time", "end_time",
-                "plan_cpu", "plan_mem", "plan_gpu", "gpu_type")
+TASK_COLUMNS = (
+    "job_name",
+    "task_name",
+    "inst_num",
+    "status",
+    "start_time",
+    "end_time",
+    "plan_cpu",
+    "plan_mem",
+    "plan_gpu",
+    "gpu_type",
+)
 SPEC_COLUMNS = ("machine", "gpu_type", "cap_cpu", "cap_mem", "cap_gpu")
 JOB_FILE, TASK_FILE, SPEC_FILE = "pai_job_table.csv", "pai_task_table.csv", "pai_machine_spec.csv"
 
 
 def read(path: Path, cfg: Mapping[str, Any], src: str) -> LogRead:
     fractional = opt.choice(cfg, "fractional_gpus", src, "drop", FRACTIONAL)
-    jobs = read_csv_table(_table_path(path, cfg, "job_table", JOB_FILE, src), src, columns=JOB_COLUMNS,
-                          header_first="job_name", usecols=("job_name", "user", "status", "start_time"))
-    tasks = read_csv_table(_table_path(path, cfg, "task_table", TASK_FILE, src), src, columns=TASK_COLUMNS,
-                           header_first="job_name",
-                           usecols=("job_name", "inst_num", "start_time", "end_time", "plan_gpu", "gpu_type"))
+    jobs = read_csv_table(
+        _table_path(path, cfg, "job_table", JOB_FILE, src),
+        src,
+        columns=JOB_COLUMNS,
+        header_first="job_name",
+        usecols=("job_name", "user", "status", "start_time"),
+    )
+    tasks = read_csv_table(
+        _table_path(path, cfg, "task_table", TASK_FILE, src),
+        src,
+        columns=TASK_COLUMNS,
+        header_first="job_name",
+        usecols=("job_name", "inst_num", "start_time", "end_time", "plan_gpu", "gpu_type"),
+    )
     per_job, orphan_rows = _gpu_tasks_per_job(tasks, jobs.cells["job_name"], round_up=fractional == "round_up")
     names = jobs.cells["job_name"].str.strip()
     submit = numbers(jobs.cells["start_time"], jobs.where, "start_time")
     t = per_job.reindex(names.to_numpy())  # one row a job-table row; NaN for a job without tasks
-    keep, dropped = keep_after_drops(np.ones(len(names), dtype=bool), [
-        ("repeated_job_name", names.duplicated(keep=False).to_numpy()),
-        ("no_tasks", t["tasks"].isna().to_numpy()),
-        ("cpu_only", ~(t["gpu_tasks"] > 0).to_numpy()),
-        ("fractional_gpu", t["fractional"].eq(True).to_numpy()),
-        ("no_instance_count", t["no_inst_num"].eq(True).to_numpy()),
-        ("mixed_gpu_types", (t["types"] > 1).to_numpy()),
-        ("no_submit_time", np.isnan(submit)),
-        ("no_start_or_end", t["unfinished"].eq(True).to_numpy()),
-        ("non_positive_duration", ~(t["end"] > t["start"]).to_numpy()),
-    ])
+    keep, dropped = keep_after_drops(
+        np.ones(len(names), dtype=bool),
+        [
+            ("repeated_job_name", names.duplicated(keep=False).to_numpy()),
+            ("no_tasks", t["tasks"].isna().to_numpy()),
+            ("cpu_only", ~(t["gpu_tasks"] > 0).to_numpy()),
+            ("fractional_gpu", t["fractional"].eq(True).to_numpy()),
+            ("no_instance_count", t["no_inst_num"].eq(True).to_numpy()),
+            ("mixed_gpu_types", (t["types"] > 1).to_numpy()),
+            ("no_submit_time", np.isnan(submit)),
+            ("no_start_or_end", t["unfinished"].eq(True).to_numpy()),
+            ("non_positive_duration", ~(t["end"] > t["start"]).to_numpy()),
+        ],
+    )
     columns = {
         "job_id": names.to_numpy(dtype=object)[keep],
         "submit_s": submit[keep],
@@ -100,8 +122,12 @@ def read(path: Path, cfg: Mapping[str, Any], src: str) -> LogRead:
 
 
 def _table_path(folder: Any, cfg: Mapping[str, Any], key: str, default: str, src: str) -> Path:
-    require(isinstance(folder, (str, Path)) and str(folder) != "", src, "path",
-            f"must be the folder holding {JOB_FILE} and {TASK_FILE}, got {folder!r}")
+    require(
+        isinstance(folder, (str, Path)) and str(folder) != "",
+        src,
+        "path",
+        f"must be the folder holding {JOB_FILE} and {TASK_FILE}, got {folder!r}",
+    )
     name = cfg.get(key) or default
     require(isinstance(name, (str, Path)), src, key, f"must be a file name or path, got {name!r}")
     return Path(folder).expanduser() / Path(name).expanduser()  # an absolute name replaces the folder
@@ -119,23 +145,33 @@ def _gpu_tasks_per_job(tasks: CsvTable, job_names: pd.Series, *, round_up: bool)
     gpu_task = plan > 0
     per_instance = plan / 100.0
     whole = per_instance == np.round(per_instance)
-    frame = pd.DataFrame({
-        "job_name": names,
-        "tasks": 1,
-        "gpu_tasks": gpu_task.astype(np.int64),
-        "gpus": np.where(gpu_task, inst * (np.ceil(per_instance) if round_up else per_instance), 0.0),
-        "fractional": gpu_task & ~whole & (not round_up),
-        "no_inst_num": gpu_task & np.isnan(inst),
-        "unfinished": gpu_task & (~(start > 0) | ~(end > 0)),
-        "start": np.where(gpu_task & (start > 0), start, np.nan),
-        "end": np.where(gpu_task & (end > 0), end, np.nan),
-        "gpu_type": pd.Series(text_or_none(c["gpu_type"])).where(gpu_task, None),
-    })
+    frame = pd.DataFrame(
+        {
+            "job_name": names,
+            "tasks": 1,
+            "gpu_tasks": gpu_task.astype(np.int64),
+            "gpus": np.where(gpu_task, inst * (np.ceil(per_instance) if round_up else per_instance), 0.0),
+            "fractional": gpu_task & ~whole & (not round_up),
+            "no_inst_num": gpu_task & np.isnan(inst),
+            "unfinished": gpu_task & (~(start > 0) | ~(end > 0)),
+            "start": np.where(gpu_task & (start > 0), start, np.nan),
+            "end": np.where(gpu_task & (end > 0), end, np.nan),
+            "gpu_type": pd.Series(text_or_none(c["gpu_type"])).where(gpu_task, None),
+        }
+    )
     grouped = frame.groupby("job_name", sort=False)
-    per_job = grouped.agg(tasks=("tasks", "sum"), gpu_tasks=("gpu_tasks", "sum"), gpus=("gpus", "sum"),
-                          fractional=("fractional", "any"), no_inst_num=("no_inst_num", "any"),
-                          unfinished=("unfinished", "any"), start=("start", "min"), end=("end", "max"),
-                          types=("gpu_type", "nunique"), gpu_type=("gpu_type", "first"))
+    per_job = grouped.agg(
+        tasks=("tasks", "sum"),
+        gpu_tasks=("gpu_tasks", "sum"),
+        gpus=("gpus", "sum"),
+        fractional=("fractional", "any"),
+        no_inst_num=("no_inst_num", "any"),
+        unfinished=("unfinished", "any"),
+        start=("start", "min"),
+        end=("end", "max"),
+        types=("gpu_type", "nunique"),
+        gpu_type=("gpu_type", "first"),
+    )
     known = pd.Index(job_names.str.strip().unique()).get_indexer(per_job.index) >= 0
     return per_job, int(per_job["tasks"].to_numpy()[~known].sum())
 
@@ -149,8 +185,9 @@ def shipped_node_list() -> Path:
     return Path(str(resources.files("fairsim.data").joinpath("pai2020", SPEC_FILE)))
 
 
-def cluster_config(path: Path, gpu_map: Mapping[str, Any] | None, src: str, *, name: str = "pai2020",
-                   gpus_per_host: int | None = None) -> dict:
+def cluster_config(
+    path: Path, gpu_map: Mapping[str, Any] | None, src: str, *, name: str = "pai2020", gpus_per_host: int | None = None
+) -> dict:
     """The PAI cluster from pai_machine_spec.csv (``path``: the file or its folder), as a mapping
     ``ClusterSpec.from_config`` accepts: {name, counts {datasheet type: GPUs}, gpus_per_host}.
 
@@ -161,21 +198,33 @@ def cluster_config(path: Path, gpu_map: Mapping[str, Any] | None, src: str, *, n
     machine size holding the most GPUs (fairsim.workload.formats.clusters.host_size)."""
     table_map = name_table(KNOWN_TYPES, UNDISCLOSED, gpu_map, src, "{MISC: K80}")
     file = Path(path).expanduser()
-    table = read_csv_table(file / SPEC_FILE if file.is_dir() else file, src, columns=SPEC_COLUMNS, header_first="machine",
-                           usecols=("gpu_type", "cap_gpu"))
+    table = read_csv_table(
+        file / SPEC_FILE if file.is_dir() else file,
+        src,
+        columns=SPEC_COLUMNS,
+        header_first="machine",
+        usecols=("gpu_type", "cap_gpu"),
+    )
     gpus = numbers(table.cells["cap_gpu"], table.where, "cap_gpu", lo=0, hi=MAX_GPUS, whole=True, empty_ok=False)
     raw_types = text_or_none(table.cells["gpu_type"])
     with_gpus = np.flatnonzero(gpus > 0)
     blank = [int(row) for row in with_gpus if raw_types[row] is None]
     if blank:
         raise InputError(table.where(blank[0]), "gpu_type", "is empty on a machine with GPUs")
-    types = datasheet_types((raw_types[row] for row in with_gpus), table_map, f"{src}: {table.path}", "PAI 2020",
-                            "MISC stands for its other, unnamed models")
+    types = datasheet_types(
+        (raw_types[row] for row in with_gpus),
+        table_map,
+        f"{src}: {table.path}",
+        "PAI 2020",
+        "MISC stands for its other, unnamed models",
+    )
     counts: Counter[str] = Counter()
     for row in with_gpus:
         counts[types[raw_types[row]]] += int(gpus[row])
     sizes = [int(g) for g in gpus[with_gpus]]
     order = [spec.name for spec in gpu_specs().values()]
-    return {"name": name, "counts": {t: counts[t] for t in order if t in counts},
-            "gpus_per_host": gpus_per_host if gpus_per_host is not None else host_size(sizes)}
-
+    return {
+        "name": name,
+        "counts": {t: counts[t] for t in order if t in counts},
+        "gpus_per_host": gpus_per_host if gpus_per_host is not None else host_size(sizes),
+    }

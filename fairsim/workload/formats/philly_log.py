@@ -58,6 +58,7 @@ _MISSING_TIMES = (None, "", "None")
 @dataclass
 class _Flat:
     """The jobs' fields, one entry a job; the attempts' times, one entry an attempt."""
+
     job_id: list = field(default_factory=list)
     user: list = field(default_factory=list)
     vc: list = field(default_factory=list)
@@ -92,13 +93,16 @@ def read(path: Path, cfg: Mapping[str, Any], src: str) -> LogRead:
     duration = last_end - first_start if mode == "span" else held
     attempts = np.asarray(flat.attempts, dtype=np.int64)
     gpus = np.asarray(flat.gpus, dtype=np.int64)
-    keep, dropped = keep_after_drops(np.ones(len(attempts), dtype=bool), [
-        ("no_attempts", attempts == 0),
-        ("no_gpus", gpus == 0),
-        ("no_start_or_end", np.isnan(first_start) | np.isnan(last_end)),
-        ("no_submit_time", np.isnan(submit)),
-        ("non_positive_duration", ~(duration > 0)),
-    ])
+    keep, dropped = keep_after_drops(
+        np.ones(len(attempts), dtype=bool),
+        [
+            ("no_attempts", attempts == 0),
+            ("no_gpus", gpus == 0),
+            ("no_start_or_end", np.isnan(first_start) | np.isnan(last_end)),
+            ("no_submit_time", np.isnan(submit)),
+            ("non_positive_duration", ~(duration > 0)),
+        ],
+    )
     columns = {
         "job_id": np.asarray(flat.job_id, dtype=object)[keep],
         "submit_s": submit[keep],
@@ -108,8 +112,10 @@ def read(path: Path, cfg: Mapping[str, Any], src: str) -> LogRead:
         "tenant": np.asarray(flat.vc if tenant == "vc" else flat.user, dtype=object)[keep],
         "status": np.asarray(flat.status, dtype=object)[keep],
     }
-    meta = {"retried_jobs": int((keep & (attempts > 1)).sum()),
-            "gpus_differ_across_attempts": int((keep & np.asarray(flat.sizes_differ, dtype=bool)).sum())}
+    meta = {
+        "retried_jobs": int((keep & (attempts > 1)).sum()),
+        "gpus_differ_across_attempts": int((keep & np.asarray(flat.sizes_differ, dtype=bool)).sum()),
+    }
     return finished_log(columns, np.flatnonzero(keep), where_job, dropped, len(attempts), f"{src}: {file}", meta)
 
 
@@ -120,10 +126,15 @@ def _load(file: Path, src: str) -> list:
     try:
         jobs = json.loads(text, object_pairs_hook=_object)
     except json.JSONDecodeError as e:
-        raise InputError(f"{src}: {file}:{e.lineno}", "json", f"is not valid JSON ({e.msg}, column {e.colno})") from None
+        raise InputError(
+            f"{src}: {file}:{e.lineno}", "json", f"is not valid JSON ({e.msg}, column {e.colno})"
+        ) from None
     except _RepeatedKey as e:
-        raise InputError(f"{src}: {file}", "json", f"an object names the key {e.key!r} twice (each key once: which one "
-                         "was meant cannot be told)") from None
+        raise InputError(
+            f"{src}: {file}",
+            "json",
+            f"an object names the key {e.key!r} twice (each key once: which one was meant cannot be told)",
+        ) from None
     require(isinstance(jobs, list), f"{src}: {file}", "json", f"must be a list of jobs, got a {type(jobs).__name__}")
     return jobs
 
@@ -146,8 +157,12 @@ def _object(pairs: list[tuple[str, Any]]) -> dict:
 def _flatten(jobs: list, where: str) -> _Flat:
     flat = _Flat()
     for i, job in enumerate(jobs):
-        require(isinstance(job, dict), f"{where}: job {i}", "job",
-                f"must be an object with jobid, attempts, ..., got {_shown(job)}")
+        require(
+            isinstance(job, dict),
+            f"{where}: job {i}",
+            "job",
+            f"must be an object with jobid, attempts, ..., got {_shown(job)}",
+        )
         job_id = job.get("jobid")
         flat.job_id.append(str(i) if job_id in (None, "") else str(job_id))
         here = f"{where}: job {i} ({flat.job_id[-1]})"
@@ -171,13 +186,19 @@ def _flatten(jobs: list, where: str) -> _Flat:
 
 
 def _attempt_gpus(attempt: Any, here: str) -> int:
-    require(isinstance(attempt, dict), here, "attempt",
-            f"must be an object with start_time, end_time, detail, got {_shown(attempt)}")
+    require(
+        isinstance(attempt, dict),
+        here,
+        "attempt",
+        f"must be an object with start_time, end_time, detail, got {_shown(attempt)}",
+    )
     detail = attempt.get("detail") or []
     require(isinstance(detail, list), here, "detail", f"must be a list of {{ip, gpus}}, got {_shown(detail)}")
     count = 0
     for server in detail:
-        require(isinstance(server, dict), here, "detail", f"must be a list of {{ip, gpus}}, got an entry {_shown(server)}")
+        require(
+            isinstance(server, dict), here, "detail", f"must be a list of {{ip, gpus}}, got an entry {_shown(server)}"
+        )
         ids = server.get("gpus") or []
         require(isinstance(ids, list), here, "detail.gpus", f"must be a list of GPU ids, got {_shown(ids)}")
         count += len(ids)
@@ -187,8 +208,10 @@ def _attempt_gpus(attempt: Any, here: str) -> int:
 def _times(values: list) -> pd.Series:
     """The times as text, the log's spellings of a missing time as None; other kinds kept, so
     that the parser refuses them."""
-    return pd.Series([None if v is None or (isinstance(v, str) and v.strip() in _MISSING_TIMES) else str(v)
-                      for v in values], dtype=object)
+    return pd.Series(
+        [None if v is None or (isinstance(v, str) and v.strip() in _MISSING_TIMES) else str(v) for v in values],
+        dtype=object,
+    )
 
 
 def _per_job(flat: _Flat, start: np.ndarray, end: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

@@ -21,8 +21,9 @@ class MyPolicy(Policy):
     def decide(self, view: PolicyView) -> np.ndarray:
         assignment = view.last_type.copy()
         running = assignment != NOT_RUN
-        free = view.capacity - np.bincount(assignment[running], weights=view.workers[running],
-                                           minlength=view.num_types).astype(np.int64)
+        free = view.capacity - np.bincount(
+            assignment[running], weights=view.workers[running], minlength=view.num_types
+        ).astype(np.int64)
         queue = myhelp.waiting(running)
         if ORDER == "lifo":
             queue = queue[::-1]
