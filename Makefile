@@ -9,7 +9,7 @@ ARGS ?=
 SCALE ?= small
 RESULTS ?= results
 
-.PHONY: setup lock run test test-fast docs smoke reproduce reproduce-load reproduce-choices reproduce-all verify manifest bench ui ui-stop clean
+.PHONY: setup lock run test test-fast format docs smoke reproduce reproduce-load reproduce-choices reproduce-all verify manifest bench ui ui-stop clean
 
 # pip and setuptools from the lock first, so that the lock's one source distribution
 # (antlr4-python3-runtime) and fairsim itself are built with the locked setuptools, not a newest one.
@@ -44,6 +44,10 @@ test: $(STAMP)  ## the test suite (what CI runs), on every core: about 20 min on
 
 test-fast: $(STAMP)  ## the suite without the tests marked slow (sweeps, reproduce, fault injection in subprocesses): about 3 min on 2 cores
 	$(PY) -m pytest -n auto --dist loadfile -m "not slow"
+
+format: $(STAMP)  ## ruff: format the tree and fix the lint findings it can ([tool.ruff] in pyproject.toml; tests/test_style.py checks both)
+	$(VENV)/bin/ruff format .
+	$(VENV)/bin/ruff check --fix .
 
 docs: $(STAMP)  ## the documentation site (MkDocs + Material, mkdocs.yml) into site/, strict: a broken link or a page outside the nav fails; open site/index.html
 	NO_MKDOCS_2_WARNING=1 $(VENV)/bin/mkdocs build --strict
