@@ -1,6 +1,7 @@
 """docs/results.md is the result schema: every column and key that runs and sweeps write is
 listed there, and everything listed there is written by some run (a small config of every
-policy family, a job log with tenants, a variant, a window that outlasts its trace) or by the
+policy family, a job log with tenants, a variant, a window that outlasts its trace, a GPU type
+of the cluster's own) or by the
 sweep that collects them."""
 
 from __future__ import annotations
@@ -27,6 +28,12 @@ CONFIGS = [
     ["policy=fifo", "num_jobs=25"],  # a top-level key that does
     ["policy=ours", "+fft_variant=age_weight_0", *SMALL],  # a variant's label
     ["policy=fifo", "workload=team_cluster"],  # a job log: tenants, rows dropped
+    [
+        "policy=fifo",
+        "num_jobs=20",
+        "+cluster.counts.H100=4",
+        "+cluster.gpu_types={H100: {memory_gb: 80, fp32_tflops: 67, fp16_tflops: 989, mem_bw_gb_s: 3350}}",
+    ],  # a type of the cluster's own, modelled by a fallback rule: a warning
     [
         "policy=fifo",
         "workload=gavel_generated",
