@@ -216,11 +216,14 @@ def _run_with_hydra(args: list[str], conf_dir: Path) -> Path:
     from fairsim.experiment.cli import hydra_error_line
     from fairsim.experiment.task import task
 
-    started = []
+    started, failed = [], []
 
     def job(cfg):
         started.append(True)
-        return task(cfg, raise_errors=True)
+        try:
+            return task(cfg, raise_errors=True)
+        except Exception as exc:  # raised below as it is: Hydra's own re-raise first prints a line of its own
+            failed.append(exc)
 
     with initialize_config_dir(config_dir=str(conf_dir), job_name="run", version_base="1.3"):
         try:
@@ -231,6 +234,8 @@ def _run_with_hydra(args: list[str], conf_dir: Path) -> Path:
             if started:
                 raise
             raise InputError.from_line(hydra_error_line(exc, args, conf_dir)) from None
+    if failed:
+        raise failed[0]
     return done.return_value
 
 

@@ -71,11 +71,12 @@ def test_keyword_values_are_written_as_hydra_overrides():
         ((), {"seed": True}, "config: seed: must be an integer >= 0"),
     ],
 )
-def test_bad_input_raises_input_error_worded_as_the_command_line(tmp_path, args, keys, words):
+def test_bad_input_raises_input_error_worded_as_the_command_line(tmp_path, capfd, args, keys, words):
     with pytest.raises(fairsim.InputError) as caught:
         fairsim.run(*args, results_dir=str(tmp_path), track=False, **keys)
     assert str(caught.value).startswith(words)
-    assert not list(tmp_path.glob("runs/*/summary.json"))
+    assert "Error executing job" not in capfd.readouterr().err  # the exception is the message: no line of Hydra's
+    assert not list(tmp_path.glob("runs/*"))  # runs/ holds runs: a refused one's folder is in failed/
 
 
 def test_load_refuses_what_is_no_run_or_sweep(tmp_path):
