@@ -94,6 +94,21 @@ def test_a_run_from_another_folder(tmp_path):
     assert log.read_text() == refused.stderr and "unknown GPU type 'H900'" in refused.stderr
 
 
+def test_two_runs_named_alike_get_two_folders(tmp_path):
+    """conf/hydra/fairsim.yaml's run.dir is timed to the second: two runs with one name (two
+    processes, or two fairsim.run calls, in one second) get the name and the name ending -2; one
+    run resolving its folder again keeps it."""
+    from omegaconf import OmegaConf
+
+    import fairsim.experiment.sweep  # noqa: F401  (registers the resolvers, as run.py does)
+
+    folder = tmp_path / "runs" / "20260101-000000-fifo-philly-seed0"
+    first, second = (OmegaConf.create({"dir": f"${{fairsim_claimed:{folder}}}"}) for _ in range(2))
+    assert first.dir == str(folder) and first.dir == str(folder) and folder.is_dir()
+    assert second.dir == f"{folder}-2" and second.dir == f"{folder}-2"
+    assert sorted(p.name for p in folder.parent.iterdir()) == [folder.name, f"{folder.name}-2"]
+
+
 def test_version_and_help_are_fairsims(run_py):
     version = run_py("--version")
     assert version.returncode == 0 and version.stdout == (

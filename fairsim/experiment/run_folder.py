@@ -31,6 +31,7 @@ import functools
 import hashlib
 import json
 import math
+import weakref
 from pathlib import Path
 from typing import Any
 
@@ -293,6 +294,39 @@ def set_aside(folder: Path, results_dir: Path) -> Path:
         return folder.rename(target)
     except OSError:  # the refusal is what the user needs to see; a folder left in place costs nothing else
         return folder
+
+
+_CLAIMS: dict[int, tuple[weakref.ref, dict[str, str]]] = {}  # id of a composed config -> its ref, {asked: claimed}
+
+
+def claimed(path: str, _root_: Any) -> str:
+    """A single run's folder (conf/hydra/fairsim.yaml's run.dir): ``path``, made here, or
+    ``path-2``, ``-3``, ... when another run holds it. Names are timed to the second, so two runs
+    started in one second (two processes, or two ``fairsim.run`` calls) would otherwise write into
+    one folder; ``mkdir`` is atomic, so of two runs exactly one gets each name. The same config
+    resolving it again gets the same folder."""
+    key = id(_root_)
+    entry = _CLAIMS.get(key)
+    if entry is None or entry[0]() is not _root_:
+        entry = (weakref.ref(_root_, lambda _ref, key=key: _CLAIMS.pop(key, None)), {})
+        _CLAIMS[key] = entry
+    claims = entry[1]
+    if path not in claims:
+        claims[path] = _claim(Path(path))
+    return claims[path]
+
+
+def _claim(folder: Path) -> str:
+    for n in range(1, 1000):
+        candidate = folder if n == 1 else folder.with_name(f"{folder.name}-{n}")
+        try:
+            candidate.mkdir(parents=True)
+        except FileExistsError:
+            continue
+        except OSError:  # a read-only or full results_dir: Hydra's own mkdir reports it in one line
+            break
+        return str(candidate)
+    return str(folder)
 
 
 def unless_default(value: Any, default: Any, prefix: str = "") -> str:

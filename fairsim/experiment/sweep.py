@@ -48,6 +48,7 @@ from fairsim.experiment.run_folder import (
     RUN_LOG,
     SUMMARY,
     cell_name,
+    claimed,
     folder_identity,
     folder_lock,
     identity_digest,
@@ -71,6 +72,7 @@ CELL_RESOLVER = (
 UNLESS_DEFAULT_RESOLVER = (
     "fairsim_unless_default"  # ${fairsim_unless_default:${load},1.0,-load}: a part of a run's folder name
 )
+CLAIMED_RESOLVER = "fairsim_claimed"  # ${fairsim_claimed:<run.dir>}: that folder, made, or a -2 beside it if taken
 # what a spelling's own folder may hold and still be removed when its cell lives in another folder:
 # Hydra's record of the job, what the run printed, an earlier failure, a lock of the old layout
 DISPOSABLE = {HYDRA_DIR, RUN_LOG, FAILED, ".lock"}
@@ -95,12 +97,14 @@ def config_text(cfg: DictConfig) -> str:
 
 def register_cell_resolver() -> None:
     """Let conf/hydra/fairsim.yaml name a cell's folder by ``run_folder.cell_name``, and a single
-    run's by ``run_folder.unless_default``. Done when this module is imported: by run.py, and in
+    run's by ``run_folder.unless_default`` and ``run_folder.claimed``. Done when this module is imported: by run.py, and in
     every worker as it unpickles the sweep callback, before Hydra resolves the job's folder."""
     if not OmegaConf.has_resolver(CELL_RESOLVER):
         OmegaConf.register_new_resolver(CELL_RESOLVER, cell_name)
     if not OmegaConf.has_resolver(UNLESS_DEFAULT_RESOLVER):
         OmegaConf.register_new_resolver(UNLESS_DEFAULT_RESOLVER, unless_default)
+    if not OmegaConf.has_resolver(CLAIMED_RESOLVER):
+        OmegaConf.register_new_resolver(CLAIMED_RESOLVER, claimed)
 
 
 register_cell_resolver()
