@@ -26,6 +26,7 @@ values in config.yaml.
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import functools
 import hashlib
@@ -284,16 +285,31 @@ def set_aside(folder: Path, results_dir: Path) -> Path:
     folder, results_dir = Path(folder), Path(results_dir)
     if folder.parent.resolve() != (results_dir / RUNS).resolve():
         return folder
-    target = results_dir / REFUSED / folder.name
-    for n in range(1, 1000):  # two refusals in one second have one name
-        if not target.exists():
-            break
-        target = results_dir / REFUSED / f"{folder.name}-{n}"
-    try:
-        target.parent.mkdir(parents=True, exist_ok=True)
-        return folder.rename(target)
-    except OSError:  # the refusal is what the user needs to see; a folder left in place costs nothing else
+    target = new_folder(results_dir / REFUSED / folder.name, first_suffix=1)  # two refusals in one second: -1
+    if target is None:  # the refusal is what the user needs to see; a folder left in place costs nothing else
         return folder
+    try:
+        return folder.rename(target)  # onto the empty folder just made for it
+    except OSError:
+        with contextlib.suppress(OSError):
+            target.rmdir()
+        return folder
+
+
+def new_folder(folder: Path, first_suffix: int = 2) -> Path | None:
+    """Make ``folder``, or when it exists ``<folder>-<first_suffix>``, the next number, ...: a
+    folder no one else has. ``mkdir`` is atomic, so of two processes asking for one name exactly
+    one gets it. None when the folder cannot be made (a read-only or full disk)."""
+    for n in range(first_suffix - 1, first_suffix + 998):
+        candidate = folder if n == first_suffix - 1 else folder.with_name(f"{folder.name}-{n}")
+        try:
+            candidate.mkdir(parents=True)
+        except FileExistsError:
+            continue
+        except OSError:
+            return None
+        return candidate
+    return None
 
 
 _CLAIMS: dict[int, tuple[weakref.ref, dict[str, str]]] = {}  # id of a composed config -> its ref, {asked: claimed}
@@ -311,22 +327,9 @@ def claimed(path: str, _root_: Any) -> str:
         entry = (weakref.ref(_root_, lambda _ref, key=key: _CLAIMS.pop(key, None)), {})
         _CLAIMS[key] = entry
     claims = entry[1]
-    if path not in claims:
-        claims[path] = _claim(Path(path))
+    if path not in claims:  # unmade (a read-only results_dir): Hydra's own mkdir reports it in one line
+        claims[path] = str(new_folder(Path(path)) or path)
     return claims[path]
-
-
-def _claim(folder: Path) -> str:
-    for n in range(1, 1000):
-        candidate = folder if n == 1 else folder.with_name(f"{folder.name}-{n}")
-        try:
-            candidate.mkdir(parents=True)
-        except FileExistsError:
-            continue
-        except OSError:  # a read-only or full results_dir: Hydra's own mkdir reports it in one line
-            break
-        return str(candidate)
-    return str(folder)
 
 
 def unless_default(value: Any, default: Any, prefix: str = "") -> str:

@@ -62,9 +62,8 @@ def run(cfg: DictConfig, folder: Path, cell: str, in_sweep: bool, raise_errors: 
         raise_if_interrupted()
         write_results(out, folder, cfg)
     except InputError as exc:
-        if in_sweep and not os.environ.get(
-            "FAIRSIM_DEBUG"
-        ):  # one bad cell must not take the finished ones down with it
+        # in a sweep, one bad cell must not take the finished ones down with it
+        if in_sweep and not os.environ.get("FAIRSIM_DEBUG"):
             record_failure(folder, cell, f"error: {exc}")
             return
         if not in_sweep:
