@@ -14,6 +14,7 @@ workers must see the same filesystem.
 from __future__ import annotations
 
 import logging
+import sys
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -23,6 +24,10 @@ from hydra.plugins.launcher import Launcher
 
 log = logging.getLogger(__name__)
 
+SOURCE = "hydra/launcher=dask"
+FIELD = "hydra.launcher.scheduler_address"
+HOW = "set DASK_SCHEDULER_ADDRESS=tcp://<host>:<port> or hydra.launcher.scheduler_address=tcp://<host>:<port>"
+
 
 class DaskLauncher(Launcher):
     def __init__(self, scheduler_address: str | None = None, n_jobs: int = -1) -> None:
@@ -31,21 +36,18 @@ class DaskLauncher(Launcher):
         self.config = self.task_function = self.hydra_context = None
 
     def setup(self, *, hydra_context, task_function, config) -> None:
+        """Refuse a missing or malformed scheduler address here, before the sweep makes anything."""
+        check_address(self.scheduler_address)
         self.config, self.task_function, self.hydra_context = config, task_function, hydra_context
 
     def launch(self, job_overrides: Sequence[Sequence[str]], initial_job_idx: int) -> Sequence[JobReturn]:
-        from distributed import Client
         from hydra_plugins.hydra_joblib_launcher._core import execute_job
         from joblib import Parallel, delayed, parallel_config
 
         setup_globals()
         Path(str(self.config.hydra.sweep.dir)).mkdir(parents=True, exist_ok=True)
-        if not self.scheduler_address:
-            raise ValueError(
-                "hydra.launcher.scheduler_address: no Dask scheduler given (set DASK_SCHEDULER_ADDRESS or hydra.launcher.scheduler_address=tcp://host:8786)"
-            )
         state = Singleton.get_state()
-        with Client(self.scheduler_address) as client, parallel_config(backend="dask"):
+        with connected(self.scheduler_address) as client, parallel_config(backend="dask"):
             log.info(f"Dask: {len(job_overrides)} cells on {client.scheduler.address}")
             runs = Parallel(n_jobs=self.n_jobs)(
                 delayed(execute_job)(
@@ -54,3 +56,34 @@ class DaskLauncher(Launcher):
                 for i, overrides in enumerate(job_overrides)
             )
         return list(runs)
+
+
+def check_address(address: str | None) -> None:
+    """A scheduler address Dask can parse, or one line on stderr and exit 2 (bad input)."""
+    from distributed.comm import get_address_host_port
+
+    from fairsim.errors import InputError
+
+    try:
+        if not address:
+            raise InputError(SOURCE, FIELD, f"no Dask scheduler given: {HOW}")
+        try:
+            get_address_host_port(address)
+        except ValueError as exc:
+            raise InputError(SOURCE, FIELD, f"{address!r} is no scheduler address ({exc}): {HOW}") from None
+    except InputError as exc:
+        print(f"error: {exc}", file=sys.stderr, flush=True)
+        sys.exit(2)
+
+
+def connected(address: str):
+    """A client of the scheduler at ``address``; a scheduler that does not answer (within Dask's
+    connect timeout, distributed.comm.timeouts.connect) ends the sweep in one line, exit 1."""
+    from distributed import Client
+
+    from fairsim.experiment.sweep import fail
+
+    try:
+        return Client(address)
+    except OSError as exc:
+        fail(f"error: {SOURCE}: no Dask scheduler answers at {address} ({exc}); start it, or {HOW}")
