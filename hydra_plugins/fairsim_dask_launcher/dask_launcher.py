@@ -14,6 +14,7 @@ workers must see the same filesystem.
 from __future__ import annotations
 
 import logging
+import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -45,9 +46,11 @@ class DaskLauncher(Launcher):
         from joblib import Parallel, delayed, parallel_config
 
         setup_globals()
-        Path(str(self.config.hydra.sweep.dir)).mkdir(parents=True, exist_ok=True)
+        sweep_dir = str(self.config.hydra.sweep.dir)
+        Path(sweep_dir).mkdir(parents=True, exist_ok=True)
         state = Singleton.get_state()
         with connected(self.scheduler_address) as client, parallel_config(backend="dask"):
+            check_worker_folders(sweep_dir, os.getcwd(), set(client.run(os.getcwd).values()))
             log.info(f"Dask: {len(job_overrides)} cells on {client.scheduler.address}")
             runs = Parallel(n_jobs=self.n_jobs)(
                 delayed(execute_job)(
@@ -74,6 +77,23 @@ def check_address(address: str | None) -> None:
     except InputError as exc:
         print(f"error: {exc}", file=sys.stderr, flush=True)
         sys.exit(2)
+
+
+def check_worker_folders(sweep_dir: str, here: str, worker_folders: set[str]) -> None:
+    """A relative sweep folder is relative to each worker's own working folder: refuse it (one
+    line, exit 2) when a worker runs from another folder than this process, whose cells would
+    then write where the sweep never looks."""
+    others = sorted(worker_folders - {here})
+    if Path(sweep_dir).is_absolute() or not others:
+        return
+    print(
+        f"error: {SOURCE}: results_dir: the sweep folder {sweep_dir} is relative, and Dask workers run from "
+        f"{others[0]}, not from {here}: give an absolute results_dir on the filesystem they share, "
+        "or start the workers from this folder",
+        file=sys.stderr,
+        flush=True,
+    )
+    sys.exit(2)
 
 
 def connected(address: str):
