@@ -15,7 +15,6 @@ from pathlib import Path
 import pandas as pd
 import pytest
 from conftest import ROOT
-from distributed import get_task_stream
 from omegaconf import OmegaConf
 
 from fairsim.experiment.refcheck import _TIMED  # the summary keys that measure the machine, not the simulation
@@ -118,6 +117,8 @@ def dask_cluster():
 
 @pytest.mark.slow
 def test_a_sweep_on_a_local_dask_cluster_equals_the_joblib_sweep(run_py, results, joblib_sweep, dask_cluster):
+    from distributed import get_task_stream
+
     address, client = dask_cluster
     assert len(client.scheduler_info()["workers"]) == 2
     with get_task_stream(client) as tasks:  # what the cluster's workers ran meanwhile

@@ -6,9 +6,11 @@ cells run. Select it with ``hydra/launcher=dask`` and point it at a scheduler:
 
     DASK_SCHEDULER_ADDRESS=tcp://scheduler:8786 python run.py -m hydra/launcher=dask policy=ours,gavel
 
-Needs the optional extra ``pip install -e '.[dask]'``. Every cell still writes its own result
-files to the shared ``results/`` folder, and the parent collects and logs them as usual, so the
-workers must see the same filesystem.
+Needs the ``dask`` extra (in requirements.lock: ``make setup`` installs it). Every cell still
+writes its own result files to the shared results folder, and the parent collects and logs them
+as usual, so the workers must see the same filesystem (docs/beyond.md). An address that is
+missing, malformed or does not answer, and a relative results folder on workers that run from
+another folder, end the sweep in one line.
 """
 
 from __future__ import annotations
