@@ -39,7 +39,7 @@ class DaskLauncher(Launcher):
         self.config = self.task_function = self.hydra_context = None
 
     def setup(self, *, hydra_context, task_function, config) -> None:
-        """Refuse a missing or malformed scheduler address here, before the sweep makes anything."""
+        """Refuse a missing or malformed scheduler address here, before any cell runs."""
         check_address(self.scheduler_address)
         self.config, self.task_function, self.hydra_context = config, task_function, hydra_context
 
