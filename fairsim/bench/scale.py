@@ -42,6 +42,8 @@ import sys
 import time
 from dataclasses import dataclass
 
+from fairsim.bench.engine import child_command
+
 PHILLY_SIZE = 82_247  # the shipped trace, fairsim/data/philly/philly_jobs.csv
 SYNTHETIC_SIZE = 1_000_000
 PHILLY_POLICIES = ("fifo", "tiresias", "gavel", "themis", "ours")
@@ -125,26 +127,7 @@ def cluster_gpus(cell: Cell) -> int:
 def child_args(cell: Cell, seed: int) -> list[str]:
     """The ``bench engine`` child command that runs ``cell``."""
     workload, extra = ("philly", []) if cell.trace == "philly" else ("philly_raw", synthetic_cluster())
-    return [
-        sys.executable,
-        "-m",
-        "fairsim.bench",
-        "engine",
-        "--child",
-        "--sizes",
-        str(cell.jobs),
-        "--load",
-        str(LOAD),
-        "--seed",
-        str(seed),
-        "--policy",
-        cell.policy,
-        "--cluster",
-        "scale8",
-        "--workload",
-        workload,
-        *(f"--set={o}" for o in [f"sim.clock={cell.clock}", *extra]),
-    ]
+    return child_command(cell.jobs, LOAD, seed, cell.policy, "scale8", workload, [f"sim.clock={cell.clock}", *extra])
 
 
 def peak_rss_mb(pid: int) -> float:
