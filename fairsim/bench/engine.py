@@ -64,6 +64,32 @@ def child(num_jobs: int, load: float, seed: int, policy: str, cluster: str, work
     }
 
 
+def child_command(
+    num_jobs: int, load: float, seed: int, policy: str, cluster: str, workload: str, overrides: list[str]
+) -> list[str]:
+    """The command that runs one measurement (``child``) in a fresh process and prints it as JSON."""
+    return [
+        sys.executable,
+        "-m",
+        "fairsim.bench",
+        "engine",
+        "--child",
+        "--sizes",
+        str(num_jobs),
+        "--load",
+        str(load),
+        "--seed",
+        str(seed),
+        "--policy",
+        policy,
+        "--cluster",
+        cluster,
+        "--workload",
+        workload,
+        *(f"--set={o}" for o in overrides),
+    ]
+
+
 def main(argv: list[str]) -> int:
     ap = argparse.ArgumentParser(prog="python -m fairsim.bench engine", description=__doc__.splitlines()[0])
     ap.add_argument("--sizes", type=int, nargs="+", default=DEFAULT_SIZES)
@@ -99,26 +125,7 @@ def main(argv: list[str]) -> int:
     for size in args.sizes:
         runs = []
         for _ in range(args.repeats):
-            cmd = [
-                sys.executable,
-                "-m",
-                "fairsim.bench",
-                "engine",
-                "--child",
-                "--sizes",
-                str(size),
-                "--load",
-                str(args.load),
-                "--seed",
-                str(args.seed),
-                "--policy",
-                args.policy,
-                "--cluster",
-                args.cluster,
-                "--workload",
-                args.workload,
-                *(f"--set={o}" for o in args.overrides),
-            ]
+            cmd = child_command(size, args.load, args.seed, args.policy, args.cluster, args.workload, args.overrides)
             proc = subprocess.run(cmd, capture_output=True, text=True)
             if proc.returncode != 0:
                 print(proc.stderr.strip().splitlines()[-1] if proc.stderr.strip() else "child failed", file=sys.stderr)
