@@ -7,9 +7,9 @@ from __future__ import annotations
 import time
 
 import numpy as np
-from scipy.optimize import Bounds, LinearConstraint, milp
 
 from fairsim.solve.budget import Budget
+from fairsim.solve.lazy import milp
 from fairsim.solve.program import (
     NOT_RUN,
     AssignmentProblem,
@@ -27,6 +27,8 @@ def solve_milp(
     """The exact program, within the budget's limits (none without one). ``max_jobs``: a cut "at
     most this many jobs run" that no allocation violates (Themis' winner count), which can
     shorten HiGHS' proof a great deal."""
+    from scipy.optimize import Bounds, LinearConstraint  # here: scipy's import is a large part of a run's start-up
+
     budget = budget or Budget()
     tick = time.perf_counter()
     if p.num_jobs == 0 or not p.feasible.any():

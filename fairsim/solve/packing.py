@@ -4,10 +4,9 @@ interchangeable jobs, after a greedy packing that often reaches the trivial boun
 from __future__ import annotations
 
 import numpy as np
-from scipy import sparse
-from scipy.optimize import Bounds, LinearConstraint, milp
 
 from fairsim.solve.budget import PACKING_NODES, Budget
+from fairsim.solve.lazy import milp
 
 
 def max_packing(workers: np.ndarray, feasible: np.ndarray, capacity: np.ndarray, budget: Budget | None = None) -> int:
@@ -72,6 +71,9 @@ def _greedy_packing(width, mask, counts, capacity) -> int:
 
 
 def _packing_ilp(width, mask, counts, capacity, budget: Budget) -> int:
+    from scipy import sparse  # here: scipy's import is a large part of a run's start-up
+    from scipy.optimize import Bounds, LinearConstraint
+
     g_idx, k_idx = np.nonzero(mask)
     nv = len(g_idx)
     g, t = mask.shape

@@ -18,11 +18,14 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 import numpy as np
-from scipy import sparse
 
 from fairsim.solve.first_fit import first_fit
+
+if TYPE_CHECKING:
+    from scipy import sparse
 
 NOT_RUN = -1
 
@@ -103,6 +106,8 @@ def column_entries(n: int, t: int, cols: Columns) -> tuple[np.ndarray, np.ndarra
 
 def matrix(p: AssignmentProblem, cols: Columns) -> tuple[sparse.csr_matrix, np.ndarray, np.ndarray]:
     """Rows: n one-type rows, T capacity rows, 1 work-conserving row; returns A, lower, upper."""
+    from scipy import sparse  # here: scipy's import is a large part of a run's start-up
+
     n, t, nv = p.num_jobs, len(p.capacity), len(cols.rows)
     index, value = column_entries(n, t, cols)
     start = np.arange(0, ENTRIES_PER_COLUMN * nv + 1, ENTRIES_PER_COLUMN)

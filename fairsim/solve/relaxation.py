@@ -6,10 +6,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-from scipy import sparse
-from scipy.optimize import linprog
 
 from fairsim.solve.budget import Budget
+from fairsim.solve.lazy import linprog
 from fairsim.solve.program import AssignmentProblem, Columns, reduced_costs
 
 
@@ -26,6 +25,8 @@ class Relaxation:
 def lp_cold(q: AssignmentProblem, cols: Columns, a, lo, hi, budget: Budget) -> Relaxation | str:
     """The relaxation from scratch (scipy linprog, HiGHS dual simplex after presolve) within the
     budget's limits; a message on failure."""
+    from scipy import sparse  # here: scipy's import is a large part of a run's start-up
+
     n, t = q.num_jobs, len(q.capacity)
     # linprog wants A_ub x <= b_ub: the K row is negated
     a_ub = sparse.vstack([a[: n + t], -a[n + t :]], format="csr")
