@@ -75,7 +75,7 @@ from typing import TYPE_CHECKING, Any
 
 from fairsim import files
 from fairsim.experiment.run_folder import CONFIG, PROVENANCE
-from fairsim.files import file_digest
+from fairsim.experiment.signatures import file_digest, remembered
 
 if TYPE_CHECKING:
     from fairsim.experiment.cli import Folder
@@ -271,6 +271,11 @@ def _statements(path: str, size: int, mtime_ns: int) -> tuple[tuple[int, str | N
     return tuple(found)
 
 
+def _statements_now(path: Path) -> tuple[tuple[int, str | None, tuple[str, ...]], ...]:
+    stat = path.stat()
+    return _statements(str(path), stat.st_size, stat.st_mtime_ns)
+
+
 def _statements_in(tree: ast.AST) -> Iterator[ast.AST]:
     """Every statement of a module, however deeply nested in blocks, functions and classes."""
     todo = [tree]
@@ -290,10 +295,9 @@ def _names_import_module(func: ast.expr) -> bool:
 def _imports(module: str, package: bool, path: Path) -> list[tuple[str, bool]]:
     """(module name, required) for each import of ``module``'s file: required for what an
     import statement names, not for ``b`` of ``from a import b`` (a module or just a name in a)."""
-    stat = path.stat()
     here = module if package else module.rpartition(".")[0]
     out = []
-    for level, name, names in _statements(str(path), stat.st_size, stat.st_mtime_ns):
+    for level, name, names in remembered(path, "imports", _statements_now):
         if level:
             try:
                 name = importlib.util.resolve_name("." * level + (name or ""), here)

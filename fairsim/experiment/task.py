@@ -29,18 +29,21 @@ def task(cfg: DictConfig, raise_errors: bool = False) -> Path | None:
     from hydra.types import RunMode
 
     from fairsim.experiment.cli import hydra_reports_errors
+    from fairsim.experiment.signatures import kept_in
 
     hydra_reports_errors()  # the config composed: an error from here on is the run's, reported by Hydra as usual
     hydra_cfg = HydraConfig.get()
     folder = Path(hydra_cfg.runtime.output_dir)
-    if hydra_cfg.mode != RunMode.MULTIRUN:
-        run(cfg, folder, "", in_sweep=False, raise_errors=raise_errors)
-        return folder
-    from fairsim.experiment.sweep import claim_cell
+    # the provenance's file digests and import statements, kept by file signature across runs
+    with kept_in(Path(cfg.results_dir)):
+        if hydra_cfg.mode != RunMode.MULTIRUN:
+            run(cfg, folder, "", in_sweep=False, raise_errors=raise_errors)
+            return folder
+        from fairsim.experiment.sweep import claim_cell
 
-    with claim_cell(folder, cfg) as home:  # the cell's locks: one sweep runs it, others wait; None: complete
-        if home is not None:  # the folder holding this config (another spelling's), else this spelling's own
-            run(cfg, home, folder.name, in_sweep=True)  # progress is counted per spelling, as the grid counts cells
+        with claim_cell(folder, cfg) as home:  # the cell's locks: one sweep runs it, others wait; None: complete
+            if home is not None:  # the folder holding this config (another spelling's), else this spelling's own
+                run(cfg, home, folder.name, in_sweep=True)  # progress is counted per spelling, as the grid counts cells
     return None
 
 
