@@ -1,0 +1,1 @@
+"""fairsim's sweeper for Hydra (Hydra loads sweepers only from the hydra_plugins namespace)."""
