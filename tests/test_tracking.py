@@ -223,3 +223,23 @@ def test_make_ui_prints_each_experiments_runs_table(results, tiny, capsys):
     assert ["listed", f"http://127.0.0.1:5999/#/experiments/{exp_id}/runs?workflowType=machine_learning"] in lines
     assert tracking.main([str(results / "nowhere")]) == 0
     assert "no store" in capsys.readouterr().out and not (results / "nowhere").exists()
+
+
+@pytest.mark.slow
+def test_a_single_run_reads_only_its_own_runs_and_leaves_the_others_alone(results, tiny):
+    """The "runs" experiment holds every single run so far: logging one reads its own runs (a
+    torn one of its own is replaced), not the whole experiment (another's torn run is left)."""
+    from mlflow.entities import RunStatus
+
+    from fairsim.experiment.tracking import RUNS_EXPERIMENT, log_single_run
+
+    first, second = cells(results, tiny, "singles")
+    client = tracking._client(results)
+    exp_id = tracking._experiment_id(client, RUNS_EXPERIMENT, results)
+    torn = {f.name: client.create_run(exp_id, run_name=f.name, tags={"fairsim.cell": f.name}) for f in (first, second)}
+    assert log_single_run(results, first) == 1
+    runs = client.search_runs([exp_id])
+    by_id = {r.info.run_id: r for r in runs}
+    assert torn[first.name].info.run_id not in by_id  # its own torn run: deleted, logged afresh
+    assert by_id[torn[second.name].info.run_id].info.status == RunStatus.to_string(RunStatus.RUNNING)  # not read
+    assert sorted(logged_cells(results, RUNS_EXPERIMENT)) == [first.name]

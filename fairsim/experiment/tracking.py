@@ -175,11 +175,14 @@ def experiment_url(results_dir: Path, name: str, address: str = UI_ADDRESS) -> s
     return None if exp is None else runs_url(exp.experiment_id, address)
 
 
-def log_sweep(results_dir: Path, sweep_name: str, cells: list[Path], drop: list[str] = ()) -> int:
+def log_sweep(
+    results_dir: Path, sweep_name: str, cells: list[Path], drop: list[str] = (), own_runs_only: bool = False
+) -> int:
     """Log every complete cell that is not yet in MLflow, and delete the runs of the folders in
-    ``drop`` (another folder holds their config). Returns the number of runs logged."""
+    ``drop`` (another folder holds their config) and, unless ``own_runs_only``, every torn run
+    of the experiment. Returns the number of runs logged."""
     with store_lock(results_dir):
-        return _log_sweep(results_dir, sweep_name, cells, set(drop))
+        return _log_sweep(results_dir, sweep_name, cells, set(drop), own_runs_only)
 
 
 def _ms(stamp) -> int | None:
@@ -247,14 +250,24 @@ def _delete_run(client, run, results_dir: Path) -> None:
         shutil.rmtree(path.parent if path.name == "artifacts" else path, ignore_errors=True)
 
 
-def _log_sweep(results_dir: Path, sweep_name: str, cells: list[Path], drop: set[str]) -> int:
+def _runs_of(cells: list[Path]) -> str:
+    """A filter for the runs of these folders alone (a single run's: the experiment "runs" holds
+    every single run so far, which a run need not read), or "" (every run) when MLflow's filter
+    cannot say it in one condition."""
+    if len(cells) != 1 or "'" in cells[0].name:
+        return ""
+    return f"tags.`{CELL_TAG}` = '{cells[0].name}'"
+
+
+def _log_sweep(results_dir: Path, sweep_name: str, cells: list[Path], drop: set[str], own_runs_only: bool) -> int:
     from mlflow.entities import Metric, Param, RunStatus
     from mlflow.store.artifact.artifact_repository_registry import get_artifact_repository
 
     client = _client(results_dir)
     exp_id = _experiment_id(client, sweep_name, results_dir)
     logged: dict = {}  # cell -> its FINISHED run
-    for run in client.search_runs([exp_id], max_results=50_000):
+    only = _runs_of(cells) if own_runs_only else ""
+    for run in client.search_runs([exp_id], filter_string=only, max_results=50_000):
         cell = run.data.tags.get(CELL_TAG)
         if cell is None:
             continue
@@ -296,7 +309,7 @@ def _log_sweep(results_dir: Path, sweep_name: str, cells: list[Path], drop: set[
 
 def log_single_run(results_dir: Path, folder: Path) -> int:
     """Log one complete single run (its folder) to the "runs" experiment; 0 if already logged."""
-    return log_sweep(results_dir, RUNS_EXPERIMENT, [Path(folder)])
+    return log_sweep(results_dir, RUNS_EXPERIMENT, [Path(folder)], own_runs_only=True)
 
 
 def logged_cells(results_dir: Path, sweep_name: str) -> list[str]:
