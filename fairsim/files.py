@@ -68,13 +68,18 @@ def recording_inputs() -> Iterator[set[Path]]:
         _INPUTS.reset(token)
 
 
-@functools.lru_cache(maxsize=4096)
-def _digest_of(path: str, size: int, mtime_ns: int) -> str:
+def sha256_of(path: str | Path) -> str:
+    """SHA-256 of a file's bytes (hex), read now."""
     digest = hashlib.sha256()
     with open(path, "rb") as f:
         for block in iter(lambda: f.read(1 << 20), b""):
             digest.update(block)
     return digest.hexdigest()
+
+
+@functools.lru_cache(maxsize=4096)
+def _digest_of(path: str, size: int, mtime_ns: int) -> str:
+    return sha256_of(path)
 
 
 def file_digest(path: str | Path) -> str:

@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import contextlib
 import contextvars
-import hashlib
 import json
 import os
 import sys
@@ -131,17 +130,9 @@ def remembered(path: str | Path, key: str, compute: Callable[[Path], Any]) -> An
     return value
 
 
-def sha256_of(path: Path) -> str:
-    digest = hashlib.sha256()
-    with open(path, "rb") as f:
-        for block in iter(lambda: f.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
-
-
 def file_digest(path: str | Path) -> str:
     """SHA-256 of a file's bytes (hex), from the active cache when the file is unchanged (outside
     ``kept_in``: ``fairsim.files.file_digest``, memoized for the process)."""
     if _ACTIVE.get() is None:
         return files.file_digest(path)
-    return remembered(path, "sha256", sha256_of)
+    return remembered(path, "sha256", files.sha256_of)
