@@ -90,11 +90,15 @@ class QueueLines:
         """(job, class, type) of the earliest waiting job that fits (with backfill) or of the
         earliest waiting job if it fits (without); class -1 if none."""
         best, best_c, best_k = -1, -1, -1
+        most = max(free)
         for c in self.waiting:
             head = self.lines[c][0]
             if best >= 0 and head > best:
                 continue
-            k = next((k for k in self.pref[c] if free[k] >= self.width[c]), -1)
+            width = self.width[c]
+            if width > most and backfill:
+                continue  # fits nowhere; without backfill it may still be the head that stops the queue
+            k = next((k for k in self.pref[c] if free[k] >= width), -1)
             if k >= 0 or not backfill:
                 best, best_c, best_k = head, c, k
         return (best, best_c, best_k) if best_k >= 0 else (-1, -1, -1)

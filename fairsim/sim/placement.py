@@ -32,8 +32,9 @@ class HostPlacer:
         self.gph = cluster.gpus_per_host
         self._held = 0  # GPUs held after the previous placement; fewer kept now = churn
         self._churn = False
-        # a consolidation that failed fails again until a GPU of its type is taken or freed: each
-        # type's free GPUs have a version, and a spread job remembers the version it failed at
+        # a consolidation that failed fails again until a GPU of its type is freed (taking GPUs
+        # only lowers the free counts, so a job needs as many hosts as before or more): each
+        # type's freed GPUs have a version, and a spread job remembers the version it failed at
         self.host_type = np.repeat(np.arange(cluster.num_types), cluster.hosts_per_type)
         self.version = np.zeros(cluster.num_types, dtype=np.int64)
         self.failed_at = np.full(num_jobs, -1, dtype=np.int64)
@@ -98,7 +99,6 @@ class HostPlacer:
         """Place a gang of d on type t; returns the number of hosts it spans."""
         lo, hi = self.host_offset[t], self.host_offset[t + 1]
         free = self.free[lo:hi]
-        self.version[t] += 1
         self.failed_at[job] = -1
         room = np.where(free >= d, free, _NO_ROOM)
         host = int(room.argmin())  # best fit: the fullest host with room (the first of equals)
@@ -132,5 +132,6 @@ class HostPlacer:
             self.failed_at[job] = self.version[t]
             return False
         self.free[lo:hi] = free
+        self.version[t] += 1  # the job's own GPUs were freed before it takes its new ones
         self._take(job, t, d)
         return True
