@@ -181,6 +181,9 @@ class Engine:
         next_arrival_s = arrivals[0] if n else np.inf  # Python floats: most rounds admit nobody
         events = cfg.clock == "events"
         wake_s = math.inf  # events: when the policy asked to decide again
+        # events with sim.min_gap_s: no decision before hold_until; a decision due sooner is held
+        # (held: since when nothing else woke the engine; held_changed: a job arrived or finished meanwhile)
+        hold_until, held, held_changed = -math.inf, False, False
         idle_steps = 0  # consecutive steps in which no job ran and none was left to arrive
         no_moves = (np.empty(0, dtype=np.int64), np.empty(0, dtype=np.int64))
         wall0 = time.perf_counter()
@@ -211,13 +214,18 @@ class Engine:
                     t += span
                     rounds += skipped
                     continue
-            if changed or not self.policy.event_driven or (events and wake_s <= t):
-                moves, policy_s, wake_s = self._decide(t, changed, events)
-                decided = True
+            due = changed or held or not self.policy.event_driven or (events and wake_s <= t)
+            if due and t < hold_until:
+                held, held_changed = True, held_changed or changed
+                moves, decided, policy_s = no_moves, False, 0.0  # the previous decision stands until the gap ends
+            elif due:
+                moves, policy_s, wake_s = self._decide(t, changed or held_changed, events)
+                decided, held, held_changed = True, False, False
                 policy_calls += 1
+                hold_until = t + cfg.min_gap_s
             else:
                 moves, decided, policy_s = no_moves, False, 0.0  # an event-driven policy's decision reused
-            limit = min(next_arrival_s, wake_s) - t if events else cfg.round_len_s
+            limit = min(next_arrival_s, wake_s, hold_until if held else math.inf) - t if events else cfg.round_len_s
             duration, finished = self._step(t, moves, limit)
             rows.append((t, duration, 1, self.n_active, self._last_running, self._last_busy_gpus, decided, policy_s))
             if self.checker is not None:
