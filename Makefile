@@ -26,11 +26,11 @@ setup: $(STAMP)  ## create .venv with the exact versions of requirements.lock (h
 # uv (UV_VERSION, pip-installed into .venv) resolves for Python 3.11 on Linux x86-64 and writes every
 # file's sha256. Versions already in the lock are kept while pyproject.toml allows them, so a refresh
 # with nothing changed rewrites the same file; ARGS="--upgrade-package numpy" moves one, ARGS="--upgrade" all.
-lock:  ## refresh requirements.lock from pyproject.toml: uv pip compile pyproject.toml - --extra dev --extra docs --generate-hashes --python-version 3.11 --python-platform x86_64-manylinux_2_28, stdin: the build-system requires (setuptools>=77) and pip
+lock:  ## refresh requirements.lock from pyproject.toml: uv pip compile pyproject.toml - --extra dev --extra docs --extra dask --extra slurm --generate-hashes --python-version 3.11 --python-platform x86_64-manylinux_2_28, stdin: the build-system requires (setuptools>=77) and pip
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet uv==$(UV_VERSION)
 	{ $(PY) -c "import tomllib; print(*tomllib.load(open('pyproject.toml', 'rb'))['build-system']['requires'], sep='\n')"; echo pip; } | \
-	$(VENV)/bin/uv pip compile --quiet pyproject.toml - --extra dev --extra docs --generate-hashes \
+	$(VENV)/bin/uv pip compile --quiet pyproject.toml - --extra dev --extra docs --extra dask --extra slurm --generate-hashes \
 	    --python-version 3.11 --python-platform x86_64-manylinux_2_28 \
 	    --custom-compile-command 'make lock' --output-file $(LOCK) $(ARGS)
 

@@ -233,3 +233,48 @@ def test_fluid_gpus_match_a_plain_reference(seed):
         return
     workers, tput = workers[keep], tput[keep]
     assert fluid_gpus(workers, tput, counts) == pytest.approx(reference_gpus(workers, tput, counts), abs=1e-9)
+
+
+def replayed_finish_times(arrival, work, workers, tput, counts):
+    """A plain job-by-job replay of the fluid schedule: every active job's rate from ``reference_gpus`` (no
+    classes, kinds or rounding bounds), the clock moved to the next arrival or first finish."""
+    remaining, finish, t = work.copy(), np.full(len(work), np.nan), float(arrival.min())
+    while np.isnan(finish).any():
+        active = np.flatnonzero((arrival <= t) & np.isnan(finish))
+        upcoming = arrival[arrival > t]
+        if not active.size:
+            t = float(upcoming.min())
+            continue
+        gpus = reference_gpus(workers[active], tput[active], counts)
+        rate = (gpus / workers[active, None] * tput[active]).sum(axis=1)
+        step = min((remaining[active] / rate).min(), (upcoming.min() - t) if upcoming.size else np.inf)
+        remaining[active] -= rate * step
+        t += step
+        finish[active[remaining[active] <= 1e-9 * work[active]]] = t
+    return finish
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.integers(1, 9), st.integers(1, 3), st.data())
+def test_finish_times_match_a_plain_replay(n_jobs, n_types, data):
+    """The event loop (classes sharing one progress clock, per-kind rooms, the fixed point's shortcuts) against
+    the plain replay above, on random small traces with tied arrivals, mixed gangs and speed orders."""
+    counts = np.array(data.draw(st.lists(st.integers(1, 8), min_size=n_types, max_size=n_types)), dtype=float)
+    jobs = st.tuples(
+        st.sampled_from([0.0, 0.0, 40.0, 100.0, 700.0]),  # arrival: ties on purpose
+        st.sampled_from([30.0, 100.0, 250.0, 1000.0]),  # work
+        st.sampled_from([1, 2, 4]),  # workers
+        st.lists(st.sampled_from([0.0, 0.5, 1.0, 2.0, 3.0]), min_size=n_types, max_size=n_types),
+    )
+    rows = [r for r in data.draw(st.lists(jobs, min_size=n_jobs, max_size=n_jobs)) if any(r[3])]
+    tput = np.array([r[3] for r in rows]).reshape(len(rows), n_types)
+    workers = np.array([r[2] for r in rows], dtype=float)
+    tput = np.where(workers[:, None] <= counts[None, :], tput, 0.0)
+    runnable = (tput > 0).any(axis=1)
+    if not runnable.any():
+        return
+    arrival = np.array([r[0] for r in rows])[runnable]
+    work = np.array([r[1] for r in rows])[runnable]
+    workers, tput = workers[runnable], tput[runnable]
+    expected = replayed_finish_times(arrival, work, workers, tput, counts)
+    assert fluid_finish_times(arrival, work, workers, tput, counts) == pytest.approx(expected, rel=1e-9)

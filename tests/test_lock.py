@@ -18,6 +18,8 @@ from packaging.version import Version
 LOCK = ROOT / "requirements.lock"
 PYPROJECT = tomllib.loads((ROOT / "pyproject.toml").read_text())
 HASH = re.compile(r"--hash=sha256:[0-9a-f]{64}")
+# the extras `make lock` resolves (its uv command line in the Makefile, the one place they are named)
+LOCKED_EXTRAS = sorted(set(re.findall(r"--extra (\S+)", (ROOT / "Makefile").read_text())))
 
 
 def read_lock(text: str) -> dict[str, tuple[Requirement, list[str]]]:
@@ -44,17 +46,15 @@ def pinned(req: Requirement) -> Version | None:
 
 
 def top_requirements() -> list[Requirement]:
-    """What the lock is made from: runtime dependencies, the dev and docs extras, the build-system requires."""
+    """What the lock is made from: runtime dependencies, the extras `make lock` names, the build-system requires."""
     project = PYPROJECT["project"]
-    return [
-        Requirement(r)
-        for r in (
-            *project["dependencies"],
-            *project["optional-dependencies"]["dev"],
-            *project["optional-dependencies"]["docs"],
-            *PYPROJECT["build-system"]["requires"],
-        )
-    ]
+    extras = [r for extra in LOCKED_EXTRAS for r in project["optional-dependencies"][extra]]
+    return [Requirement(r) for r in (*project["dependencies"], *extras, *PYPROJECT["build-system"]["requires"])]
+
+
+def test_the_lock_covers_the_extras_make_test_needs():
+    """dev (the test tools), docs (tests/test_docs.py), dask and slurm (tests/test_launchers.py)."""
+    assert {"dev", "docs", "dask", "slurm"} <= set(LOCKED_EXTRAS)
 
 
 def test_read_lock_reads_entries_and_hashes():

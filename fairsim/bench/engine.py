@@ -128,31 +128,38 @@ def main(argv: list[str]) -> int:
 
 def run_child(size: int, args: argparse.Namespace, overrides: list[str]) -> dict | None:
     """One measurement in a fresh process; None (the child's last error line printed) if it failed."""
-    cmd = [
+    cmd = child_command(size, args.load, args.seed, args.policy, args.cluster, args.workload, overrides)
+    proc = subprocess.run(cmd, capture_output=True, text=True)
+    if proc.returncode != 0:
+        print(proc.stderr.strip().splitlines()[-1] if proc.stderr.strip() else "child failed", file=sys.stderr)
+        return None
+    return json.loads(proc.stdout.strip().splitlines()[-1])
+
+
+def child_command(
+    num_jobs: int, load: float, seed: int, policy: str, cluster: str, workload: str, overrides: list[str]
+) -> list[str]:
+    """The command that runs one measurement (``child``) in a fresh process and prints it as JSON."""
+    return [
         sys.executable,
         "-m",
         "fairsim.bench",
         "engine",
         "--child",
         "--sizes",
-        str(size),
+        str(num_jobs),
         "--load",
-        str(args.load),
+        str(load),
         "--seed",
-        str(args.seed),
+        str(seed),
         "--policy",
-        args.policy,
+        policy,
         "--cluster",
-        args.cluster,
+        cluster,
         "--workload",
-        args.workload,
+        workload,
         *(f"--set={o}" for o in overrides),
     ]
-    proc = subprocess.run(cmd, capture_output=True, text=True)
-    if proc.returncode != 0:
-        print(proc.stderr.strip().splitlines()[-1] if proc.stderr.strip() else "child failed", file=sys.stderr)
-        return None
-    return json.loads(proc.stdout.strip().splitlines()[-1])
 
 
 def print_row(size: int, clock: str, runs: list[dict]) -> None:

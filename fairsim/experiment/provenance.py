@@ -14,7 +14,9 @@ Every run folder holds ``provenance.json`` (written before ``summary.json``):
     config_search_path        the folders Hydra searched, in its order (both null when the
                               config was not composed by ``python run.py``),
     inputs                    every data file the run read -> its SHA-256,
-    python, packages, platform, host, user, started_at, finished_at (UTC, ISO 8601), argv.
+    python, packages, platform, host, user, started_at, finished_at (UTC, ISO 8601),
+    argv                      the command line: a sweep's cell records the sweep's (``ARGV_ENV``),
+                              wherever it ran (a Dask or Slurm worker has a command of its own).
 
 The code digest covers every module a run imports that is neither in the standard library nor
 in an installed distribution, wherever it lives: fairsim's own, a policy of the user's on
@@ -78,6 +80,7 @@ from fairsim.files import file_digest
 if TYPE_CHECKING:
     from fairsim.experiment.cli import Folder
 
+ARGV_ENV = "FAIRSIM_SWEEP_ARGV"  # a sweep's command line, JSON (set in each cell's process by SweepCallback)
 PACKAGE_DIR = Path(__file__).resolve().parents[1]  # .../fairsim
 BASE = (
     files.REPOSITORY
@@ -662,8 +665,16 @@ def record(run_cfg: Mapping[str, Any] | None, inputs: Iterable[Path], started_at
         "inputs": input_digests(inputs),
         "started_at": started_at,
         "finished_at": finished_at,
-        "argv": [Path(sys.argv[0]).name, *sys.argv[1:]] if sys.argv and sys.argv[0] else [],
+        "argv": command_line(),
     }
+
+
+def command_line() -> list[str]:
+    """The command that made the run: this process's, or in a sweep's cell the sweep's."""
+    sweep = os.environ.get(ARGV_ENV)
+    if sweep:
+        return json.loads(sweep)
+    return [Path(sys.argv[0]).name, *sys.argv[1:]] if sys.argv and sys.argv[0] else []
 
 
 # ---- staleness ---------------------------------------------------------------------------------

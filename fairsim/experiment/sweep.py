@@ -23,6 +23,7 @@ waited for.
 from __future__ import annotations
 
 import errno
+import json
 import os
 import re
 import socket
@@ -533,6 +534,7 @@ class SweepCallback(Callback):
         self.track = track  # false (track=false): collect, but log nothing to MLflow
         self.started = 0.0
         self.run_id = ""
+        self.argv = ""  # the sweep's command line, JSON, for each cell's provenance (provenance.ARGV_ENV)
         self.parent_pid = 0
         self.parent_host = ""
         self.total = 0
@@ -542,10 +544,12 @@ class SweepCallback(Callback):
 
     def on_multirun_start(self, config: DictConfig, **kwargs) -> None:
         from fairsim.experiment.interrupt import hold_ctrl_c, on_ctrl_c, release_ctrl_c
+        from fairsim.experiment.provenance import command_line
         from fairsim.experiment.tracking import ensure_store, store_error_line
 
         self.started = time.perf_counter()
         self.run_id = new_run_id()
+        self.argv = json.dumps(command_line())
         self.parent_pid = os.getpid()
         self.parent_host = socket.gethostname()
         sweep_dir = self.sweep_dir = Path(config.hydra.sweep.dir)
@@ -587,8 +591,11 @@ class SweepCallback(Callback):
             watch_parent(self.parent_pid, self.parent_host)
 
     def _export(self) -> None:
+        from fairsim.experiment.provenance import ARGV_ENV
+
         os.environ[RUN_ENV] = self.run_id
         os.environ[CELLS_ENV] = str(self.total)
+        os.environ[ARGV_ENV] = self.argv
 
     def on_multirun_end(self, config: DictConfig, **kwargs) -> None:
         from fairsim.experiment.tracking import ui_command
