@@ -206,11 +206,26 @@ def test_a_policy_that_never_runs_a_job_stops_the_run_with_one_line():
         ({"clock": "event"}, "clock"),
         ({"clock": "events", "round_end": "latest_finish"}, "round_end"),
         ({"clock": "events", "integer_steps": True}, "integer_steps"),
+        ({"clock": "events", "min_gap_s": -1}, "min_gap_s"),
+        ({"min_gap_s": 60}, "min_gap_s"),  # rounds already space their decisions
     ],
 )
 def test_bad_clock_settings_are_refused_naming_the_field(bad, field):
     with pytest.raises(InputError, match=f"sim: {field}: "):
         SimConfig.from_config(bad)
+
+
+def test_min_gap_holds_a_decision_due_sooner_until_the_gap_ends():
+    # one GPU; at every event jobs 1 and 2 start at 10 s and 15 s, the finishes before them; with
+    # a 100 s gap the decisions due at 8, 9 and 10 s are held until 100 s, job 2's (105 s) until 200 s
+    cluster = toy_cluster({"T4": 1})
+    jobs = toy_jobs([[1.0]] * 3, work=[10.0, 5.0, 5.0], arrival=[0.0, 8.0, 9.0])
+    every = simulate(jobs, cluster, FifoPolicy(), events(overheads=NO_OVERHEADS, check=True))
+    assert every.jobs["first_start_s"].tolist() == [0.0, 10.0, 15.0]
+    held = simulate(jobs, cluster, FifoPolicy(), events(min_gap_s=100.0, overheads=NO_OVERHEADS, check=True))
+    assert held.jobs["first_start_s"].tolist() == [0.0, 100.0, 200.0]
+    assert held.jobs["finish_s"].tolist() == [10.0, 105.0, 205.0]
+    assert held.rounds.loc[held.rounds["decided"], "t_s"].tolist() == [0.0, 100.0, 200.0]
 
 
 def test_a_restart_longer_than_the_round_is_allowed_under_events_only():

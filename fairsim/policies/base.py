@@ -10,6 +10,13 @@ on type k) subclass ``fairsim.policies.mechanism.FractionPolicy`` and implement
 ``fractions(view)``; Gavel's round mechanism turns the fractions into this round's assignment.
 Queue-based policies place jobs with the helpers of ``fairsim.policies.queues``.
 
+A policy whose decision follows from the previous one and what changed since (a job arrived or
+finished) may also implement ``decide_changes(changes) -> Moves``: the engine then hands it only
+the jobs that arrived or finished and takes back only the jobs whose type changes, so a decision
+costs what changed, not what is active (``Changes``, ``Moves``). It must decide exactly what
+``decide`` would; ``decide`` stays the reference (and what tests and a subclass that overrides
+``decide`` get).
+
 To add a policy: write ``fairsim/policies/<name>.py`` with a ``Policy`` subclass and
 ``conf/policy/<name>.yaml`` with ``_target_`` pointing at it. Nothing else changes.
 """
@@ -17,6 +24,7 @@ To add a policy: write ``fairsim/policies/<name>.py`` with a ``Policy`` subclass
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -76,6 +84,67 @@ class PolicyView:
         return view
 
 
+@dataclass(frozen=True, eq=False)
+class Changes:
+    """What an incremental policy (``Policy.decide_changes``) sees at a decision: the jobs that
+    arrived or finished since its previous decision, the free GPUs, and the jobs' attributes as
+    read-only arrays over the whole trace, indexed by engine job index (``PolicyView.job_id``)."""
+
+    now: float  # seconds since the start of the simulation
+    round_len: float  # seconds
+    cluster: ClusterSpec
+    capacity: np.ndarray  # int [T] GPUs per type
+    arrived: np.ndarray  # int: jobs admitted since the previous decision, in arrival order
+    finished: np.ndarray  # int: jobs that finished since the previous decision
+    free: np.ndarray  # int [T] GPUs of each type that no running job holds
+    current_type: np.ndarray  # int [J] the type each job runs on now, -1 if it does not run
+    arrival: np.ndarray  # float [J] seconds
+    workers: np.ndarray  # int [J] gang size
+    weight: np.ndarray  # float [J]
+    throughput: np.ndarray  # float [J, T] as PolicyView.throughput
+    feasible: np.ndarray  # bool [J, T] as PolicyView.feasible
+    changed: bool  # a job arrived or finished since the previous decision
+    _remaining: Callable[[np.ndarray], np.ndarray]
+    _view: Callable[[], PolicyView]
+
+    @classmethod
+    def assemble(cls, fields: dict) -> Changes:
+        """As ``PolicyView.assemble``: the engine builds one per decision."""
+        changes = object.__new__(cls)
+        changes.__dict__.update(fields)
+        return changes
+
+    def remaining(self, jobs: np.ndarray) -> np.ndarray:
+        """What ``PolicyView.remaining`` says of these jobs now (work as the policy sees it, less what is done)."""
+        return self._remaining(jobs)
+
+    def view(self) -> PolicyView:
+        """The full view over the active jobs, as ``decide`` gets it (costs what is active)."""
+        return self._view()
+
+
+@dataclass(frozen=True, eq=False)
+class Moves:
+    """An incremental decision: the jobs whose type changes now, each with its new type (-1 stops
+    it); every other job keeps its type. ``wake_s``: what ``Policy.next_decision_s`` would say
+    (event clock); None for its default (``Policy.default_wake_s``)."""
+
+    jobs: np.ndarray  # int: engine job indices
+    types: np.ndarray  # int: GPU type index from now on, or -1
+    wake_s: float | None = None
+
+
+def decides_by_changes(policy: Policy) -> bool:
+    """Whether the engine asks ``policy.decide_changes`` rather than ``decide``: yes when the class
+    that defines ``decide_changes`` is the one that defines ``decide`` and ``next_decision_s`` or
+    a subclass of them, so a subclass that overrides either alone is asked through the view."""
+    mro = type(policy).__mro__
+    by_changes = next(c for c in mro if "decide_changes" in vars(c))
+    return by_changes is not Policy and all(
+        issubclass(by_changes, next(c for c in mro if name in vars(c))) for name in ("decide", "next_decision_s")
+    )
+
+
 class Policy:
     """Base class. ``event_driven`` policies only change their decision when a job arrives or
     finishes, so the engine may reuse the previous assignment (and skip rounds in bulk)."""
@@ -91,13 +160,22 @@ class Policy:
     def decide(self, view: PolicyView) -> np.ndarray:
         raise NotImplementedError
 
+    def decide_changes(self, changes: Changes) -> Moves:
+        """Optional: the same decision as ``decide`` from what changed since the previous one
+        (module docstring). The engine asks it at the same moments it would ask ``decide``."""
+        raise NotImplementedError
+
     def next_decision_s(self, view: PolicyView, assignment: np.ndarray) -> float:
         """Under the event clock (``sim.clock=events``): the time of the next decision this policy
         needs even if no job arrives or finishes, given the view it just decided on and its
         ``assignment``; math.inf for none. The engine decides at every arrival and completion
         anyway. The default keeps a round-based policy on its own period (one round after this
         decision) and asks nothing of an event-driven one."""
-        return math.inf if self.event_driven else view.now + view.round_len
+        return self.default_wake_s(view.now, view.round_len)
+
+    def default_wake_s(self, now: float, round_len: float) -> float:
+        """``next_decision_s`` of a policy that does not override it."""
+        return math.inf if self.event_driven else now + round_len
 
     def stats(self) -> dict[str, float]:
         """Counters the run's summary should carry (e.g. solver fallbacks)."""

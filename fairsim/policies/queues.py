@@ -32,9 +32,14 @@ def greedy_fill(
 def fastest_first(view: PolicyView) -> np.ndarray:
     """Per job, feasible types sorted by throughput, fastest first; -1 pads infeasible types.
     Ties keep the cluster's type order (stable sort), so the result is deterministic."""
-    tput = np.where(view.feasible, view.throughput, -np.inf)
+    return fastest_first_of(view.throughput, view.feasible)
+
+
+def fastest_first_of(throughput: np.ndarray, feasible: np.ndarray) -> np.ndarray:
+    """``fastest_first`` of rows of a throughput and a feasibility table."""
+    tput = np.where(feasible, throughput, -np.inf)
     pref = np.argsort(-tput, axis=1, kind="stable")
-    return np.where(np.take_along_axis(view.feasible, pref, axis=1), pref, -1)
+    return np.where(np.take_along_axis(feasible, pref, axis=1), pref, -1)
 
 
 def fill_queue(widths: np.ndarray, free: int) -> np.ndarray:

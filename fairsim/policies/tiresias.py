@@ -50,7 +50,7 @@ import numpy as np
 
 from fairsim.cluster import ClusterSpec
 from fairsim.errors import Ascending, require
-from fairsim.policies.base import NOT_RUN, Policy, PolicyView
+from fairsim.policies.base import NOT_RUN, Changes, Moves, Policy, PolicyView
 from fairsim.policies.queues import fill_queue
 
 
@@ -93,6 +93,8 @@ class TiresiasPolicy(Policy):
         # one draw per job, fixed by the run seed: the choice does not depend on when the
         # policy is called or which jobs share the view
         self.draw = np.random.default_rng([seed, RANDOM_STREAM]).random(num_jobs)
+        # decide_changes: each queue's active jobs in ascending engine index (= view order)
+        self.queues: list[np.ndarray] | None = None
 
     def decide(self, view: PolicyView) -> np.ndarray:
         bound = self.bound[view.job_id]
@@ -116,6 +118,56 @@ class TiresiasPolicy(Policy):
         # as SRTF: between events only running jobs' remaining service shrinks, so no queue's
         # start set changes (Tiresias' own system decides at arrivals and completions)
         return math.inf
+
+    def decide_changes(self, changes: Changes) -> Moves:
+        """``decide`` from what changed: only a queue that a job joined or left can start or stop
+        a job. Between decisions the running jobs' keys only shrink and the waiting ones' stay,
+        so in a queue nobody joined or left, every job that waits still meets, at its turn in
+        the new order, no more free GPUs than at the previous decision: the same jobs run."""
+        if self.queues is None:
+            self.queues = [np.empty(0, dtype=np.int64) for _ in changes.capacity]
+        touched = set(self.bound[changes.finished].tolist())
+        for k in touched:
+            self.queues[k] = self.queues[k][~np.isin(self.queues[k], changes.finished, assume_unique=True)]
+        if len(changes.arrived):
+            touched.update(self._bind(changes))
+        moved, types = [], []
+        for k in sorted(touched):
+            queue = self.queues[k]
+            key = changes.remaining(queue) / changes.throughput[queue, k] * changes.workers[queue]
+            queue = queue[np.lexsort((queue, key))]
+            runs = np.where(fill_queue(changes.workers[queue], int(changes.capacity[k])), k, NOT_RUN)
+            change = runs != changes.current_type[queue]
+            moved.append(queue[change])
+            types.append(runs[change])
+        if not moved:
+            return Moves(np.empty(0, dtype=np.int64), np.empty(0, dtype=np.int64), wake_s=math.inf)
+        return Moves(np.concatenate(moved), np.concatenate(types), wake_s=math.inf)
+
+    def _bind(self, changes: Changes) -> list[int]:
+        """Bind the new jobs to their queues as ``decide`` does, in arrival order; returns their queues."""
+        arrived = changes.arrived
+        if self.random_choice:
+            chosen = []
+            for j in arrived.tolist():
+                types = np.flatnonzero(changes.feasible[j])
+                chosen.append(int(types[int(self.draw[j] * len(types))]))
+        else:
+            # the remaining service in each queue, summed in view order as decide's bincount does
+            queued = np.concatenate(self.queues)
+            bins = np.repeat(np.arange(len(self.queues)), [len(q) for q in self.queues])
+            service = changes.remaining(queued) / changes.throughput[queued, bins] * changes.workers[queued]
+            load = np.bincount(bins, weights=service, minlength=len(self.queues))
+            remaining = changes.remaining(arrived)
+            chosen = []
+            for j, rem in zip(arrived.tolist(), remaining.tolist()):
+                k = int(np.argmin(np.where(changes.feasible[j], load, np.inf)))  # ties -> cluster order
+                load[k] += rem / changes.throughput[j, k] * changes.workers[j]
+                chosen.append(k)
+        self.bound[arrived] = chosen
+        for k in set(chosen):
+            self.queues[k] = np.concatenate([self.queues[k], arrived[self.bound[arrived] == k]])
+        return chosen
 
 
 class TiresiasLasPolicy(Policy):

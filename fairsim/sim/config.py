@@ -60,6 +60,9 @@ class Overheads:
 class SimConfig:
     clock: str = "rounds"  # rounds | events (CLOCKS; docs/DESIGN.md "Clocks")
     round_len_s: float = 300.0
+    # events: no decision sooner than this after the previous one (0: at every event); a job that
+    # arrives or a GPU freed meanwhile waits for the gap's end (docs/DESIGN.md "Clocks")
+    min_gap_s: float = 0.0
     round_end: str = "fixed"  # "latest_finish": Gavel's jump to the last finish in the round (no backfill)
     integer_steps: bool = False  # Gavel: a round runs floor(tput * round) whole steps
     placement: bool = True  # host-level placement (packing, consolidation); off = every job packed
@@ -111,6 +114,14 @@ class SimConfig:
                 "integer_steps",
                 "must be false under sim.clock=events (whole steps are a property of Gavel's rounds)",
             )
+        else:
+            require(
+                cfg.get("min_gap_s", cls.min_gap_s) == 0,
+                source,
+                "min_gap_s",
+                "must be 0 under sim.clock=rounds (rounds already decide once per sim.round_len_s); "
+                f"it spaces decisions under sim.clock=events, got {cfg.get('min_gap_s')!r}",
+            )
         return cls(overheads=Overheads(**ov), **cfg)
 
     def check_horizon(self, jobs: JobSet, workload: str = "the workload", source: str = "sim") -> None:
@@ -151,6 +162,8 @@ OVERHEADS = {
 SETTINGS = {
     "round_len_s": Number(*ROUND_LEN_S, what="a number of seconds in [{:g}, {:g}]".format(*ROUND_LEN_S)),
     "clock": OneOf(CLOCKS, wording="is_not"),
+    # as a round: past a day every decision is stale
+    "min_gap_s": Number(0.0, ROUND_LEN_S[1], what=f"a number of seconds in [0, {ROUND_LEN_S[1]:g}]"),
 }
 LATE_SETTINGS = {  # after the restart-vs-round check, as before
     "round_end": OneOf(ROUND_ENDS, wording="is_not"),

@@ -26,11 +26,12 @@ import pandas as pd
 
 from fairsim.cluster import ClusterSpec
 from fairsim.errors import InputError
-from fairsim.policies.base import NOT_RUN, Policy, PolicyView
+from fairsim.policies.base import NOT_RUN, Changes, Moves, Policy, PolicyView, decides_by_changes
 from fairsim.sim.config import SimConfig
 from fairsim.sim.invariants import RoundChecker
 from fairsim.sim.overheads import job_costs, start_cost
 from fairsim.sim.placement import HostPlacer
+from fairsim.sim.running import CARRIED, RunningTable
 from fairsim.sim.schedule import ScheduleRecorder
 from fairsim.workload.jobs import JobSet
 from fairsim.workload.trace import shown
@@ -59,16 +60,17 @@ class _State:
     """Mutable per-job arrays, indexed by engine job index."""
 
     def __init__(self, n: int, num_types: int):
-        self.done = np.zeros(n)
+        # what a step adds to, side by side (a running job's row moves in and out in one piece):
+        # work done, seconds run, GPU-seconds, overhead seconds still to pay before progress, overhead paid
+        self.acc = np.zeros((n, len(CARRIED)))
+        self.done, self.run_s, self.attained_gpu_s, self.penalty_left, self.overhead_s = (
+            self.acc[:, CARRIED.index(name)] for name in CARRIED
+        )
         self.finish = np.full(n, np.nan)
         self.first_start = np.full(n, np.nan)
         self.cur_type = np.full(n, NOT_RUN, dtype=np.int64)  # type in the previous round
         self.prev_type = np.full(n, NOT_RUN, dtype=np.int64)  # type of the most recent run
-        self.penalty_left = np.zeros(n)  # overhead seconds still to pay before progress
-        self.run_s = np.zeros(n)
-        self.attained_gpu_s = np.zeros(n)
         self.gpu_s_by_type = np.zeros((n, num_types))
-        self.overhead_s = np.zeros(n)
         self.migrations = np.zeros(n, dtype=np.int64)  # type switches + host moves
         self.type_switches = np.zeros(n, dtype=np.int64)
         self.switches_to_faster = np.zeros(n, dtype=np.int64)
@@ -118,6 +120,7 @@ class Engine:
             self.awaited[:] = False
             self.awaited[until] = True
         self.s = _State(n, cluster.num_types)
+        self.table = RunningTable()
         self.migration_cost, self.restart_cost, self.profiling_cost = job_costs(
             jobs.state_bytes, cluster, config.overheads
         )
@@ -127,8 +130,20 @@ class Engine:
         self.capacity = cluster.counts.astype(np.int64)
         self.capacity.setflags(write=False)  # handed to every view
         self._capacity_or_idle = np.r_[np.inf, self.capacity]  # GPUs per bincount(type + 1) slot
+        self.used = np.zeros(cluster.num_types, dtype=np.int64)  # GPUs the running jobs hold, per type
+        self.busy_gpus = 0  # their sum
         self.checker = RoundChecker() if config.check else None
         self.recorder = ScheduleRecorder(cluster.gpu_types) if config.record_schedule else None
+        self.by_changes = decides_by_changes(policy)
+        # the active jobs (arrived, not finished), in arrival order, built when something reads them
+        self.is_active = np.zeros(n, dtype=bool)
+        self.n_active = 0
+        self._active = np.empty(0, dtype=np.int64)
+        self._active_behind = False  # jobs arrived or finished since _active was built
+        self._arrived_since: list[np.ndarray] = []  # since the previous decision
+        self._finished_since: list[np.ndarray] = []
+        self._stale = False  # the running jobs' rows moved on since the per-job arrays were written
+        self._consolidated = np.empty(0, dtype=np.int64)  # jobs moved onto fewer hosts in the previous step
         self._static_for: np.ndarray | None = None  # the active array the cached view fields belong to
         self._static: dict = {}  # view fields fixed while the active set is
         self._costs: dict = {}  # per-job inputs of the switch costs, same lifetime
@@ -137,6 +152,18 @@ class Engine:
         err = config.profile_error
         noise = np.random.default_rng([seed, 0xF1]).uniform(1 - err, 1 + err, n) if err > 0 else 1.0
         self.work_seen = jobs.work * noise
+        # whole-trace arrays an incremental policy reads (Changes), read-only
+        self._whole = {
+            name: _read_only(a)
+            for name, a in (
+                ("current_type", self.s.cur_type),
+                ("arrival", jobs.arrival),
+                ("workers", jobs.workers),
+                ("weight", jobs.weight),
+                ("throughput", jobs.tput_packed),
+                ("feasible", jobs.feasible),
+            )
+        }
 
     # ---- the loop -------------------------------------------------------------------------
     def run(self) -> SimResult:
@@ -145,8 +172,6 @@ class Engine:
         self.policy.reset(self.cluster, n, self.seed)
         t = float(jobs.arrival[0])
         next_arrival = 0
-        active = np.empty(0, dtype=np.int64)
-        assignment = np.empty(0, dtype=np.int64)
         changed = True
         rows: list[tuple] = []
         policy_calls = 0
@@ -156,79 +181,69 @@ class Engine:
         next_arrival_s = arrivals[0] if n else np.inf  # Python floats: most rounds admit nobody
         events = cfg.clock == "events"
         wake_s = math.inf  # events: when the policy asked to decide again
+        # events with sim.min_gap_s: no decision before hold_until; a decision due sooner is held
+        # (held: since when nothing else woke the engine; held_changed: a job arrived or finished meanwhile)
+        hold_until, held, held_changed = -math.inf, False, False
         idle_steps = 0  # consecutive steps in which no job ran and none was left to arrive
+        no_moves = (np.empty(0, dtype=np.int64), np.empty(0, dtype=np.int64))
         wall0 = time.perf_counter()
-        while awaited_left and (next_arrival < n or len(active)):
+        while awaited_left and (next_arrival < n or self.n_active):
             if rounds >= cfg.max_rounds:  # the safety stop: an error, never a silent truncation
                 raise InputError(
                     "sim",
                     "max_rounds",
                     f"the run stopped after {cfg.max_rounds} steps at t={t:.0f} s with "
-                    f"{len(active)} jobs still active; raise sim.max_rounds (a policy that leaves jobs waiting "
+                    f"{self.n_active} jobs still active; raise sim.max_rounds (a policy that leaves jobs waiting "
                     "forever ends here too)",
                 )
-            if not len(active) and next_arrival < n:
+            if not self.n_active and next_arrival < n:
                 t = max(t, next_arrival_s)  # idle cluster: jump to the next arrival
             if next_arrival_s <= t:
                 k = int(np.searchsorted(jobs.arrival, t, side="right"))
-                active = np.concatenate([active, np.arange(next_arrival, k)])
+                self._admit(next_arrival, k)
                 next_arrival = k
                 next_arrival_s = arrivals[k] if k < n else np.inf
                 changed = True
-            if not events and not changed and self._can_fast_forward(active, assignment):
-                skipped = self._fast_forward(t, active, assignment, next_arrival)
+            if not events and not changed and self._can_fast_forward():
+                skipped = self._fast_forward(t, next_arrival)
                 if skipped:
+                    span = skipped * cfg.round_len_s
                     if self.recorder is not None:
-                        run = active[assignment >= 0]
-                        self._record_schedule(
-                            t,
-                            skipped * cfg.round_len_s,
-                            skipped,
-                            active,
-                            assignment,
-                            run,
-                            0.0,
-                            np.full(len(run), skipped * cfg.round_len_s),
-                        )
-                    rows.append(self._record(t, skipped * cfg.round_len_s, skipped, active, assignment, False, 0.0))
-                    t += skipped * cfg.round_len_s
+                        self._record_schedule(t, span, skipped, 0.0, np.full(len(self.table), span))
+                    rows.append((t, span, skipped, self.n_active, len(self.table), float(self.busy_gpus), False, 0.0))
+                    t += span
                     rounds += skipped
                     continue
-            if changed or not self.policy.event_driven or (events and wake_s <= t):
-                view = self._view(t, active, changed)
-                tick = time.perf_counter()
-                answer = np.asarray(self.policy.decide(view))
-                policy_s = time.perf_counter() - tick
-                decided = True
+            due = changed or held or not self.policy.event_driven or (events and wake_s <= t)
+            if due and t < hold_until:
+                held, held_changed = True, held_changed or changed
+                moves, decided, policy_s = no_moves, False, 0.0  # the previous decision stands until the gap ends
+            elif due:
+                moves, policy_s, wake_s = self._decide(t, changed or held_changed, events)
+                decided, held, held_changed = True, False, False
                 policy_calls += 1
-                assignment = self._check_assignment(active, answer, view)
-                if events:
-                    wake_s = self._next_wake(view, assignment)
+                hold_until = t + cfg.min_gap_s
             else:
-                decided, policy_s = False, 0.0  # an event-driven policy's decision reused
-            limit = min(next_arrival_s, wake_s) - t if events else cfg.round_len_s
-            duration, finished = self._step(t, active, assignment, limit)
-            rows.append((t, duration, 1, len(active), self._last_running, self._last_busy_gpus, decided, policy_s))
+                moves, decided, policy_s = no_moves, False, 0.0  # an event-driven policy's decision reused
+            limit = min(next_arrival_s, wake_s, hold_until if held else math.inf) - t if events else cfg.round_len_s
+            duration, finished = self._step(t, moves, limit)
+            rows.append((t, duration, 1, self.n_active, self._last_running, self._last_busy_gpus, decided, policy_s))
             if self.checker is not None:
-                self.checker(
-                    self, active, assignment, np.zeros(len(active), dtype=bool) if finished is None else finished
-                )
+                self._check(finished)
             t += duration
             rounds += 1
             idle_steps = 0 if self._last_running or next_arrival < n else idle_steps + 1
             if idle_steps == STALLED_STEPS:
-                raise self._stalled(t, len(active))
+                raise self._stalled(t, self.n_active)
             changed = finished is not None
             if changed:
-                done = int(np.count_nonzero(self.awaited[active[finished]]))
+                done = int(np.count_nonzero(self.awaited[finished]))
                 awaited_left -= done
                 if self.progress is not None:
                     self.progress(done)
-                keep = ~finished
-                if self.placer is not None:
-                    self.placer.release(active[finished])
-                active, assignment = active[keep], assignment[keep]
+                self._retire(finished)
         wall = time.perf_counter() - wall0
+        self._sync()
         stats = {
             "rounds": rounds,
             "policy_calls": policy_calls,
@@ -239,145 +254,264 @@ class Engine:
         schedule = None if self.recorder is None else self.recorder.table(jobs.job_id)
         return SimResult(self._job_table(), pd.DataFrame(rows, columns=_ROUND_COLUMNS), stats, schedule)
 
+    # ---- the active set ---------------------------------------------------------------------
+    def _admit(self, lo: int, hi: int) -> None:
+        arrived = np.arange(lo, hi)
+        self.is_active[lo:hi] = True
+        self.n_active += hi - lo
+        self._arrived_since.append(arrived)
+        self._active_behind = True
+
+    def _retire(self, finished: np.ndarray) -> None:
+        self.is_active[finished] = False
+        self.n_active -= len(finished)
+        self._finished_since.append(finished)
+        self._active_behind = True
+        if self.placer is not None:  # after the step's checks and records, which still see their hosts
+            self.placer.vacate(finished, churn=True)
+
+    def _active_ids(self) -> np.ndarray:
+        """The active jobs in arrival order: one array object while the set stays the same (views
+        and policies recognise an unchanged set by it)."""
+        if self._active_behind:
+            kept = self._active[self.is_active[self._active]]
+            top = int(kept[-1]) + 1 if len(kept) else 0
+            newer = (
+                np.flatnonzero(self.is_active[top:]) + top if self.n_active > len(kept) else np.empty(0, dtype=np.int64)
+            )
+            self._active = np.concatenate([kept, newer])
+            self._active.setflags(write=False)
+            self._active_behind = False
+        return self._active
+
+    def _sync(self) -> None:
+        """Write the running jobs' rows back to the per-job arrays before anything reads them."""
+        if self._stale:
+            self.table.flush(self.s)
+            self._stale = False
+
+    # ---- deciding ---------------------------------------------------------------------------
+    def _decide(self, t: float, changed: bool, events: bool) -> tuple[tuple[np.ndarray, np.ndarray], float, float]:
+        """Ask the policy; returns the jobs whose type changes with their new types, the policy's
+        seconds, and the time it asked to decide again (events; inf otherwise)."""
+        if self.by_changes:
+            changes = self._changes(t, changed)
+            tick = time.perf_counter()
+            answer = self.policy.decide_changes(changes)
+            policy_s = time.perf_counter() - tick
+            moves = self._check_moves(t, answer)
+            wake = self.policy.default_wake_s(t, self.cfg.round_len_s) if answer.wake_s is None else answer.wake_s
+            wake_s = self._checked_wake(t, float(wake)) if events else math.inf
+        else:
+            active = self._active_ids()
+            view = self._view(t, active, changed)
+            tick = time.perf_counter()
+            answer = np.asarray(self.policy.decide(view))
+            policy_s = time.perf_counter() - tick
+            assignment = self._check_assignment(active, answer, view)
+            wake_s = self._checked_wake(t, float(self.policy.next_decision_s(view, assignment))) if events else math.inf
+            rows = np.flatnonzero(assignment != self.s.cur_type[active])
+            moves = (active[rows], assignment[rows])
+        self._arrived_since, self._finished_since = [], []
+        return moves, policy_s, wake_s
+
+    def _changes(self, t: float, changed: bool) -> Changes:
+        free = self.capacity - self.used
+        free.setflags(write=False)
+        return Changes.assemble(
+            dict(
+                now=t,
+                round_len=self.cfg.round_len_s,
+                cluster=self.cluster,
+                capacity=self.capacity,
+                arrived=_joined(self._arrived_since),
+                finished=_joined(self._finished_since),
+                free=free,
+                changed=changed,
+                _remaining=self._remaining,
+                _view=lambda: self._view(t, self._active_ids(), changed),
+                **self._whole,
+            )
+        )
+
+    def _remaining(self, ids: np.ndarray) -> np.ndarray:
+        """PolicyView.remaining of some jobs, by the same arithmetic."""
+        self._sync()
+        done = self.s.done[ids]
+        return np.maximum(self.work_seen[ids], done) - done
+
+    def _checked_wake(self, now: float, wake: float) -> float:
+        if not wake > now:  # also NaN
+            raise self._broken(now, f"asked to decide again at {wake!r}, not after now ({now!r})")
+        return wake
+
     # ---- one step -------------------------------------------------------------------------
-    def _step(
-        self, t: float, active: np.ndarray, assignment: np.ndarray, limit: float
-    ) -> tuple[float, np.ndarray | None]:
-        """Run one step of at most ``limit`` seconds (a round, or the time to the next arrival or
-        policy wake-up); returns its duration and the mask of active jobs that finished (None if none)."""
-        cfg, s, jobs = self.cfg, self.s, self.jobs
-        run_mask = assignment >= 0
-        run = active[run_mask]
-        new_type = assignment[run_mask]
-        cur = s.cur_type[active]
-
-        # jobs stopped this round lose any unpaid overhead; the next start pays a restart
-        stopped = active[(cur >= 0) > run_mask]  # ran last round (True) and not now (False)
-        if len(stopped):
-            s.stop_log.append(stopped)
-            if not self.costless:
-                s.penalty_left[stopped] = 0.0
-            s.cur_type[stopped] = NOT_RUN
-
-        was_type = cur[run_mask] if self.placer is not None or not self.costless else None
-        if self.placer is not None and len(run):
-            spread, host_moved = self.placer.place(run, new_type, was_type == new_type, jobs.workers, jobs.state_bytes)
-            tput = np.where(spread, jobs.tput_spread[run, new_type], jobs.tput_packed[run, new_type])
-            s.spread_rounds[run] += spread
-        else:
-            host_moved = None
-            tput = jobs.tput_packed[run, new_type]
-        first_run = np.isnan(s.first_start[run])
-        self._count_moves(run, new_type, host_moved)
-        if not self.costless:
-            self._charge_overheads(run, new_type, was_type, host_moved, first_run)
-
-        remaining = jobs.work[run] - s.done[run]
-        penalty = 0.0 if self.costless else s.penalty_left[run]
+    def _step(self, t: float, moves: tuple[np.ndarray, np.ndarray], limit: float) -> tuple[float, np.ndarray | None]:
+        """Apply the decision's moves, then run one step of at most ``limit`` seconds (a round, or
+        the time to the next arrival or policy wake-up); returns its duration and the jobs that
+        finished in it (None if none)."""
+        cfg, table = self.cfg, self.table
+        self._respread()
+        started, kept_gpus = self._apply(t, *moves)
+        if self.placer is not None and len(table):
+            self._settle_hosts(started, kept_gpus)
+        self._last_running, self._last_busy_gpus = len(table), float(self.busy_gpus)
         if cfg.clock == "events":
-            duration, pay, progress, busy, finishing = self._advance_to_event(t, limit, remaining, tput, penalty)
+            duration, pay, busy, finishing = table.advance_to_event(limit, self.costless)
+            if not math.isfinite(duration):
+                raise PolicyContractError(
+                    f"policy {type(self.policy).__name__} at t={t:.1f} s runs no job, no job arrives, "
+                    "and it asks for no later decision: the run would never end"
+                )
         else:
-            duration, pay, progress, busy, finishing = self._advance_round(limit, remaining, tput, penalty)
-        if not self.costless:
-            s.penalty_left[run] -= pay
-            s.overhead_s[run] += pay
-        any_finishing = np.count_nonzero(finishing) > 0  # count_nonzero: ~3x cheaper than any() on these sizes
+            duration, pay, busy, finishing = table.advance_round(
+                limit, self.costless, cfg.integer_steps, cfg.round_end == "latest_finish"
+            )
+        self._stale = True
+        if self.recorder is not None:
+            self._record_schedule(t, duration, 1, pay, busy)
+        if not np.count_nonzero(finishing):
+            return duration, None
+        rows = np.flatnonzero(finishing)
+        done_now = table.ids[rows]
+        table.done[rows] = table.work[rows]  # exact, no float residue
+        self.s.finish[done_now] = t + busy[rows]
+        if self.checker is not None:
+            self._finished_types = table.types[rows][np.argsort(done_now)]  # for _check, in arrival order
+        self._leave(rows, finished=True)
+        return duration, done_now
 
-        s.done[run] += progress
-        s.run_s[run] += busy
+    def _apply(self, t: float, ids: np.ndarray, types: np.ndarray) -> tuple[np.ndarray, int]:
+        """Stop, move and start jobs as the decision says: stopped and moved jobs leave the running
+        rows (a stopped job loses any unpaid overhead; its next start pays a restart), starting and
+        moved ones are placed, charged their overhead and counted. Returns the started jobs and
+        the GPUs held by the jobs that kept running where they were."""
+        s = self.s
+        if not len(ids):
+            return ids, self.busy_gpus
+        cur = s.cur_type[ids]
+        leaving = cur >= 0  # stopped or moved to another type
+        if np.count_nonzero(leaving):
+            self._leave(np.flatnonzero(np.isin(self.table.ids, ids[leaving], assume_unique=True)))
+            stopped = ids[leaving & (types < 0)]
+            if len(stopped):
+                s.stop_log.append(stopped)
+                if not self.costless:
+                    s.penalty_left[stopped] = 0.0
+        kept_gpus = self.busy_gpus
+        starting = types >= 0
+        run, new_type, was_type = ids[starting], types[starting], cur[starting]
+        if len(run):
+            self._start(t, run, new_type, was_type)
+        return run, kept_gpus
+
+    def _start(self, t: float, run: np.ndarray, new_type: np.ndarray, was_type: np.ndarray) -> None:
+        s, jobs = self.s, self.jobs
+        if self.placer is not None:
+            spread = self.placer.place_new(run, new_type, jobs.workers)
+        else:
+            spread = np.zeros(len(run), dtype=bool)
+        first_run = np.isnan(s.first_start[run])
+        self._count_switches(run, new_type)
+        if not self.costless:
+            self._charge_starts(run, new_type, was_type, first_run)
         workers = jobs.workers[run]
-        gpu_s = busy * workers
-        s.attained_gpu_s[run] += gpu_s
-        s.gpu_s_by_type[run, new_type] += gpu_s  # each job appears once in run: plain += is exact
+        tput = np.where(spread, jobs.tput_spread[run, new_type], jobs.tput_packed[run, new_type])
+        self.table.add(s, run, new_type, tput, workers, jobs.work[run], spread)
+        np.add.at(self.used, new_type, workers)
+        self.busy_gpus += int(workers.sum())
         if np.count_nonzero(first_run):
             s.first_start[run[first_run]] = t
         s.cur_type[run] = new_type
         s.prev_type[run] = new_type
-        self._last_running, self._last_busy_gpus = len(run), float(workers.sum())
-        if self.recorder is not None:
-            self._record_schedule(t, duration, 1, active, assignment, run, pay, busy)
-        if not any_finishing:
-            return duration, None
-        done_now = run[finishing]
-        s.done[done_now] = jobs.work[done_now]  # exact, no float residue
-        s.finish[done_now] = t + busy[finishing]
-        s.cur_type[done_now] = NOT_RUN
-        finished = np.zeros(len(active), dtype=bool)
-        finished[np.flatnonzero(run_mask)[finishing]] = True
-        return duration, finished
 
-    def _advance_round(self, round_len, remaining, tput, penalty):
-        """One round: each running job pays what it owes of overhead, then progresses for the rest
-        of the round or until it finishes. Returns (duration, pay, progress, busy, finishing)."""
-        cfg = self.cfg
-        pay = np.minimum(penalty, round_len) if not self.costless else 0.0
-        progress = tput * (round_len - pay)
-        if cfg.integer_steps:
-            progress = np.floor(progress, out=progress)
-        finishing = progress >= remaining
-        if np.count_nonzero(finishing):
-            progress = np.minimum(progress, remaining)
-        busy = progress / tput + pay  # seconds the job holds its GPUs
-        if cfg.round_end == "latest_finish" and len(busy):
-            longest = float(busy.max())
-            duration = longest if longest > 0 else round_len
-        else:
-            duration = round_len
-        return duration, pay, progress, busy, finishing
+    def _respread(self) -> None:
+        """Jobs consolidated in the previous step onto fewer hosts than before but more than they
+        need count as spread again (their rate and ``spread_rounds`` follow their hosts)."""
+        if not len(self._consolidated):
+            return
+        ids = self._consolidated[self.s.cur_type[self._consolidated] >= 0]
+        self._consolidated = ids[:0]
+        rows = self.table.rows_of(ids)
+        spread = self.placer.hosts_spanned(ids) > self.placer.min_hosts(self.jobs.workers[ids])
+        self.table.spread[rows] = spread
+        self.table.tput[rows] = np.where(
+            spread,
+            self.jobs.tput_spread[ids, self.table.types[rows]],
+            self.jobs.tput_packed[ids, self.table.types[rows]],
+        )
 
-    def _advance_to_event(self, t, limit, remaining, tput, penalty):
-        """Up to the first completion, or ``limit`` seconds if that comes first. Completion times
-        are computed once (overhead still owed plus remaining work at the job's rate) and compared
-        as they are, so the job that sets the step's end finishes in it exactly."""
-        to_finish = penalty + np.maximum(remaining, 0.0) / tput
-        duration = min(limit, float(to_finish.min())) if len(to_finish) else limit
-        if not math.isfinite(duration):
-            raise PolicyContractError(
-                f"policy {type(self.policy).__name__} at t={t:.1f} s runs no job, no job arrives, and "
-                "it asks for no later decision: the run would never end"
-            )
-        finishing = to_finish <= duration
-        pay = np.minimum(penalty, duration) if not self.costless else 0.0
-        progress = np.where(finishing, remaining, tput * (duration - pay))
-        # a job whose finish falls within float rounding of the step's end finishes with it
-        finishing |= progress >= remaining
-        busy = np.where(finishing, np.minimum(to_finish, duration), duration)
-        return duration, pay, np.minimum(progress, remaining), busy, finishing
+    def _leave(self, rows: np.ndarray, finished: bool = False) -> None:
+        """Rows ``rows`` (ascending) stop running (finished, stopped or moving): written back and dropped."""
+        table = self.table
+        ids, types, workers = table.ids[rows], table.types[rows], table.workers[rows]
+        table.remove(self.s, rows)
+        self.s.cur_type[ids] = NOT_RUN
+        np.subtract.at(self.used, types, workers)
+        self.busy_gpus -= int(workers.sum())
+        if self.placer is not None and not finished:  # a finished job's GPUs are freed when it retires
+            self.placer.vacate(ids)
 
-    def _next_wake(self, view: PolicyView, assignment: np.ndarray) -> float:
-        wake = float(self.policy.next_decision_s(view, assignment))
-        if not wake > view.now:  # also NaN
-            raise self._broken(view, f"asked to decide again at {wake!r}, not after now ({view.now!r})")
-        return wake
-
-    def _count_moves(self, run, new_type, host_moved) -> None:
-        """Count migrations: type switches (also across a pause) and host moves."""
-        s = self.s
-        prev = s.prev_type[run]  # equals the running type for a job that ran last round
+    def _count_switches(self, run: np.ndarray, new_type: np.ndarray) -> None:
+        """Log type switches (also across a pause) of jobs starting on a type; with host placement
+        each is a migration at once (the placer counts host moves)."""
+        prev = self.s.prev_type[run]
         switched = (prev != new_type) & (prev >= 0)
-        if host_moved is not None:
-            s.migrations[run[switched | host_moved]] += 1
         if np.count_nonzero(switched):
-            s.switch_log.append((run[switched], prev[switched], new_type[switched]))
+            moved = run[switched]
+            if self.placer is not None:
+                self.s.migrations[moved] += 1
+            self.s.switch_log.append((moved, prev[switched], new_type[switched]))
 
-    def _charge_overheads(self, run, new_type, was_type, host_moved, first_run) -> None:
+    def _charge_starts(self, run, new_type, was_type, first_run) -> None:
         """Set the overhead seconds each starting, resuming or moved job pays before progress
-        (``fairsim.sim.overheads``); a job that continues where it was keeps its unpaid rest."""
+        (``fairsim.sim.overheads``)."""
         s = self.s
         prev = s.prev_type[run]
-        type_switch = (was_type >= 0) & (was_type != new_type)
-        moved = type_switch if host_moved is None else type_switch | host_moved
+        moved = (was_type >= 0) & (was_type != new_type)
         resumed = (was_type < 0) & (prev >= 0)
-        if not (moved.any() or resumed.any() or first_run.any()):
-            return  # every job continues where it was: nothing to charge
         cost = start_cost(
             self.migration_cost[run], self.restart_cost[run], self.profiling_cost, was_type, prev, first_run
         )
         charged = moved | resumed | (first_run & (self.profiling_cost > 0))
         s.penalty_left[run[charged]] = cost[charged]
 
+    def _settle_hosts(self, started: np.ndarray, kept_gpus: int) -> None:
+        """After churn (jobs started, stopped or finished, or a job moved last step), move spread
+        jobs onto fewer hosts where room opened up, smallest state first; a job moved so that
+        kept its type pays a migration (a host move)."""
+        table, jobs, placer = self.table, self.jobs, self.placer
+        if not placer.settle(len(started) > 0, kept_gpus, self.busy_gpus):
+            return
+        rows = np.flatnonzero(table.spread)
+        if not len(rows):
+            return
+        ids = table.ids[rows]
+        moved = placer.consolidate_spread(ids, table.types[rows], jobs.workers, jobs.state_bytes)
+        if not np.count_nonzero(moved):
+            return
+        rows, ids = rows[moved], ids[moved]
+        # packed for this step; from the next one on, spread again if the free GPUs only allowed fewer hosts
+        table.spread[rows] = False
+        table.tput[rows] = jobs.tput_packed[ids, table.types[rows]]
+        self._consolidated = ids
+        host_moved = ~np.isin(ids, started, assume_unique=True)  # a job that started now pays for its start only
+        if np.count_nonzero(host_moved):
+            rows, ids = rows[host_moved], ids[host_moved]
+            self.s.migrations[ids] += 1
+            if not self.costless:
+                kind = table.types[rows]
+                table.penalty[rows] = start_cost(
+                    self.migration_cost[ids],
+                    self.restart_cost[ids],
+                    self.profiling_cost,
+                    kind,
+                    kind,
+                    np.zeros(len(ids), dtype=bool),
+                )
+
     # ---- fast-forward -----------------------------------------------------------------------
-    def _can_fast_forward(self, active, assignment) -> bool:
+    def _can_fast_forward(self) -> bool:
         cfg = self.cfg
         return (
             cfg.fast_forward
@@ -385,38 +519,30 @@ class Engine:
             and not cfg.integer_steps
             and cfg.round_end == "fixed"
             and not cfg.check
-            and len(active) > 0
-            and not self.s.penalty_left[active[assignment >= 0]].any()
+            and self.n_active > 0
+            and not self.table.penalty.any()
         )
 
-    def _fast_forward(self, t, active, assignment, next_arrival) -> int:
+    def _fast_forward(self, t, next_arrival) -> int:
         """Apply k unchanged rounds at once; k stops before the next arrival or finish."""
-        cfg, s, jobs = self.cfg, self.s, self.jobs
-        L = cfg.round_len_s
-        run_mask = assignment >= 0
-        run, types = active[run_mask], assignment[run_mask]
-        spread = np.zeros(len(run), dtype=bool)
-        if self.placer is not None:
-            spread = self.placer.hosts_spanned(run) > self.placer.min_hosts(jobs.workers[run])
-        tput = np.where(spread, jobs.tput_spread[run, types], jobs.tput_packed[run, types])
+        table, jobs = self.table, self.jobs
+        self._respread()
+        L = self.cfg.round_len_s
         k = np.inf
-        if len(run):
-            k = float(np.min(np.ceil((jobs.work[run] - s.done[run]) / (tput * L)))) - 1
+        if len(table):
+            k = float(np.min(np.ceil((table.work - table.done) / (table.tput * L)))) - 1
         if next_arrival < len(jobs):
             k = min(k, float(np.ceil((jobs.arrival[next_arrival] - t) / L)))
         if not np.isfinite(k) or k < 2:
             return 0
         k = int(k)
-        s.done[run] += tput * (L * k)
-        s.run_s[run] += L * k
-        gpu_s = jobs.workers[run] * (L * k)
-        s.attained_gpu_s[run] += gpu_s
-        np.add.at(s.gpu_s_by_type, (run, types), gpu_s)
-        s.spread_rounds[run] += spread * k
+        table.advance_rounds(L, k)
+        self._stale = True
         return k
 
     # ---- views, checks, records ----------------------------------------------------------------
     def _view(self, t: float, active: np.ndarray, changed: bool) -> PolicyView:
+        self._sync()
         s, jobs = self.s, self.jobs
         if self._static_for is not active:  # the active set changed: gather its fixed attributes once
             self._static = _frozen(
@@ -484,10 +610,10 @@ class Engine:
         The checks cost a few numpy calls a decision; only a broken answer pays for the words."""
         if a.shape != active.shape:
             raise self._broken(
-                view, f"returned {a.shape[0] if a.ndim else 'a scalar'} entries for {len(active)} active jobs"
+                view.now, f"returned {a.shape[0] if a.ndim else 'a scalar'} entries for {len(active)} active jobs"
             )
         if a.dtype.kind not in "iu":  # a float answer is truncated by a cast: -0.5 would read as type 0
-            self._refuse_non_integers(active, a, view)
+            self._refuse_non_integers(active, a, view.now)
         a = a.astype(np.int64, copy=False)
         if not len(a):
             return a
@@ -497,32 +623,79 @@ class Engine:
         except ValueError:
             used = None
         if used is None or len(used) > num_types + 1:
-            raise self._outside(active, a, view)
+            raise self._outside(active, a, view.now)
         # every running job on a type it can run on; "not run" (-1) reads the all-True last column
         ok = self._costs["feasible_or_idle"][self._rows(len(a)), a]
         if np.count_nonzero(ok) < len(ok):
-            row = int(np.flatnonzero(~ok)[0])
-            k = int(a[row])
-            raise self._broken(
-                view,
-                f"put job {self._job_id(active, row)} on {self.cluster.gpu_types[k]}, a type it cannot run on: "
-                f"{self._why_infeasible(int(active[row]), k)}",
-            )
+            raise self._infeasible(view.now, active, a, int(np.flatnonzero(~ok)[0]))
         over = used > self._capacity_or_idle
         if np.count_nonzero(over):
-            k = int(np.argmax(over)) - 1
-            on_k = np.flatnonzero(a == k)
-            jobs = ", ".join(f"{self._job_id(active, r)} ({int(view.workers[r])})" for r in on_k[:6]) + (
-                ", ..." if len(on_k) > 6 else ""
-            )
-            raise self._broken(
-                view,
-                f"oversubscribed {self.cluster.gpu_types[k]}: {int(used[k + 1])} GPUs of {int(self.capacity[k])} "
-                f"(jobs and their gangs: {jobs})",
-            )
+            raise self._oversubscribed(view.now, active, a, used[1:], int(np.argmax(over)) - 1)
         return a
 
-    def _refuse_non_integers(self, active: np.ndarray, a: np.ndarray, view: PolicyView) -> None:
+    def _check_moves(self, now: float, answer: Moves) -> tuple[np.ndarray, np.ndarray]:
+        """An incremental answer as (jobs, int64 types), or a PolicyContractError saying what is
+        wrong: the rules of a whole assignment, checked on the jobs that move. An answer moves a
+        few jobs: plain Python is cheaper than numpy calls here."""
+        ids, types = np.asarray(answer.jobs), np.asarray(answer.types)
+        if ids.ndim != 1 or ids.shape != types.shape:
+            raise self._broken(now, f"moved {ids.shape} jobs to {types.shape} types; Moves gives one type per job")
+        if not len(ids):
+            return ids.astype(np.int64), types.astype(np.int64)
+        if ids.dtype.kind not in "iu":
+            raise self._broken(now, f"named jobs by {ids.dtype} values; Moves.jobs are engine job indices (integers)")
+        if types.dtype.kind not in "iu":
+            self._refuse_non_integers(ids, types, now)
+        num_types, feasible, workers, cur_type = (
+            self.cluster.num_types,
+            self.jobs.feasible,
+            self.jobs.workers,
+            self.s.cur_type,
+        )
+        used = self.used.tolist()
+        seen = set()
+        for row, (j, k) in enumerate(zip(ids.tolist(), types.tolist())):
+            if not (0 <= j < len(self.jobs) and self.is_active[j]) or j in seen:
+                raise self._broken(
+                    now, f"moved engine job index {j}, which is {'moved twice' if j in seen else 'not active'}"
+                )
+            seen.add(j)
+            if not -1 <= k < num_types:
+                raise self._outside(ids, types, now)
+            if k >= 0 and not feasible[j, k]:
+                raise self._infeasible(now, ids, types, row)
+            was = int(cur_type[j])
+            if was >= 0:
+                used[was] -= int(workers[j])
+            if k >= 0:
+                used[k] += int(workers[j])
+        over = [k for k, (u, c) in enumerate(zip(used, self.capacity.tolist())) if u > c]
+        if over:
+            raise self._oversubscribed(now, ids, types, used, over[0])
+        return ids.astype(np.int64, copy=False), types.astype(np.int64, copy=False)
+
+    def _infeasible(self, now: float, ids: np.ndarray, a: np.ndarray, row: int) -> PolicyContractError:
+        k = int(a[row])
+        return self._broken(
+            now,
+            f"put job {self._job_id(ids, row)} on {self.cluster.gpu_types[k]}, a type it cannot run on: "
+            f"{self._why_infeasible(int(ids[row]), k)}",
+        )
+
+    def _oversubscribed(
+        self, now: float, ids: np.ndarray, a: np.ndarray, used: np.ndarray, k: int
+    ) -> PolicyContractError:
+        on_k = np.flatnonzero(a == k)
+        jobs = ", ".join(f"{self._job_id(ids, r)} ({int(self.jobs.workers[ids[r]])})" for r in on_k[:6]) + (
+            ", ..." if len(on_k) > 6 else ""
+        )
+        return self._broken(
+            now,
+            f"oversubscribed {self.cluster.gpu_types[k]}: {int(used[k])} GPUs of {int(self.capacity[k])} "
+            f"(jobs and their gangs: {jobs})",
+        )
+
+    def _refuse_non_integers(self, ids: np.ndarray, a: np.ndarray, now: float) -> None:
         """An answer that is not whole numbers (0.5, NaN, True, None) is refused, never cast."""
         if a.dtype.kind == "f":
             with np.errstate(invalid="ignore"):
@@ -534,19 +707,19 @@ class Engine:
         if not whole.all():
             row = int(np.flatnonzero(~whole)[0])
             raise self._broken(
-                view,
-                f"gave job {self._job_id(active, row)} the type {shown(a[row])!r} ({a.dtype} answer); an "
+                now,
+                f"gave job {self._job_id(ids, row)} the type {shown(a[row])!r} ({a.dtype} answer); an "
                 f"assignment is integers: a GPU type index 0..{self.cluster.num_types - 1}, or -1 to wait",
             )
         if ((a < -1) | (a >= self.cluster.num_types)).any():  # whole, but past what int64 holds, maybe
-            raise self._outside(active, a, view)
+            raise self._outside(ids, a, now)
 
-    def _outside(self, active: np.ndarray, a: np.ndarray, view: PolicyView) -> PolicyContractError:
+    def _outside(self, ids: np.ndarray, a: np.ndarray, now: float) -> PolicyContractError:
         row = int(np.flatnonzero((a < -1) | (a >= self.cluster.num_types))[0])
         names = ", ".join(f"{k} = {g}" for k, g in enumerate(self.cluster.gpu_types))
         return self._broken(
-            view,
-            f"put job {self._job_id(active, row)} on type index {shown(a[row])!r}, outside "
+            now,
+            f"put job {self._job_id(ids, row)} on type index {shown(a[row])!r}, outside "
             f"-1..{self.cluster.num_types - 1} (-1 waits; {names})",
         )
 
@@ -558,11 +731,11 @@ class Engine:
             return f"it needs {jobs.mem_per_worker_gb[j]:.1f} GB per worker, the type has {cluster.memory_gb[k]:.0f} GB"
         return "the type is outside the job's gpu_types, or its model has no throughput there"
 
-    def _job_id(self, active: np.ndarray, row: int) -> int:
-        return int(self.jobs.job_id[active[row]])
+    def _job_id(self, ids: np.ndarray, row: int) -> int:
+        return int(self.jobs.job_id[ids[row]])
 
-    def _broken(self, view: PolicyView, what: str) -> PolicyContractError:
-        return PolicyContractError(f"policy {type(self.policy).__name__} at t={view.now:.1f} s {what}")
+    def _broken(self, now: float, what: str) -> PolicyContractError:
+        return PolicyContractError(f"policy {type(self.policy).__name__} at t={now:.1f} s {what}")
 
     def _stalled(self, t: float, waiting: int) -> PolicyContractError:
         return PolicyContractError(
@@ -576,19 +749,32 @@ class Engine:
             self._row_index = np.arange(2 * n)
         return self._row_index[:n]
 
-    def _record(self, t, duration, count, active, assignment, decided, policy_s) -> tuple:
-        busy = np.bincount(
-            assignment[assignment >= 0],
-            weights=self.jobs.workers[active[assignment >= 0]],
-            minlength=self.cluster.num_types,
-        )
-        return (t, duration, count, len(active), int((assignment >= 0).sum()), float(busy.sum()), decided, policy_s)
+    def _in_force(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """The active jobs (arrival order), the type of each this step (-1: not running) and, for the
+        running ones in that order, their rows (jobs finishing in the step are still there)."""
+        active = self._active_ids()
+        assignment = self.s.cur_type[active]
+        run = active[assignment >= 0]
+        return active, assignment, self.table.rows_of(run)
 
-    def _record_schedule(self, t, duration, count, active, assignment, run, overhead, busy) -> None:
-        hosts = None if self.placer is None else self.placer.worker_host[run]
+    def _record_schedule(self, t, duration, count, overhead, busy) -> None:
+        active, assignment, rows = self._in_force()
+        hosts = None if self.placer is None else self.placer.worker_host[active[assignment >= 0]]
+        overhead = overhead if np.isscalar(overhead) else overhead[rows]
         self.recorder.add(
-            t, duration, count, active, assignment, overhead, busy, hosts, self.policy.schedule_columns(active)
+            t, duration, count, active, assignment, overhead, busy[rows], hosts, self.policy.schedule_columns(active)
         )
+
+    def _check(self, finished: np.ndarray | None) -> None:
+        """sim.check: the invariants after a step, on the per-job arrays (written back first)."""
+        self._sync()
+        active = self._active_ids()
+        assignment = self.s.cur_type[active]
+        gone = np.zeros(len(active), dtype=bool)
+        if finished is not None:  # they ran in the step: their types as they were
+            gone = np.isin(active, finished, assume_unique=True)
+            assignment[gone] = self._finished_types
+        self.checker(self, active, assignment, gone)
 
     def _job_table(self) -> pd.DataFrame:
         s, jobs = self.s, self.jobs
@@ -618,6 +804,18 @@ class Engine:
         for k, name in enumerate(self.cluster.gpu_types):
             table[f"gpu_s_{name}"] = s.gpu_s_by_type[:, k]
         return table
+
+
+def _read_only(a: np.ndarray) -> np.ndarray:
+    view = a.view()
+    view.setflags(write=False)
+    return view
+
+
+def _joined(parts: list[np.ndarray]) -> np.ndarray:
+    if not parts:
+        return np.empty(0, dtype=np.int64)
+    return parts[0] if len(parts) == 1 else np.concatenate(parts)
 
 
 def _frozen_array(a: np.ndarray) -> np.ndarray:

@@ -8,7 +8,8 @@ The policy picks a GPU type per job; this module picks the hosts:
 - consolidation at churn: a spread job (more hosts than its gang needs) moves onto fewer hosts
   when room has opened up, smallest training state first, since those are the cheapest moves.
 
-State is two arrays: free GPUs per host and, per job, the host of each of its workers.
+State is two arrays: free GPUs per host and, per job, the host of each of its workers; both
+change only for the jobs that start, stop, move or finish.
 """
 
 from __future__ import annotations
@@ -16,6 +17,8 @@ from __future__ import annotations
 import numpy as np
 
 from fairsim.cluster import ClusterSpec
+
+_NO_ROOM = np.iinfo(np.int64).max  # marks a host without room for the gang in a best-fit search
 
 
 class HostPlacer:
@@ -29,6 +32,12 @@ class HostPlacer:
         self.gph = cluster.gpus_per_host
         self._held = 0  # GPUs held after the previous placement; fewer kept now = churn
         self._churn = False
+        # a consolidation that failed fails again until a GPU of its type is freed (taking GPUs
+        # only lowers the free counts, so a job needs as many hosts as before or more): each
+        # type's freed GPUs have a version, and a spread job remembers the version it failed at
+        self.host_type = np.repeat(np.arange(cluster.num_types), cluster.hosts_per_type)
+        self.version = np.zeros(cluster.num_types, dtype=np.int64)
+        self.failed_at = np.full(num_jobs, -1, dtype=np.int64)
 
     def min_hosts(self, workers: np.ndarray) -> np.ndarray:
         return -(-workers // self.gph)
@@ -41,70 +50,78 @@ class HostPlacer:
             distinct = distinct + ((wh[:, 1:] != wh[:, :-1]) & (wh[:, 1:] >= 0)).sum(axis=1)
         return distinct
 
-    def place(
-        self, running: np.ndarray, new_type: np.ndarray, kept: np.ndarray, workers: np.ndarray, state_bytes: np.ndarray
-    ) -> tuple[np.ndarray, np.ndarray]:
-        """Place this round's running jobs.
-
-        running: engine job indices that run this round; new_type: their types; kept: bool, the
-        job ran on the same type last round (it keeps its hosts); workers/state_bytes: per job
-        (indexed by engine job index). Returns (spread, moved): bool per running job, the job
-        spans more hosts than it needs, and a kept job was moved to other hosts (a host migration).
-        """
-        self.free[:] = self.host_size
-        stale = running[~kept]
-        self.worker_host[stale] = -1
-        kept_jobs = running[kept]
-        hosts = self.worker_host[kept_jobs].ravel()
+    def vacate(self, jobs: np.ndarray, churn: bool = False) -> None:
+        """Free the GPUs of jobs that stop, move to another type or finish (``churn``: they
+        finished, so room may have opened for spread jobs at the next placement)."""
+        hosts = self.worker_host[jobs].ravel()
         hosts = hosts[hosts >= 0]
-        self.free -= np.bincount(hosts, minlength=len(self.free))
-        moved = np.zeros(len(running), dtype=bool)
-        new_rows = np.flatnonzero(~kept)
-        churn = self._churn or len(new_rows) > 0 or len(hosts) < self._held
-        self._churn = False
-        if len(new_rows):
-            # biggest gang first, then engine index, for a deterministic packing
-            order = new_rows[np.lexsort((running[new_rows], -workers[running[new_rows]]))]
-            for row in order:
-                self._take(running[row], int(new_type[row]), int(workers[running[row]]))
-        spread = self.hosts_spanned(running) > self.min_hosts(workers[running])
-        self._held = int(workers[running].sum())
-        if self.consolidate and churn and spread.any():
-            rows = np.flatnonzero(spread)
-            rows = rows[np.lexsort((running[rows], state_bytes[running[rows]]))]
-            for row in rows:
-                if self._consolidate(running[row], int(new_type[row]), int(workers[running[row]])):
-                    spread[row] = False
-                    moved[row] = kept[row]
-                    self._churn = True  # the move freed GPUs: earlier spread jobs may fit next round
-        return spread, moved
-
-    def release(self, jobs: np.ndarray) -> None:
+        self.free += np.bincount(hosts, minlength=len(self.free))
+        self.version[self.host_type[hosts]] += 1
         self.worker_host[jobs] = -1
-        self._churn = True
+        self._churn |= churn
 
-    def _take(self, job: int, t: int, d: int) -> None:
+    def place_new(self, jobs: np.ndarray, types: np.ndarray, workers: np.ndarray) -> np.ndarray:
+        """Place jobs that start on a type (new, resumed or moved; the others keep their hosts),
+        biggest gang first, then engine index, for a deterministic packing. ``workers`` is per job
+        (indexed by engine job index). Returns whether each spans more hosts than it needs."""
+        widths = workers[jobs]
+        hosts = np.empty(len(jobs), dtype=np.int64)
+        for row in np.lexsort((jobs, -widths)) if len(jobs) > 1 else (0,):
+            hosts[row] = self._take(int(jobs[row]), int(types[row]), int(widths[row]))
+        return hosts > self.min_hosts(widths)
+
+    def settle(self, started: bool, kept_gpus: int, running_gpus: int) -> bool:
+        """Whether spread jobs should try to consolidate now: at churn, i.e. jobs started, or the
+        jobs that kept running hold fewer GPUs than all held at the previous placement (some
+        stopped or moved), or a job finished or was consolidated since (its GPUs may make room)."""
+        churn = self._churn or started or kept_gpus < self._held
+        self._churn = False
+        self._held = running_gpus
+        return self.consolidate and churn
+
+    def consolidate_spread(
+        self, jobs: np.ndarray, types: np.ndarray, workers: np.ndarray, state_bytes: np.ndarray
+    ) -> np.ndarray:
+        """Move spread jobs onto fewer hosts where the free GPUs allow, smallest training state
+        first (the cheapest moves), then engine index. Returns which moved."""
+        moved = np.zeros(len(jobs), dtype=bool)
+        if not np.count_nonzero(self.failed_at[jobs] != self.version[types]):
+            return moved  # every one would fail as it did
+        for row in np.lexsort((jobs, state_bytes[jobs])):
+            if self.failed_at[jobs[row]] == self.version[types[row]]:
+                continue
+            if self._consolidate(int(jobs[row]), int(types[row]), int(workers[jobs[row]])):
+                moved[row] = True
+                self._churn = True  # the move freed GPUs: earlier spread jobs may fit next round
+        return moved
+
+    def _take(self, job: int, t: int, d: int) -> int:
+        """Place a gang of d on type t; returns the number of hosts it spans."""
         lo, hi = self.host_offset[t], self.host_offset[t + 1]
         free = self.free[lo:hi]
-        fits = np.flatnonzero(free >= d)
-        if len(fits):
-            host = fits[np.argmin(free[fits])]  # best fit: fullest host with room
-            chosen = np.full(d, host)
-        else:
-            by_free = np.argsort(-free, kind="stable")
-            counts = np.minimum(free[by_free], np.maximum(0, d - (np.cumsum(free[by_free]) - free[by_free])))
-            chosen = np.sort(np.repeat(by_free, counts))
-            if len(chosen) < d:
-                raise RuntimeError(
-                    f"placement: type {t} has {int(free.sum())} free GPUs for a gang of {d}; the capacity check should have caught this"
-                )
+        self.failed_at[job] = -1
+        room = np.where(free >= d, free, _NO_ROOM)
+        host = int(room.argmin())  # best fit: the fullest host with room (the first of equals)
+        if room[host] < _NO_ROOM:
+            free[host] -= d
+            self.worker_host[job, :d] = lo + host
+            return 1
+        by_free = np.argsort(-free, kind="stable")
+        counts = np.minimum(free[by_free], np.maximum(0, d - (np.cumsum(free[by_free]) - free[by_free])))
+        chosen = np.sort(np.repeat(by_free, counts))
+        if len(chosen) < d:
+            raise RuntimeError(
+                f"placement: type {t} has {int(free.sum())} free GPUs for a gang of {d}; the capacity check should have caught this"
+            )
         np.subtract.at(free, chosen, 1)
         self.worker_host[job, :d] = lo + chosen
+        return int(np.count_nonzero(counts))
 
     def _consolidate(self, job: int, t: int, d: int) -> bool:
         """Move a spread job onto as few hosts as the current free GPUs allow, if that is fewer."""
         lo, hi = self.host_offset[t], self.host_offset[t + 1]
         if not self.free[lo:hi].any():  # a full type: the job's own hosts are the only room, so no fewer
+            self.failed_at[job] = self.version[t]
             return False
         own = self.worker_host[job, :d] - lo
         free = self.free[lo:hi].copy()
@@ -112,7 +129,9 @@ class HostPlacer:
         by_free = np.sort(free)[::-1]
         needed = int(np.searchsorted(np.cumsum(by_free), d) + 1)
         if needed >= len(np.unique(own)):
+            self.failed_at[job] = self.version[t]
             return False
         self.free[lo:hi] = free
+        self.version[t] += 1  # the job's own GPUs were freed before it takes its new ones
         self._take(job, t, d)
         return True
