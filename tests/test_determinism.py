@@ -19,10 +19,10 @@ import pandas as pd
 import pytest
 
 from fairsim.experiment.compose import compose_config
+from fairsim.experiment.refcheck import is_timed
 from fairsim.experiment.single import run_config
 
 RUN = ["seed=3", "num_jobs=40"]
-TIMING_KEYS = ("wall_s", "sim_wall_s", "solver_time_s", "solver_s")  # and policy_s_*
 
 
 def table_hash(df: pd.DataFrame) -> str:
@@ -38,7 +38,7 @@ def parquet_bytes(df: pd.DataFrame) -> bytes:
 
 
 def untimed(summary: dict) -> dict:
-    return {k: v for k, v in summary.items() if k not in TIMING_KEYS and not k.startswith("policy_s")}
+    return {k: v for k, v in summary.items() if not is_timed(k)}
 
 
 def as_written(summary: dict) -> dict:

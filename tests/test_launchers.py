@@ -19,7 +19,7 @@ import pytest
 from conftest import ROOT
 from omegaconf import OmegaConf
 
-from fairsim.experiment.refcheck import _TIMED  # the summary keys that measure the machine, not the simulation
+from fairsim.experiment.refcheck import is_timed
 from fairsim.experiment.tracking import CELL_TAG, RESULT_DIR_TAG, SWEEP_TAG, tracking_uri
 
 GRID = ["policy=fifo,srtf", "num_jobs=12"]  # 2 tiny cells
@@ -28,10 +28,6 @@ CELLS = ["num_jobs=12,policy=fifo", "num_jobs=12,policy=srtf"]
 # cell folders) in one results folder, whose MLflow store (made once: about 4 s of CPU) they share
 SWEEP_PARAMS = {"sweep_name"}
 SWEEP_TAGS = {SWEEP_TAG, RESULT_DIR_TAG}
-
-
-def timed(name: str) -> bool:
-    return any(t in name for t in _TIMED)
 
 
 def sweep(run_py, results: Path, name: str, *launcher: str, env: dict[str, str] | None = None) -> dict:
@@ -46,7 +42,7 @@ def outcome(results: Path, name: str) -> dict:
     folder = results / "sweeps" / name
     table = pd.read_parquet(folder / "results.parquet")
     assert set(table.pop("sweep")) == {name}
-    table = table[[c for c in table.columns if not timed(c)]].sort_values("cell", ignore_index=True)
+    table = table[[c for c in table.columns if not is_timed(c)]].sort_values("cell", ignore_index=True)
     jobs = pd.read_parquet(folder / "jobs.parquet").sort_values(["cell", "job_id"], ignore_index=True)
     return {"cells": sorted(table["cell"]), "results": table, "jobs": jobs, "mlflow": mlflow_runs(results, name)}
 
@@ -62,7 +58,7 @@ def mlflow_runs(results: Path, name: str) -> dict[str, dict]:
         runs[tags[CELL_TAG]] = {
             "status": run.info.status,
             "params": {k: v for k, v in params.items() if k not in SWEEP_PARAMS},
-            "metrics": {k: v for k, v in run.data.metrics.items() if not timed(k)},
+            "metrics": {k: v for k, v in run.data.metrics.items() if not is_timed(k)},
             "tags": {
                 k: v
                 for k, v in tags.items()

@@ -24,7 +24,13 @@ from pathlib import Path
 
 from fairsim.experiment.compose import CONF_DIR, compose_config
 
-_TIMED = ("wall_s", "policy_s", "solver_s", "time_s")  # summary keys that measure the machine, not the simulation
+# parts of the summary keys that measure the machine, not the simulation
+TIMED = ("wall_s", "policy_s", "solver_s", "time_s")
+
+
+def is_timed(key: str) -> bool:
+    """Whether a summary key (or a column or MLflow metric of that name) measures the machine."""
+    return any(part in key for part in TIMED)
 
 
 def references() -> dict[str, list[str]]:
@@ -65,7 +71,7 @@ def record(overrides: list[str]) -> dict:
     out = run_config(compose_config(overrides + ["track=false"]))
     buf = io.StringIO()
     out.jobs.to_csv(buf, index=False)
-    summary = {k: v for k, v in sorted(out.summary.items()) if not any(t in k for t in _TIMED)}
+    summary = {k: v for k, v in sorted(out.summary.items()) if not is_timed(k)}
     return {
         "jobs": hashlib.sha256(buf.getvalue().encode()).hexdigest(),
         "summary": json.loads(json.dumps(summary, sort_keys=True, default=repr)),
