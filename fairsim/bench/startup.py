@@ -30,6 +30,7 @@ import tempfile
 import time
 from pathlib import Path
 
+from fairsim.bench import load_average
 from fairsim.experiment.compose import CONF_DIR
 
 HERE = CONF_DIR.parent  # this checkout
@@ -60,10 +61,6 @@ def timed(argv: list[str], cwd: Path) -> tuple[float, float]:
 
 def run_command(checkout: Path, results: Path, mode: list[str]) -> list[str]:
     return [sys.executable, str(checkout / "run.py"), "num_jobs=1", f"results_dir={results}", *mode]
-
-
-def load() -> str:
-    return " ".join(f"{x:.2f}" for x in os.getloadavg())
 
 
 def medians(samples: list[tuple[float, float]]) -> tuple[float, float]:
@@ -105,13 +102,13 @@ def main(argv: list[str]) -> int:
             )
             return 2
         checkouts["against"] = args.against.resolve()
-    print(f"load average before: {load()}  ({os.cpu_count()} cores; {sys.executable})")
+    print(f"load average before: {load_average()}  ({os.cpu_count()} cores; {sys.executable})")
     for label, checkout in checkouts.items():
         print(f"  {label:<8} {checkout}")
     with tempfile.TemporaryDirectory() as tmp:
         samples = bench_runs(checkouts, args.repeats, Path(tmp))
         floor = bench_floor(args.repeats, Path(tmp)) if args.floor else {}
-    print(f"load average after:  {load()}")
+    print(f"load average after:  {load_average()}")
     print(f"\nwhole command, medians of {args.repeats}: python run.py num_jobs=1 <mode>")
     print(f"{'checkout':<9} {'mode':<12} {'wall s':>7} {'CPU s':>7}")
     for (label, mode), runs in samples.items():

@@ -32,6 +32,7 @@ import tempfile
 import time
 from pathlib import Path
 
+from fairsim.bench import load_average
 from fairsim.experiment.compose import CONF_DIR
 
 HERE = CONF_DIR.parent
@@ -107,7 +108,7 @@ def main(argv: list[str]) -> int:
     args = ap.parse_args(argv)
     checkouts = {"this": HERE} if args.against is None else {"against": args.against.resolve(), "this": HERE}
     workers = os.cpu_count() or 1
-    print(f"load average before: {' '.join(f'{x:.2f}' for x in os.getloadavg())}  ({workers} cores)")
+    print(f"load average before: {load_average()}  ({workers} cores)")
     with tempfile.TemporaryDirectory() as tmp:
         for label, checkout in checkouts.items():
             results = Path(tmp) / label
@@ -131,5 +132,5 @@ def main(argv: list[str]) -> int:
             )
             print(f"    collection (again)       {collected / max(cells, 1) * 1000:7.1f} ms")
             print(f"    MLflow logging (again)   {logged / max(cells, 1) * 1000:7.1f} ms  (a fresh store)")
-    print(f"\nload average after: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
+    print(f"\nload average after: {load_average()}")
     return 0
