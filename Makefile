@@ -19,7 +19,7 @@ $(STAMP): pyproject.toml $(LOCK)
 	$(PY) -m pip install --quiet --require-hashes --no-deps -r $(VENV)/install-tools.lock
 	$(PY) -m pip install --quiet --require-hashes --no-deps --no-build-isolation -r $(LOCK)
 	$(PY) -m pip install --quiet --no-deps --no-build-isolation -e .
-	$(PY) -m compileall -q fairsim hydra_plugins  # bytecode now: under PYTHONDONTWRITEBYTECODE=1 every run compiled fairsim from source
+	$(PY) -m compileall -q fairsim hydra_plugins  # bytecode at setup: under PYTHONDONTWRITEBYTECODE=1 no run writes it, so each would compile fairsim from source
 	touch $(STAMP)
 
 setup: $(STAMP)  ## create .venv with the exact versions of requirements.lock (hashes checked), then fairsim itself, editable

@@ -3,7 +3,7 @@ before launching that one cell per distinct choice of presets composes, not ever
 
 Hydra's basic sweeper composes every cell's config in the parent before it launches any (to
 catch a composition error early), and each worker composes its cell again to run it: for a
-1,000-cell grid the parent spent its first minutes composing, one cell at a time. What can make
+1,000-cell grid that is minutes of composing in the parent, one cell at a time, before any runs. What can make
 a composition fail is what it reads -- the config files, chosen by the presets -- and the
 override keys, which every cell of a grid shares; the values of plain keys (``seed=3``,
 ``load=0.5``) are not resolved by composing. So one cell per distinct set of preset choices
