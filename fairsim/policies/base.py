@@ -126,8 +126,8 @@ class Changes:
 @dataclass(frozen=True, eq=False)
 class Moves:
     """An incremental decision: the jobs whose type changes now, each with its new type (-1 stops
-    it); every other job keeps its type. ``wake_s``: what ``Policy.next_decision_s`` would say
-    (event clock); None for its default (``Policy.default_wake_s``)."""
+    it); every other job keeps its type. ``wake_s``: what ``Policy.next_decision_s`` would say;
+    None for its default (``Policy.default_wake_s``)."""
 
     jobs: np.ndarray  # int: engine job indices
     types: np.ndarray  # int: GPU type index from now on, or -1
@@ -166,11 +166,14 @@ class Policy:
         raise NotImplementedError
 
     def next_decision_s(self, view: PolicyView, assignment: np.ndarray) -> float:
-        """Under the event clock (``sim.clock=events``): the time of the next decision this policy
-        needs even if no job arrives or finishes, given the view it just decided on and its
-        ``assignment``; math.inf for none. The engine decides at every arrival and completion
-        anyway. The default keeps a round-based policy on its own period (one round after this
-        decision) and asks nothing of an event-driven one."""
+        """The time of the next decision this policy needs even if no job arrives or finishes,
+        given the view it just decided on and its ``assignment``; math.inf for none: until then
+        ``decide`` would return the same assignment. The engine decides at every arrival and
+        completion anyway. Under ``events`` a step ends at this time; under ``rounds`` the policy
+        is asked again at the first round that starts at or after it, and the rounds before are
+        applied in bulk (a time within the next round means every round). The default keeps a
+        round-based policy on its own period (one round after this decision) and asks nothing of
+        an event-driven one."""
         return self.default_wake_s(view.now, view.round_len)
 
     def default_wake_s(self, now: float, round_len: float) -> float:

@@ -67,7 +67,7 @@ class SimConfig:
     integer_steps: bool = False  # Gavel: a round runs floor(tput * round) whole steps
     placement: bool = True  # host-level placement (packing, consolidation); off = every job packed
     consolidate: bool = True  # at churn, move spread multi-worker jobs onto one host, smallest state first
-    fast_forward: bool = True  # skip unchanged rounds in bulk for event-driven policies
+    fast_forward: bool = True  # apply rounds a standing decision carries through in bulk (docs/DESIGN.md "Clocks")
     check: bool = False  # validate invariants every round
     max_rounds: int = 10_000_000  # safety stop; hitting it is an error, never a silent truncation
     record_schedule: bool = False  # keep a row per (round, active job): schedule.parquet (fairsim.sim.schedule)

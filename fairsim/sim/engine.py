@@ -10,8 +10,10 @@ to decide (``Policy.next_decision_s``), whichever comes first, so a freed GPU or
 at once. Overheads are charged the same way under both.
 
 Job state is a struct of numpy arrays over all jobs (``_State``); per-step work touches only the
-active jobs. Under rounds, event-driven policies (whose decision only changes when a job arrives
-or finishes) let the engine jump over unchanged rounds in bulk (``fast_forward``).
+active jobs. Under rounds, a policy is asked again only when a job arrives or finishes or at the
+time it declared its decision stands until (``Policy.next_decision_s``); the rounds in between
+are applied in bulk (``fast_forward``): k rounds as one for event-driven policies, replayed with
+the one-by-one arithmetic for the others.
 """
 
 from __future__ import annotations
@@ -176,6 +178,7 @@ class Engine:
         rows: list[tuple] = []
         policy_calls = 0
         rounds = 0
+        bulk_rounds = 0  # rounds applied in bulk, their decision standing (fast-forward, replay)
         arrivals = jobs.arrival.tolist()
         awaited_left = int(self.awaited.sum())
         next_arrival_s = arrivals[0] if n else np.inf  # Python floats: most rounds admit nobody
@@ -213,8 +216,19 @@ class Engine:
                     rows.append((t, span, skipped, self.n_active, len(self.table), float(self.busy_gpus), False, 0.0))
                     t += span
                     rounds += skipped
+                    bulk_rounds += skipped
                     continue
-            due = changed or held or not self.policy.event_driven or (events and wake_s <= t)
+            if not events and not changed and t < wake_s and self._can_skip_rounds():
+                replayed = self._replay_rounds(t, min(next_arrival_s, wake_s), cfg.max_rounds - rounds)
+                if replayed:
+                    rows += replayed
+                    t = replayed[-1][0] + cfg.round_len_s
+                    rounds += len(replayed)
+                    bulk_rounds += len(replayed)
+                    continue
+            # rounds: a policy is asked again at an arrival or completion, or at the first round
+            # that starts at or after the time it declared its decision stands until (``_round_wake``)
+            due = changed or held or (t >= wake_s if not events else not self.policy.event_driven or wake_s <= t)
             if due and t < hold_until:
                 held, held_changed = True, held_changed or changed
                 moves, decided, policy_s = no_moves, False, 0.0  # the previous decision stands until the gap ends
@@ -247,6 +261,7 @@ class Engine:
         stats = {
             "rounds": rounds,
             "policy_calls": policy_calls,
+            "bulk_rounds": bulk_rounds,
             "sim_wall_s": wall,
             "unarrived_jobs_at_end": n - int(np.searchsorted(jobs.arrival, t, side="right")),
             **self.policy.stats(),
@@ -301,7 +316,7 @@ class Engine:
             policy_s = time.perf_counter() - tick
             moves = self._check_moves(t, answer)
             wake = self.policy.default_wake_s(t, self.cfg.round_len_s) if answer.wake_s is None else answer.wake_s
-            wake_s = self._checked_wake(t, float(wake)) if events else math.inf
+            wake_s = self._checked_wake(t, float(wake)) if events else self._round_wake(t, float(wake))
         else:
             active = self._active_ids()
             view = self._view(t, active, changed)
@@ -309,7 +324,8 @@ class Engine:
             answer = np.asarray(self.policy.decide(view))
             policy_s = time.perf_counter() - tick
             assignment = self._check_assignment(active, answer, view)
-            wake_s = self._checked_wake(t, float(self.policy.next_decision_s(view, assignment))) if events else math.inf
+            wake = float(self.policy.next_decision_s(view, assignment))
+            wake_s = self._checked_wake(t, wake) if events else self._round_wake(t, wake)
             rows = np.flatnonzero(assignment != self.s.cur_type[active])
             moves = (active[rows], assignment[rows])
         self._arrived_since, self._finished_since = [], []
@@ -339,6 +355,18 @@ class Engine:
         self._sync()
         done = self.s.done[ids]
         return np.maximum(self.work_seen[ids], done) - done
+
+    def _round_wake(self, now: float, wake: float) -> float:
+        """Under rounds: from when the engine asks the policy again though no job arrived or
+        finished. A policy that keeps the default (one round after the decision) or names any time
+        up to the next round is asked every round (-inf): a round can end early (``latest_finish``)
+        and must not postpone it. A later time is taken a millionth of itself early: the policy's
+        crossing times and the engine's clock are sums rounded differently, and asking early only
+        repeats a decision (the policy said nothing changes before then), while asking late could
+        miss a change a round-by-round run would see."""
+        if not wake > now + self.cfg.round_len_s:  # also NaN
+            return -math.inf
+        return wake - 1e-6 * abs(wake) if math.isfinite(wake) else wake
 
     def _checked_wake(self, now: float, wake: float) -> float:
         if not wake > now:  # also NaN
@@ -512,10 +540,14 @@ class Engine:
 
     # ---- fast-forward -----------------------------------------------------------------------
     def _can_fast_forward(self) -> bool:
+        return self.policy.event_driven and self._can_skip_rounds()
+
+    def _can_skip_rounds(self) -> bool:
+        """Whether rounds in which nothing changes may be applied in bulk: whole rounds of fixed
+        length, nothing owed, no per-round checks or records."""
         cfg = self.cfg
         return (
             cfg.fast_forward
-            and self.policy.event_driven
             and not cfg.integer_steps
             and cfg.round_end == "fixed"
             and not cfg.check
@@ -539,6 +571,32 @@ class Engine:
         table.advance_rounds(L, k)
         self._stale = True
         return k
+
+    def _replay_rounds(self, t: float, until: float, most: int) -> list[tuple]:
+        """The rounds from ``t`` on that start before ``until`` (the next arrival or the time the
+        policy asked to decide again), at most ``most``, in bulk and exactly as one by one
+        (``RunningTable.replay_rounds``): the policy's decision stands through them. Stops before a
+        round in which a job finishes. Returns their rows of the rounds table, one per round."""
+        if self.recorder is not None:
+            return []  # the schedule record keeps a row per round and job: taken one by one
+        if len(self._consolidated) or (self.placer is not None and self.placer.would_settle(self.busy_gpus)):
+            return []  # the next step re-places hosts: taken one by one
+        L = self.cfg.round_len_s
+        # a round more than the estimates, so that the exact checks (start < until; a finish) decide
+        most = min(most, max(2, _REPLAY_SIZE // len(self.table)), self.table.rounds_to_first_finish(L) + 2)
+        if math.isfinite(until):
+            most = min(most, (until - t) / L + 2)
+        starts = [t]
+        while len(starts) < most and starts[-1] + L < until:
+            starts.append(starts[-1] + L)  # the clock's own sums, t += duration
+        if len(starts) < 2:
+            return []
+        applied = self.table.replay_rounds(L, len(starts))
+        if not applied:
+            return []
+        self._stale = True
+        running, busy = len(self.table), float(self.busy_gpus)
+        return [(start, L, 1, self.n_active, running, busy, False, 0.0) for start in starts[:applied]]
 
     # ---- views, checks, records ----------------------------------------------------------------
     def _view(self, t: float, active: np.ndarray, changed: bool) -> PolicyView:
@@ -828,6 +886,8 @@ def _frozen(arrays: dict) -> dict:
         a.setflags(write=False)
     return arrays
 
+
+_REPLAY_SIZE = 1 << 20  # rounds x running jobs replayed at once at most: bounds the sums held (8 MiB each)
 
 _ROUND_COLUMNS = ["t_s", "duration_s", "rounds", "active_jobs", "running_jobs", "busy_gpus", "decided", "policy_s"]
 

@@ -79,6 +79,10 @@ class HostPlacer:
         self._held = running_gpus
         return self.consolidate and churn
 
+    def would_settle(self, running_gpus: int) -> bool:
+        """Whether ``settle`` would say yes at a step in which no job starts, stops or moves."""
+        return self.consolidate and (self._churn or running_gpus < self._held)
+
     def consolidate_spread(
         self, jobs: np.ndarray, types: np.ndarray, workers: np.ndarray, state_bytes: np.ndarray
     ) -> np.ndarray:

@@ -165,6 +165,35 @@ class RunningTable:
         f[_GPU_S] += gpu_s
         self._i[_SPREAD_STEPS, : self.n] += self.spread * k
 
+    def rounds_to_first_finish(self, round_len: float) -> float:
+        """About how many whole rounds with nothing owed pass before a job finishes (an estimate
+        from the remaining work, to size a replay; ``replay_rounds`` finds the exact round)."""
+        f = self._f[:, : self.n]
+        return float(np.min((f[_WORK] - f[_DONE]) / (f[_TPUT] * round_len))) if self.n else math.inf
+
+    def replay_rounds(self, round_len: float, k: int) -> int:
+        """Up to ``k`` whole rounds in which nothing is owed, with the numbers ``k`` calls of
+        ``advance_round`` would give, bit for bit: each accumulator's per-round additions are
+        summed one after another (``np.add.accumulate`` adds in order, as ``+=`` round after round
+        does). Stops before the first round in which a job would finish; returns the rounds applied."""
+        f = self._f[:, : self.n]
+        tput = f[_TPUT]
+        progress = tput * (round_len - 0.0)  # advance_round's arithmetic with nothing owed
+        busy = progress / tput + 0.0
+        gpu_s = busy * self.workers
+        done = np.empty((k + 1, self.n))
+        done[0] = f[_DONE]
+        done[1:] = progress
+        np.add.accumulate(done, axis=0, out=done)
+        finishing = (progress >= f[_WORK] - done[:k]).any(axis=1)
+        applied = int(np.argmax(finishing)) if finishing.any() else k
+        if applied:
+            f[_DONE] = done[applied]
+            for row, step in ((_RUN_S, busy), (_ATTAINED, gpu_s), (_GPU_S, gpu_s)):
+                f[row] = _summed_in_order(f[row], step, applied)
+            self._i[_SPREAD_STEPS, : self.n] += self.spread * applied
+        return applied
+
     def _accumulate(self, f: np.ndarray, pay, progress, busy, costless: bool) -> None:
         if not costless:
             f[_PENALTY] -= pay
@@ -177,3 +206,11 @@ class RunningTable:
         spread = self.spread
         if spread.any():
             self._i[_SPREAD_STEPS, : self.n] += spread
+
+
+def _summed_in_order(start: np.ndarray, step: np.ndarray, k: int) -> np.ndarray:
+    """``start`` after ``k`` additions of ``step``, one after another (bit for bit as ``+=`` k times)."""
+    sums = np.empty((k + 1, len(start)))
+    sums[0] = start
+    sums[1:] = step
+    return np.add.accumulate(sums, axis=0, out=sums)[k]
