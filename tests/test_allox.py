@@ -116,3 +116,49 @@ def test_on_arrival_counts_the_jobs_it_delays():
     )
     assert policy.decide(view).tolist() == [0, 1, -1, -1, -1]
     assert policy.bound[4] == 1
+
+
+def gavel_allox(num_jobs, cluster):
+    policy = AlloxPolicy(queue_choice="gavel")
+    policy.reset(cluster, num_jobs, 0)
+    return policy
+
+
+def test_gavel_reading_matches_jobs_to_gpus_and_keeps_holders():
+    # Gavel's AlloX_Perf: one fast and one slow GPU; processing times t = work / throughput:
+    # A [1, 10], B [2, 3], C [4, 100]. Best total completion time: A then C on the fast GPU
+    # (A at q = 2: 2 * 1, C at q = 1: 4) and B on the slow one (3): 9. (All three on the fast
+    # GPU, shortest first: 3 + 4 + 4 = 11; B and C fast, A slow: 4 + 4 + 10 = 18.)
+    # Each GPU's front job gets X = 1 on its type; C, queued behind A, gets no X yet.
+    from fairsim.testing import with_job_ids
+
+    view = toy_view([[1, 0.1], [1, 2 / 3], [1, 0.04]], capacity=[1, 1], work=[1, 2, 4])
+    policy = gavel_allox(3, view.cluster)
+    assert policy.gavel_fractions(view).tolist() == [[1, 0], [0, 1], [0, 0]]
+    # B finished: A keeps its X = 1 (holders are not matched again); the only free GPU is the slow
+    # one, so C is matched there although the fast GPU would be 25x faster
+    later = with_job_ids(toy_view([[1, 0.1], [1, 0.04]], capacity=[1, 1], work=[1, 4], now=360.0), [0, 2])
+    assert policy.gavel_fractions(later).tolist() == [[1, 0], [0, 1]]
+    assert policy.matchings == 2
+
+
+def test_gavel_reading_lets_unmatched_jobs_fill_left_over_gpus():
+    # one fast and one very slow GPU; A: t = [1, 100], B: t = [2, 100]. Both queue on the fast GPU
+    # (A in front: 2 * 1 + 2 = 4 < 1 + 100), so only A gets X = 1 and the slow GPU has no X.
+    # Gavel's mechanism still fills it with B (priority 0 jobs take GPUs left over), while the
+    # event-driven matching leaves B waiting for the fast GPU.
+    view = toy_view([[1, 0.01], [1, 0.02]], capacity=[1, 1], work=[1, 2])
+    assert gavel_allox(2, view.cluster).decide(view).tolist() == [0, 1]
+    assert fresh(AlloxPolicy(), 2).decide(view).tolist() == [0, -1]
+
+
+def test_gavel_reading_takes_single_gpu_jobs_only():
+    import pytest
+
+    from fairsim.errors import InputError
+
+    view = toy_view([[1.0], [1.0]], capacity=[4], workers=[1, 2])
+    with pytest.raises(InputError, match="queue_choice"):
+        gavel_allox(2, view.cluster).decide(view)
+    with pytest.raises(InputError, match="mechanism"):
+        AlloxPolicy(mechanism={"recompute_min_interval_s": 0})

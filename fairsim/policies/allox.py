@@ -33,6 +33,15 @@ smallest JCT increase, no switching"):
   finish time after the running work and the shorter queued jobs, plus its processing time
   once for each longer queued job it overtakes); inside a queue, shortest first. Waiting jobs
   are then never re-placed.
+- ``queue_choice: gavel`` is AlloX as Gavel's repository implements it (``AlloX_Perf``,
+  ``scheduler/policies/allox.py``), for replaying Gavel's simulator (docs/gavel_compat.md,
+  "AlloX"): a time-fraction policy realised by Gavel's round mechanism
+  (fairsim/policies/mechanism.py; ``mechanism`` takes its options). At each recompute of X the
+  jobs that do not hold a GPU type yet are matched to positions on the free *GPUs* (one column
+  per GPU and position, single-GPU jobs: t = remaining / throughput), the front job of each GPU
+  gets X = 1 on its type and keeps it until it finishes; every other job gets X = 0. The
+  mechanism then runs the X = 1 jobs and, as for any Gavel policy, lets X = 0 jobs fill the GPUs
+  left over in the greedy pass, so a job may run (and be preempted) before it is matched.
 - Not modelled: AlloX's user-level fairness (its knob picks the users with the least
   progress); traces here have no users, so every waiting job is eligible.
 """
@@ -45,6 +54,7 @@ from scipy.optimize import linear_sum_assignment
 from fairsim.cluster import ClusterSpec
 from fairsim.errors import require
 from fairsim.policies.base import NOT_RUN, Policy, PolicyView
+from fairsim.policies.mechanism import as_mechanism
 from fairsim.policies.queues import fill_queue
 
 INFEASIBLE_COST = 1e30  # larger than any real total completion time
@@ -65,13 +75,13 @@ def allox_positions(t: np.ndarray, offset: np.ndarray) -> tuple[np.ndarray, np.n
     return job_type, -from_end  # larger q = earlier in the queue
 
 
-QUEUE_CHOICES = ("matching", "on_arrival")
+QUEUE_CHOICES = ("matching", "on_arrival", "gavel")
 
 
 class AlloxPolicy(Policy):
     event_driven = True  # nothing changes between arrivals and completions: no preemption
 
-    def __init__(self, max_matched: int = 256, queue_choice: str = "matching"):
+    def __init__(self, max_matched: int = 256, queue_choice: str = "matching", mechanism=None):
         require(max_matched >= 1, "policy", "max_matched", f"must be >= 1, got {max_matched!r}")
         require(
             queue_choice in QUEUE_CHOICES,
@@ -79,14 +89,35 @@ class AlloxPolicy(Policy):
             "queue_choice",
             f"{queue_choice!r} is not one of {', '.join(QUEUE_CHOICES)}",
         )
+        require(
+            mechanism is None or queue_choice == "gavel",
+            "policy",
+            "mechanism",
+            f"only applies with queue_choice=gavel (got queue_choice={queue_choice})",
+        )
         self.max_matched = int(max_matched)
         self.on_arrival = queue_choice == "on_arrival"
+        self.gavel = queue_choice == "gavel"
+        self.mechanism = as_mechanism(mechanism) if self.gavel else None
+        self.event_driven = not self.gavel  # Gavel's reading is decided round by round by its mechanism
 
     def reset(self, cluster: ClusterSpec, num_jobs: int, seed: int) -> None:
         self.matchings = 0
         self.bound = np.full(num_jobs, NOT_RUN, dtype=np.int64)  # on_arrival: each job's queue, for good
+        if self.gavel:
+            self.mechanism.reset(cluster, num_jobs)
+            self.held = np.full(num_jobs, NOT_RUN, dtype=np.int64)  # gavel: the type a job holds X = 1 on
+            self.column_types = np.argsort(np.array(cluster.gpu_types), kind="stable")  # Gavel's worker order
 
     def decide(self, view: PolicyView) -> np.ndarray:
+        if self.gavel:
+            require(  # here, not in gavel_fractions: the mechanism turns errors there into a fallback X
+                not view.changed or bool((view.workers == 1).all()),
+                "policy",
+                "queue_choice",
+                "gavel (Gavel's AlloX_Perf) takes single-GPU jobs only; the workload has multi-GPU jobs",
+            )
+            return self.mechanism.assign(view, self.gavel_fractions)
         assignment = view.last_type.copy()  # started jobs run to completion where they are
         running = assignment != NOT_RUN
         used = np.bincount(assignment[running], weights=view.workers[running], minlength=view.num_types)
@@ -134,5 +165,47 @@ class AlloxPolicy(Policy):
             bound[row] = int(np.argmin(increase))  # ties -> cluster order
             self.bound[ids[row]] = bound[row]
 
+    def gavel_fractions(self, view: PolicyView) -> np.ndarray:
+        """X as Gavel's AlloX_Perf computes it at a recompute: jobs holding a type keep X = 1
+        there; the others, oldest first, are matched to (free GPU, position) columns, position q
+        from the end of a GPU's queue costing q * remaining / throughput plus the job's age (a
+        per-job constant Gavel adds: it does not move the optimum, only how exact ties break);
+        each GPU's front job gets X = 1 on the GPU's type. Free GPUs are the type's count minus
+        the jobs holding it, laid out in Gavel's worker order (types sorted by name)."""
+        x = np.zeros((view.num_jobs, view.num_types))
+        held = self.held[view.job_id]
+        holding = np.flatnonzero(held >= 0)
+        x[holding, held[holding]] = 1.0
+        free = view.capacity - np.bincount(held[holding], minlength=view.num_types)
+        matched = np.flatnonzero(held < 0)  # oldest first: view rows are in arrival order
+        gpu_type = np.repeat(self.column_types, np.maximum(free[self.column_types], 0))
+        if not len(matched) or not len(gpu_type):
+            return x
+        tput = view.throughput[matched][:, gpu_type]
+        t = np.where(
+            view.feasible[matched][:, gpu_type],
+            view.remaining[matched, None] / np.where(tput > 0, tput, 1.0),
+            INFEASIBLE_COST,
+        )
+        age = (view.now - view.arrival[matched])[:, None]
+        gpus = len(gpu_type)
+        q = np.arange(1, len(matched) + 1, dtype=np.float64)
+        cost = (q[None, :, None] * t[:, None, :]).reshape(len(matched), -1) + age  # column (q - 1) * gpus + gpu
+        rows, cols = linear_sum_assignment(cost)
+        self.matchings += 1
+        position, gpu = np.divmod(cols, gpus)
+        front = np.full(gpus, -1, dtype=np.int64)
+        deepest = np.full(gpus, -1, dtype=np.int64)
+        for r, p, g in zip(rows.tolist(), position.tolist(), gpu.tolist()):
+            if p > deepest[g]:  # the largest q is the front of the GPU's queue
+                deepest[g], front[g] = p, r
+        for g in np.flatnonzero(front >= 0):
+            row = matched[front[g]]
+            x[row, gpu_type[g]] = 1.0
+            self.held[view.job_id[row]] = gpu_type[g]
+        return x
+
     def stats(self) -> dict[str, float]:
+        if self.gavel:
+            return {"allox_matchings": float(self.matchings), **self.mechanism.stats()}
         return {"allox_matchings": float(self.matchings)}
