@@ -1,5 +1,6 @@
 """Gavel-compatible replay: the mechanism and sim=gavel_compat together on a hand-traced instance."""
 
+import pandas as pd
 import pytest
 from conftest import ROOT
 from omegaconf import OmegaConf
@@ -58,6 +59,31 @@ def test_bench_gavel_trace_point_runs_and_reports_the_documented_replay(capsys):
     # point, wall, cpu, sim, rounds, LPs, LP s, avg JCT h, makespan h, Gavel s, speed-up
     assert row[0] == "trace" and int(row[4]) == 457 and int(row[5]) == 65
     assert (row[7], row[8], row[9]) == ("17.99", "45.69", "2.3")  # docs/gavel_compat.md's table
+
+
+def test_bench_gavel_allox_point_replays_gavels_allox(capsys):
+    # Gavel's own simulator (AlloX_Perf, the 96-job trace on one GPU per job, 4:4:4, seed 0)
+    # gives 12.42 h average JCT and 48.79 h makespan, every job within 1 ms (docs/gavel_compat.md, "AlloX")
+    from fairsim.bench.gavel import main
+
+    assert main(["--points", "allox_trace"]) == 0
+    row = capsys.readouterr().out.splitlines()[1].split()
+    assert row[0] == "allox_trace" and (row[7], row[8]) == ("12.42", "48.79")
+
+
+def test_single_gpu_trace_keeps_every_job_but_its_gang(tmp_path):
+    from fairsim.bench.gavel import agreement, single_gpu_trace
+    from fairsim.workload.gavel_trace import read_gavel_trace, shipped_trace
+
+    ours, theirs = read_gavel_trace(single_gpu_trace(tmp_path)), read_gavel_trace(shipped_trace("max_min_fairness"))
+    assert len(ours) == 96 and set(ours["workers"]) == {1} and set(theirs["workers"]) == {1, 2, 4}
+    same = [c for c in ours.columns if c != "workers"]
+    pd.testing.assert_frame_equal(ours[same], theirs[same])
+    jct = pd.Series([10.0, 20.0, 40.0], index=[0, 1, 2])
+    a = agreement({"jct_s": jct, "finish_s": jct + 5}, {"jct_s": {0: 10.0, 1: 20.0, 2: 30.0}, "makespan_s": 30.0})
+    assert (
+        a["dev_pct"] == pytest.approx(100 * (70 / 60 - 1)) and a["within_1s"] == 2 and a["ours_makespan_h"] == 45 / 3600
+    )
 
 
 def test_stopping_at_the_window_end_keeps_the_window_results():

@@ -3,11 +3,15 @@
     python -m fairsim.bench gavel                     # both points
     python -m fairsim.bench gavel --points trace --repeats 5
     python -m fairsim.bench gavel --points paper_ftf  # finish-time fairness, ~1.5 min
+    python -m fairsim.bench gavel --points trace allox_trace --gavel /path/to/gavel --gavel-python PY
 
 Points (docs/gavel_compat.md), all with sim=gavel_compat seed=0, policy=gavel_mmf unless named:
   trace  the 96-job max_min_fairness.trace on 4 V100 + 4 P100 + 4 K80
   paper  Gavel's generator at 3.2 jobs/h on 36+36+36 GPUs, JCT over jobs 4000-4999
   paper_ftf  the same point with policy=gavel_ftf (not run by default: LP-bound, ~1.5 min)
+  allox_trace  policy=allox policy.queue_choice=gavel (Gavel's AlloX_Perf) on the same trace with
+         every job on one GPU (Gavel's AlloX takes single-GPU jobs only), written to a scratch file
+  allox_paper  the paper point with policy=allox policy.queue_choice=gavel (~10 s)
 
 Each point runs in this process through the same code path as ``run.py`` (compose the config,
 ``run_config``). Reported: the run's wall seconds (workload, simulation, metrics), the
@@ -15,45 +19,72 @@ simulation's own seconds, rounds, LP recomputes, avg JCT and makespan, and the s
 Gavel's measured wall time on a 2-core machine like ours (GAVEL.md: 2.3, 143 and 516 s; those times
 are Gavel's whole run, so ours is too). CPU seconds are printed as well: on a shared machine
 wall time includes waiting for a core.
+
+``--gavel DIR`` (a Gavel checkout, its ``scheduler`` folder compiled as its Makefile says) also
+runs Gavel's own trace driver (``scripts/drivers/simulate_scheduler_with_trace.py -c 4:4:4
+--seed 0``, Python ``--gavel-python``) on the trace points, times it, and prints both simulators'
+average JCT and makespan, fairsim's deviation, the Pearson correlation of the per-job JCTs and how
+many jobs finish within 1 s of Gavel's; the speed-up is then against that measured wall time.
 """
 
 from __future__ import annotations
 
 import argparse
+import re
 import statistics
+import subprocess
+import tempfile
 import time
+from pathlib import Path
+
+import numpy as np
 
 from fairsim.experiment.compose import compose_config
+from fairsim.workload.gavel_trace import shipped_trace
 
 _PAPER = ["workload=gavel_generated", "workload.rate_per_hour=3.2", "workload.window=[4000,5000]", "cluster=gavel"]
-POINTS = {  # name: (overrides, Gavel's wall seconds on a 2-core machine, GAVEL.md)
-    "trace": (
-        [
-            "policy=gavel_mmf",
-            "workload=gavel_trace",
-            "workload.path=max_min_fairness",
-            "cluster=gavel",
-            "cluster.counts.v100=4",
-            "cluster.counts.p100=4",
-            "cluster.counts.k80=4",
-        ],
-        2.3,
-    ),
+_SMALL = [
+    "workload=gavel_trace",
+    "cluster=gavel",
+    "cluster.counts.v100=4",
+    "cluster.counts.p100=4",
+    "cluster.counts.k80=4",
+]
+_ALLOX = ["policy=allox", "policy.queue_choice=gavel"]
+SINGLE_GPU_TRACE = "max_min_fairness_1gpu.trace"  # written by single_gpu_trace
+POINTS = {  # name: (overrides, Gavel's wall seconds on a 2-core machine: GAVEL.md; AlloX: docs/gavel_compat.md)
+    "trace": (["policy=gavel_mmf", *_SMALL, "workload.path=max_min_fairness"], 2.3),
     "paper": (["policy=gavel_mmf", *_PAPER], 143.0),
     "paper_ftf": (["policy=gavel_ftf", *_PAPER], 516.0),
+    "allox_trace": ([*_ALLOX, *_SMALL, f"workload.path={{scratch}}/{SINGLE_GPU_TRACE}"], 2.65),
+    "allox_paper": ([*_ALLOX, *_PAPER], 99.8),
+}
+GAVEL_RUNS = {  # trace point: (Gavel's policy name, its trace: shipped name or the scratch file)
+    "trace": ("max_min_fairness_perf", "max_min_fairness"),
+    "allox_trace": ("allox", SINGLE_GPU_TRACE),
 }
 COMMON = ["sim=gavel_compat", "seed=0"]
 
 
-def run_point(name: str) -> dict:
+def single_gpu_trace(folder: Path) -> Path:
+    """Gavel's max_min_fairness.trace with every job's scale factor (its 7th field) set to 1:
+    the same 96 jobs, steps and arrivals, each on one GPU."""
+    rows = [line.split("\t") for line in shipped_trace("max_min_fairness").read_text().splitlines()]
+    path = folder / SINGLE_GPU_TRACE
+    path.write_text("".join("\t".join([*r[:6], "1", *r[7:]]) + "\n" for r in rows))
+    return path
+
+
+def run_point(name: str, scratch: Path) -> dict:
     from fairsim.experiment.single import run_config
 
     overrides, gavel_s = POINTS[name]
-    cfg = compose_config(overrides + COMMON)
+    cfg = compose_config([o.format(scratch=scratch) for o in overrides] + COMMON)
     wall, cpu = time.perf_counter(), time.process_time()
     out = run_config(cfg)
     wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
     s = out.summary
+    finished = out.jobs.dropna(subset=["finish_s"]).set_index("job_id")
     return {
         "point": name,
         "wall_s": wall,
@@ -65,6 +96,45 @@ def run_point(name: str) -> dict:
         "avg_jct_h": s["avg_jct_s"] / 3600,
         "makespan_h": s["makespan_s"] / 3600,
         "gavel_s": gavel_s,
+        "jct_s": finished["jct_s"],
+        "finish_s": finished["finish_s"],
+    }
+
+
+def run_gavel(gavel_dir: Path, python: str, name: str, scratch: Path) -> dict:
+    """Gavel's trace driver on a trace point: wall seconds, per-job JCT and finish time."""
+    policy, trace = GAVEL_RUNS[name]
+    path = scratch / trace if trace == SINGLE_GPU_TRACE else shipped_trace(trace)
+    driver = ["scripts/drivers/simulate_scheduler_with_trace.py", "-t", str(path), "-p", policy]
+    cwd = gavel_dir / "scheduler" if (gavel_dir / "scheduler").is_dir() else gavel_dir
+    wall = time.perf_counter()
+    run = subprocess.run(
+        [python, *driver, "-c", "4:4:4", "--seed", "0"], cwd=cwd, capture_output=True, text=True, check=False
+    )
+    wall = time.perf_counter() - wall
+    if run.returncode:
+        raise SystemExit(f"Gavel's driver failed ({' '.join(driver)}):\n{run.stderr[-2000:]}")
+    text = run.stdout + run.stderr
+    jct = {int(j): float(v) for j, v in re.findall(r"^Job (\d+): ([\d.]+)$", text, re.M)}
+    ends = [float(v) for v in re.findall(r"\[Job succeeded\].*End timestamp: ([\d.]+)", text)]
+    return {"wall_s": wall, "jct_s": jct, "makespan_s": max(ends, default=float("nan"))}
+
+
+def agreement(ours: dict, theirs: dict) -> dict:
+    """Average JCT and makespan of both, fairsim's deviation, per-job Pearson, jobs within 1 s."""
+    ids = sorted(theirs["jct_s"])
+    g = np.array([theirs["jct_s"][j] for j in ids])
+    f = ours["jct_s"].reindex(ids).to_numpy(float)
+    makespan = float(ours["finish_s"].reindex(ids).max())
+    return {
+        "gavel_h": g.mean() / 3600,
+        "ours_h": f.mean() / 3600,
+        "dev_pct": 100 * (f.mean() / g.mean() - 1),
+        "gavel_makespan_h": theirs["makespan_s"] / 3600,
+        "ours_makespan_h": makespan / 3600,
+        "pearson": float(np.corrcoef(g, f)[0, 1]),
+        "within_1s": int(np.count_nonzero(np.abs(f - g) < 1.0)),
+        "jobs": len(ids),
     }
 
 
@@ -72,19 +142,42 @@ def main(argv: list[str]) -> int:
     ap = argparse.ArgumentParser(prog="python -m fairsim.bench gavel", description=__doc__.splitlines()[0])
     ap.add_argument("--points", nargs="+", choices=sorted(POINTS), default=["trace", "paper"])
     ap.add_argument("--repeats", type=int, default=1, help="runs per point; the median is reported")
+    ap.add_argument("--gavel", type=Path, help="a Gavel checkout: also run its simulator on the trace points")
+    ap.add_argument("--gavel-python", default="python3", help="the Python that runs Gavel (with its requirements)")
     args = ap.parse_args(argv)
+    with tempfile.TemporaryDirectory(prefix="fairsim-bench-gavel-") as folder:
+        return _run(args, Path(folder))
+
+
+def _run(args: argparse.Namespace, scratch: Path) -> int:
+    single_gpu_trace(scratch)
     print(
-        f"{'point':>9} {'wall s':>7} {'cpu s':>7} {'sim s':>7} {'rounds':>7} {'LPs':>5} {'LP s':>6} "
+        f"{'point':>11} {'wall s':>7} {'cpu s':>7} {'sim s':>7} {'rounds':>7} {'LPs':>5} {'LP s':>6} "
         f"{'avg JCT h':>9} {'makespan h':>10} {'Gavel s':>8} {'speed-up':>8}"
     )
+    compared = []
     for name in args.points:
-        runs = [run_point(name) for _ in range(args.repeats)]
+        runs = [run_point(name, scratch) for _ in range(args.repeats)]
         r = dict(runs[0])
         for key in ("wall_s", "cpu_s", "sim_s", "solver_s"):
             r[key] = statistics.median(x[key] for x in runs)
+        if args.gavel is not None and name in GAVEL_RUNS:
+            theirs = [run_gavel(args.gavel, args.gavel_python, name, scratch) for _ in range(args.repeats)]
+            r["gavel_s"] = statistics.median(x["wall_s"] for x in theirs)
+            compared.append((name, agreement(r, theirs[0])))
         print(
-            f"{name:>9} {r['wall_s']:7.2f} {r['cpu_s']:7.2f} {r['sim_s']:7.2f} {r['rounds']:7d} {r['recomputes']:5d} "
+            f"{name:>11} {r['wall_s']:7.2f} {r['cpu_s']:7.2f} {r['sim_s']:7.2f} {r['rounds']:7d} {r['recomputes']:5d} "
             f"{r['solver_s']:6.2f} {r['avg_jct_h']:9.2f} {r['makespan_h']:10.2f} {r['gavel_s']:8.1f} "
             f"{r['gavel_s'] / r['wall_s']:7.1f}x"
         )
+    if compared:
+        print(
+            f"\n{'point':>11} {'Gavel JCT h':>11} {'ours h':>7} {'dev %':>6} {'Gavel mk h':>10} {'ours mk h':>9} "
+            f"{'pearson':>8} {'within 1 s':>10}"
+        )
+        for name, a in compared:
+            print(
+                f"{name:>11} {a['gavel_h']:11.2f} {a['ours_h']:7.2f} {a['dev_pct']:+6.2f} {a['gavel_makespan_h']:10.2f} "
+                f"{a['ours_makespan_h']:9.2f} {a['pearson']:8.4f} {a['within_1s']:>5d}/{a['jobs']:<4d}"
+            )
     return 0
