@@ -16,7 +16,7 @@ from fairsim.experiment.single import build_cluster, build_jobs, build_policy
 from fairsim.policies.base import Policy
 from fairsim.policies.srtf import SrtfPolicy
 from fairsim.sim.config import SimConfig
-from fairsim.sim.engine import simulate
+from fairsim.sim.engine import PolicyContractError, simulate
 from fairsim.sim.running import CARRIED, RunningTable
 
 
@@ -121,3 +121,19 @@ def test_replayed_rounds_are_the_rounds_one_by_one():
         np.testing.assert_array_equal(getattr(written["bulk"], name), getattr(written["one by one"], name))
     assert not np.array_equal(written["bulk"].acc, start.acc)
     assert tables["one by one"].advance_round(300.0, False, False, False)[3].any()  # where replay stopped
+
+
+def test_a_policy_that_runs_nothing_and_declares_no_decision_is_stopped_as_stalled(crowded):
+    """Nothing to replay when nothing runs: the engine's stall check ends such a run in one line."""
+    jobs, cluster, sim = crowded
+
+    class Idle(Policy):
+        def decide(self, view):
+            return view.empty_assignment()
+
+        def next_decision_s(self, view, assignment):
+            return math.inf
+
+    config = SimConfig.from_config({**sim, "clock": "rounds"})
+    with pytest.raises(PolicyContractError, match="ran no job in 1000 steps"):
+        simulate(jobs, cluster, Idle(), config, seed=5)

@@ -577,8 +577,8 @@ class Engine:
         policy asked to decide again), at most ``most``, in bulk and exactly as one by one
         (``RunningTable.replay_rounds``): the policy's decision stands through them. Stops before a
         round in which a job finishes. Returns their rows of the rounds table, one per round."""
-        if self.recorder is not None:
-            return []  # the schedule record keeps a row per round and job: taken one by one
+        if not len(self.table) or self.recorder is not None:
+            return []  # nothing runs (the loop's stall check sees it), or the schedule record keeps a row per round and job
         if len(self._consolidated) or (self.placer is not None and self.placer.would_settle(self.busy_gpus)):
             return []  # the next step re-places hosts: taken one by one
         L = self.cfg.round_len_s
