@@ -74,6 +74,28 @@ def test_a_declared_decision_time_skips_only_unchanged_rounds(crowded, preset, o
     assert one_by_one.stats["bulk_rounds"] == 0
 
 
+@pytest.mark.parametrize(
+    "sim_changes",
+    [
+        {"placement": False},
+        {"overheads": {"migration": False, "preemption": False}},
+        {"overheads": {"profiling": True}},
+        {"profile_error": 0.3},
+    ],
+    ids=["no placement", "no overheads", "profiling", "profile error"],
+)
+@pytest.mark.parametrize("preset, options", [("tiresias_las", {"promote_knob": 2}), ("tiresias", {})])
+def test_the_replay_holds_under_every_engine_setting(crowded, sim_changes, preset, options):
+    jobs, cluster, sim = crowded
+    setting = OmegaConf.to_container(OmegaConf.merge(sim, {"clock": "rounds", **sim_changes}), resolve=True)
+    config = SimConfig.from_config(setting)
+    spec = {**OmegaConf.to_container(compose_config([f"policy={preset}"]).policy, resolve=True), **options}
+    a = simulate(jobs, cluster, build_policy(spec), config, seed=5)
+    b = simulate(jobs, cluster, asked_every_round(build_policy(spec)), config, seed=5)
+    pd.testing.assert_frame_equal(a.jobs, b.jobs, check_exact=True)
+    assert a.stats["bulk_rounds"] > 0 and a.stats["policy_calls"] < b.stats["policy_calls"]
+
+
 def test_a_declared_time_within_the_next_round_is_asked_every_round(crowded):
     """A policy naming a time up to one round ahead (or nothing usable) decides every round, as
     the default does: a round can end early, and the next decision must not slip past it."""
