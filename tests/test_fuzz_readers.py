@@ -55,6 +55,19 @@ OWN_SCHEMA = "job_id,arrival_s,model,workers,work,weight,tenant\n" + "".join(
         * 3
     )
 )
+PAL_TRACE = "job_id,num_gpus,submit_time,duration,model\n" + "".join(  # PAL's artifact format, made up
+    f"{i},{g},{98 + i * 300},{d},{m}\n"
+    for i, (g, d, m) in enumerate(
+        [
+            (1, 1481.0, "vgg19"),
+            (12, 4037.0, "DCGAN"),
+            (6, 1354.0, "PointNet"),
+            (4, 2210.0, "resnet50"),
+            (8, 900.0, "BERT"),
+        ]
+        * 4
+    )
+)
 LOG_COLUMNS = "job_id,submit_s,duration_s,gpus,gpu_type,gpu_types,model,tenant,status\n" + "".join(
     f"j{i},{1000 + i * 300},{600 + 97 * i},{g},{t},{a},{m},team{i % 3},{s}\n"
     for i, (g, t, a, m, s) in enumerate(
@@ -169,6 +182,11 @@ TARGETS = {
                 "cluster.counts.V100=16",
                 "sim=tiresias_compat",
             ),
+        ),
+        Target(
+            "pal_trace",
+            (("pal.csv", PAL_TRACE),),
+            ("workload=pal_trace", "workload.path={dir}/pal.csv", "cluster=pal", "sim=pal_compat"),
         ),
         Target(
             "gavel_trace",

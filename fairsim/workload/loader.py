@@ -27,6 +27,7 @@ from fairsim.workload.gavel_gen import GavelGenOptions, generate_gavel
 from fairsim.workload.gavel_trace import read_gavel_trace
 from fairsim.workload.gavel_trace import shipped_trace as gavel_shipped
 from fairsim.workload.jobs_log import format_options, log_to_trace, read_log
+from fairsim.workload.pal_trace import ARTIFACT_LOCALITY_PENALTY, iteration_catalog, iteration_seconds, read_pal_trace
 from fairsim.workload.perf_model import paper_catalog
 from fairsim.workload.philly import OPTIONS as PHILLY_OPTIONS
 from fairsim.workload.philly import PhillyOptions, generate_philly
@@ -85,17 +86,36 @@ def _durations(cfg: Mapping[str, Any], cluster: ClusterSpec, src: str) -> Catalo
     return duration_catalog(read_tiresias_trace(_path(cfg, src, tiresias_shipped)), cluster, src)
 
 
+def _pal_iterations(cfg: Mapping[str, Any], cluster: ClusterSpec, src: str) -> Catalog:
+    # iterations per second per model, made from the trace's own models and gang sizes
+    require(
+        cfg.get("kind") == "pal_trace",
+        src,
+        "catalog",
+        "pal_iterations needs workload.kind=pal_trace (it is made from that trace)",
+    )
+    return iteration_catalog(
+        read_pal_trace(_path(cfg, src, _no_shipped)),
+        cluster,
+        iteration_seconds(cfg.get("iteration_s"), src),
+        opt.number(cfg, "locality_penalty", src, ARTIFACT_LOCALITY_PENALTY, lo=1.0),
+        src,
+    )
+
+
 CATALOGS: dict[str, Callable[[Mapping[str, Any], ClusterSpec, str], Catalog]] = {
     "paper": _paper,
     "gavel": _gavel,
     "table": _table,
     "durations": _durations,
+    "pal_iterations": _pal_iterations,
 }
 CATALOG_OPTIONS = {
     "paper": ("catalog_path",),
     "gavel": (),
     "table": ("throughputs_path", "models_path", "work_unit", "catalog_name"),
     "durations": (),
+    "pal_iterations": ("iteration_s", "locality_penalty"),
 }
 
 
@@ -125,6 +145,14 @@ def _tiresias_trace(cfg, catalog, cluster, seed, src):
     return read_tiresias_trace(_path(cfg, src, tiresias_shipped)), opt.window(cfg.get("window"), src), {}
 
 
+def _pal_trace(cfg, catalog, cluster, seed, src):
+    return read_pal_trace(_path(cfg, src, _no_shipped)), opt.window(cfg.get("window"), src), {}
+
+
+def _no_shipped(name: str) -> Path | None:
+    return None  # PAL's traces come from Sia's artifact, which has no licence: none is shipped
+
+
 def _jobs_log(cfg, catalog, cluster, seed, src):
     trace, report = log_to_trace(read_log(cfg, src), catalog, cluster, seed, cfg, src)
     return trace, opt.window(cfg.get("window"), src), {"report": report}
@@ -145,6 +173,7 @@ KINDS = {
     "file": _file,
     "gavel_trace": _gavel_trace,
     "tiresias_trace": _tiresias_trace,
+    "pal_trace": _pal_trace,
     "jobs_log": _jobs_log,
 }
 # a kind's keys: a tuple, or a function of the config (a job log's keys depend on its format)
@@ -154,6 +183,7 @@ KIND_OPTIONS = {
     "file": ("path", "window"),
     "gavel_trace": ("path", "window"),
     "tiresias_trace": ("path", "window"),
+    "pal_trace": ("path", "window"),
     "jobs_log": lambda cfg, src: format_options(cfg, src) + ("window",),
 }
 DEFAULT_CATALOG = {
@@ -162,6 +192,7 @@ DEFAULT_CATALOG = {
     "file": "paper",
     "gavel_trace": "gavel",
     "tiresias_trace": "durations",
+    "pal_trace": "pal_iterations",
     "jobs_log": "paper",
 }
 COMMON = ("name", "kind", "catalog")
