@@ -27,8 +27,6 @@ fixed restart only.
 
 from __future__ import annotations
 
-import csv
-import io
 import math
 from collections.abc import Mapping
 from pathlib import Path
@@ -38,14 +36,21 @@ import numpy as np
 import pandas as pd
 
 from fairsim.cluster import ClusterSpec
-from fairsim.errors import InputError, Number, require
-from fairsim.files import note_input
+from fairsim.errors import Number, require
 from fairsim.workload.catalog import Catalog
-from fairsim.workload.text import decoded
-from fairsim.workload.trace import LARGEST_INTEGER, LATEST_TIME_S, validate_trace
+from fairsim.workload.job_trace_csv import TraceColumns, read_job_csv
 
-REQUIRED = ("job_id", "num_gpus", "submit_time", "duration", "model")
 FORMAT = "job_id,num_gpus,submit_time,duration,model"
+COLUMNS = TraceColumns(
+    job_id="job_id",
+    workers="num_gpus",
+    submit="submit_time",
+    duration="duration",
+    duration_unit="iterations",
+    model="model",
+    model_example="vgg19",
+    header_line_named=False,
+)
 # seconds per iteration of each model of the Sia-Philly traces, as blox-pal's workload reader sets
 # them (workload/workload.py, get_per_iter_time; the commented-out "median iter times from cluster
 # run" beside them are not the ones it uses)
@@ -63,71 +68,14 @@ ARTIFACT_LOCALITY_PENALTY = 1.7
 def read_pal_trace(path: str | Path) -> pd.DataFrame:
     """The trace in fairsim's schema; a bad row is refused naming the file, its line and the field."""
     path = Path(path)
-    src = str(path)
-    require(path.is_file(), src, "path", f"no such file (give a PAL artifact trace CSV: {FORMAT})")
-    note_input(path)
-    text = decoded(path.read_bytes(), lambda line: f"{src}:{line}", f"a CSV with a header line ({FORMAT})")
-    reader = csv.reader(io.StringIO(text, newline=""))
-    header = next(reader, None)
-    require(
-        header is not None and any(h.strip() for h in header),
-        src,
-        "header",
-        f"the file is empty (expected a header line: {FORMAT})",
+    require(path.is_file(), str(path), "path", f"no such file (give a PAL artifact trace CSV: {FORMAT})")
+    return read_job_csv(
+        path,
+        COLUMNS,
+        what=f"a CSV with a header line ({FORMAT})",
+        header_hint=FORMAT,
+        missing_hint=f"PAL's format: {FORMAT}",
     )
-    header = [h.strip() for h in header]
-    twice = sorted({h for h in header if header.count(h) > 1})
-    require(not twice, src, "header", f"names the column(s) {', '.join(map(repr, twice))} more than once")
-    missing = [c for c in REQUIRED if c not in header]
-    require(not missing, src, "columns", f"missing {', '.join(missing)} (PAL's format: {FORMAT})")
-    col = {name: header.index(name) for name in REQUIRED}
-    ids, workers, arrival, work, model = [], [], [], [], []
-    line_of: dict[int, int] = {}
-    start = reader.line_num + 1  # the line the next row starts on (a quoted cell may span lines)
-    for fields in reader:
-        line, start = start, reader.line_num + 1
-        where = f"{src}:{line}"
-        if not any(f.strip() for f in fields):
-            continue  # blank line
-        require(
-            len(fields) == len(header),
-            where,
-            "fields",
-            f"has {len(fields)} comma-separated fields, the header has {len(header)}",
-        )
-        job_id = _integer(fields[col["job_id"]], where, "job_id", 0)
-        if job_id in line_of:
-            raise InputError(
-                where, "job_id", f"{job_id} repeats the job of line {line_of[job_id]} (job ids must be unique)"
-            )
-        line_of[job_id] = line
-        ids.append(job_id)
-        workers.append(_integer(fields[col["num_gpus"]], where, "num_gpus", 1))
-        submit = _number(fields[col["submit_time"]], where, "submit_time")
-        require(
-            0 <= submit <= LATEST_TIME_S,
-            where,
-            "submit_time",
-            f"must be >= 0 and <= {LATEST_TIME_S:g} seconds, got {fields[col['submit_time']].strip()!r}",
-        )
-        arrival.append(submit)
-        duration = _number(fields[col["duration"]], where, "duration")
-        require(duration > 0, where, "duration", f"must be > 0 iterations, got {fields[col['duration']].strip()!r}")
-        work.append(duration)
-        name = fields[col["model"]].strip()
-        require(name != "", where, "model", "is empty (a model name, e.g. vgg19)")
-        model.append(name)
-    require(len(ids) > 0, src, "rows", "the trace has no jobs")
-    df = pd.DataFrame(
-        {
-            "job_id": np.asarray(ids, dtype=np.int64),
-            "arrival_s": np.asarray(arrival, dtype=np.float64),
-            "model": np.asarray(model, dtype=object),
-            "workers": np.asarray(workers, dtype=np.int64),
-            "work": np.asarray(work, dtype=np.float64),
-        }
-    )
-    return validate_trace(df, src)
 
 
 def iteration_seconds(value: Any, src: str, key: str = "iteration_s") -> dict[str, float]:
@@ -185,24 +133,3 @@ def iteration_catalog(
         large=np.zeros(len(models), dtype=bool),
         source=source,
     )
-
-
-def _number(text: str, where: str, field: str) -> float:
-    try:
-        x = float(text)
-    except ValueError:
-        raise InputError(where, field, f"must be a number, got {text.strip()!r}") from None
-    if not math.isfinite(x):
-        raise InputError(where, field, f"must be finite, got {text.strip()!r}")
-    return x
-
-
-def _integer(text: str, where: str, field: str, lo: int) -> int:
-    x = _number(text, where, field)
-    require(
-        x == int(x) and lo <= x <= LARGEST_INTEGER,
-        where,
-        field,
-        f"must be an integer >= {lo} and <= {LARGEST_INTEGER}, got {text.strip()!r}",
-    )
-    return int(x)

@@ -20,24 +20,28 @@ overheads are on) and every worker fits every GPU.
 
 from __future__ import annotations
 
-import csv
-import io
-import math
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
 from fairsim.cluster import ClusterSpec
-from fairsim.errors import InputError, require
-from fairsim.files import note_input
+from fairsim.errors import require
 from fairsim.workload.catalog import Catalog
+from fairsim.workload.job_trace_csv import TraceColumns, read_job_csv
 from fairsim.workload.shipped import shipped_file, shipped_names
-from fairsim.workload.text import decoded
-from fairsim.workload.trace import LARGEST_INTEGER, LATEST_TIME_S, validate_trace
 
-REQUIRED = ("job_id", "num_gpu", "submit_time", "duration")
-DEFAULT_MODEL = "job"
+FORMAT = "job_id,num_gpu,submit_time,iterations,model_name,duration,interval"
+COLUMNS = TraceColumns(
+    job_id="job_id",
+    workers="num_gpu",
+    submit="submit_time",
+    duration="duration",
+    duration_unit="seconds",
+    model="model_name",
+    model_example="resnet50",
+    model_default="job",
+)
 
 
 def shipped_trace(name: str) -> Path | None:
@@ -52,88 +56,19 @@ def shipped_trace_names() -> list[str]:
 def read_tiresias_trace(path: str | Path) -> pd.DataFrame:
     """The trace in fairsim's schema; a bad row is refused naming the file, its line and the field."""
     path = Path(path)
-    src = str(path)
     require(
         path.is_file(),
-        src,
+        str(path),
         "path",
         f"no such file (give a Tiresias trace CSV, or one of the shipped traces: {', '.join(shipped_trace_names())})",
     )
-    note_input(path)
-    text = decoded(path.read_bytes(), lambda line: f"{src}:{line}", "a CSV with a header line, as Tiresias' traces")
-    reader = csv.reader(io.StringIO(text, newline=""))
-    header = next(reader, None)
-    require(
-        header is not None and any(h.strip() for h in header),
-        src,
-        "header",
-        "the file is empty (expected a header line: "
-        "job_id,num_gpu,submit_time,iterations,model_name,duration,interval)",
+    return read_job_csv(
+        path,
+        COLUMNS,
+        what="a CSV with a header line, as Tiresias' traces",
+        header_hint=FORMAT,
+        missing_hint=f"required: {', '.join(COLUMNS.required)}; Tiresias' format: {FORMAT}",
     )
-    header = [h.strip() for h in header]
-    twice = sorted({h for h in header if header.count(h) > 1})
-    require(
-        not twice,
-        f"{src}:{reader.line_num}",
-        "header",
-        f"names the column(s) {', '.join(map(repr, twice))} more than once (each column once)",
-    )
-    missing = [c for c in REQUIRED if c not in header]
-    require(
-        not missing,
-        src,
-        "columns",
-        f"missing {', '.join(missing)} (required: {', '.join(REQUIRED)}; "
-        "Tiresias' format: job_id,num_gpu,submit_time,iterations,model_name,duration,interval)",
-    )
-    col = {name: header.index(name) for name in (*REQUIRED, "model_name") if name in header}
-    ids, workers, arrival, work, model = [], [], [], [], []
-    line_of: dict[int, int] = {}
-    start = reader.line_num + 1  # the line the next row starts on (a quoted cell may span lines)
-    for fields in reader:
-        line, start = start, reader.line_num + 1
-        where = f"{src}:{line}"
-        if not any(f.strip() for f in fields):
-            continue  # blank line
-        require(
-            len(fields) == len(header),
-            where,
-            "fields",
-            f"has {len(fields)} comma-separated fields, the header has {len(header)}",
-        )
-        job_id = _integer(fields[col["job_id"]], where, "job_id", 0)
-        if job_id in line_of:
-            raise InputError(
-                where, "job_id", f"{job_id} repeats the job of line {line_of[job_id]} (job ids must be unique)"
-            )
-        line_of[job_id] = line
-        ids.append(job_id)
-        workers.append(_integer(fields[col["num_gpu"]], where, "num_gpu", 1))
-        submit = _number(fields[col["submit_time"]], where, "submit_time")
-        require(
-            0 <= submit <= LATEST_TIME_S,
-            where,
-            "submit_time",
-            f"must be >= 0 and <= {LATEST_TIME_S:g} seconds, got {fields[col['submit_time']].strip()!r}",
-        )
-        arrival.append(submit)
-        duration = _number(fields[col["duration"]], where, "duration")
-        require(duration > 0, where, "duration", f"must be > 0 seconds, got {fields[col['duration']].strip()!r}")
-        work.append(duration)
-        name = fields[col["model_name"]].strip() if "model_name" in col else DEFAULT_MODEL
-        require(name != "", where, "model_name", "is empty (a model name, e.g. resnet50)")
-        model.append(name)
-    require(len(ids) > 0, src, "rows", "the trace has no jobs")
-    df = pd.DataFrame(
-        {
-            "job_id": np.asarray(ids, dtype=np.int64),
-            "arrival_s": np.asarray(arrival, dtype=np.float64),
-            "model": np.asarray(model, dtype=object),
-            "workers": np.asarray(workers, dtype=np.int64),
-            "work": np.asarray(work, dtype=np.float64),
-        }
-    )
-    return validate_trace(df, src)
 
 
 def duration_catalog(trace: pd.DataFrame, cluster: ClusterSpec, source: str = "trace") -> Catalog:
@@ -156,24 +91,3 @@ def duration_catalog(trace: pd.DataFrame, cluster: ClusterSpec, source: str = "t
         large=np.zeros(len(models), dtype=bool),
         source=source,
     )
-
-
-def _number(text: str, where: str, field: str) -> float:
-    try:
-        x = float(text)
-    except ValueError:
-        raise InputError(where, field, f"must be a number, got {text.strip()!r}") from None
-    if not math.isfinite(x):
-        raise InputError(where, field, f"must be finite, got {text.strip()!r}")
-    return x
-
-
-def _integer(text: str, where: str, field: str, lo: int) -> int:
-    x = _number(text, where, field)
-    require(
-        x == int(x) and lo <= x <= LARGEST_INTEGER,
-        where,
-        field,
-        f"must be an integer >= {lo} and <= {LARGEST_INTEGER}, got {text.strip()!r}",
-    )
-    return int(x)
