@@ -39,7 +39,6 @@ scheduler process whole and its simulation loop alone, fairsim's simulation alon
 from __future__ import annotations
 
 import argparse
-import csv
 import json
 import os
 import socket
@@ -52,6 +51,7 @@ from pathlib import Path
 
 import numpy as np
 
+from fairsim.bench import jct_agreement, write_their_jobs
 from fairsim.bench.tiresias import time_fairsim_command
 
 PLACEMENTS = {  # their placement policy: fairsim overrides
@@ -225,12 +225,12 @@ def compare(theirs: dict[int, tuple[float, float]], ours: dict[int, tuple[float,
     t_sub, t_fin = (np.asarray([theirs[i][k] for i in ids]) for k in (0, 1))
     o_arr, o_fin = (np.asarray([ours[i][k] for i in ids]) for k in (0, 1))
     a, b, b_end = t_fin - t_sub, o_fin - o_arr, at_round_end(o_fin) - o_arr
-    corr = float(np.corrcoef(a, b)[0, 1]) if a.std() > 0 and b.std() > 0 else float("nan")
+    theirs_avg, ours_avg, dev, corr = jct_agreement(a, b)
     return {
-        "theirs": float(a.mean()),
-        "ours": float(b.mean()),
-        "dev": 100.0 * (b.mean() - a.mean()) / a.mean(),
-        "dev_end": 100.0 * (b_end.mean() - a.mean()) / a.mean(),
+        "theirs": theirs_avg,
+        "ours": ours_avg,
+        "dev": dev,
+        "dev_end": jct_agreement(a, b_end)[2],
         "corr": corr,
         "their_makespan": float(t_fin.max() - t_sub.min()),
         "our_makespan": float(o_fin.max() - o_arr.min()),
@@ -293,11 +293,9 @@ def main(argv: list[str]) -> int:
                     )
                     their_rows += [(name, placement, variant, j, f - s) for j, (s, f) in sorted(theirs.jobs.items())]
     if args.their_jobs and their_rows:
-        with open(args.their_jobs, "w", newline="") as f:
-            w = csv.writer(f)
-            w.writerow(["trace", "placement", "variant", "job_id", "jct_s"])
-            w.writerows(their_rows)
-        print(f"wrote blox-pal's per-job JCTs to {args.their_jobs}")
+        write_their_jobs(
+            args.their_jobs, ["trace", "placement", "variant", "job_id", "jct_s"], their_rows, "blox-pal's"
+        )
     return 0
 
 

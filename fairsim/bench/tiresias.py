@@ -42,6 +42,7 @@ from pathlib import Path
 
 import numpy as np
 
+from fairsim.bench import jct_agreement, write_their_jobs
 from fairsim.experiment.compose import CONF_DIR, compose_config
 from fairsim.workload.tiresias_trace import shipped_trace
 
@@ -171,10 +172,7 @@ def compare(theirs: dict[int, float], ours: dict[int, float]) -> tuple[float, fl
     ids = sorted(theirs)
     if sorted(ours) != ids:
         raise SystemExit("the two simulators finished different job sets")
-    a = np.asarray([theirs[i] for i in ids])
-    b = np.asarray([ours[i] for i in ids])
-    corr = float(np.corrcoef(a, b)[0, 1]) if a.std() > 0 and b.std() > 0 else float("nan")
-    return float(a.mean()), float(b.mean()), 100.0 * (b.mean() - a.mean()) / a.mean(), corr
+    return jct_agreement([theirs[i] for i in ids], [ours[i] for i in ids])
 
 
 def main(argv: list[str]) -> int:
@@ -238,9 +236,5 @@ def main(argv: list[str]) -> int:
                 line += f"{np.mean(list(ours.values())) / 3600:9.3f} "
             print(line + f"{cmd_s:7.2f} {cmd_cpu:7.2f} {sim_s:7.2f}", flush=True)
     if args.their_jobs and their_rows:
-        with open(args.their_jobs, "w", newline="") as f:
-            w = csv.writer(f)
-            w.writerow(["trace", "gpus", "scheme", "job_id", "jct_s"])
-            w.writerows(their_rows)
-        print(f"wrote Tiresias' per-job JCTs to {args.their_jobs}")
+        write_their_jobs(args.their_jobs, ["trace", "gpus", "scheme", "job_id", "jct_s"], their_rows, "Tiresias'")
     return 0
