@@ -560,9 +560,7 @@ class Engine:
         table, jobs = self.table, self.jobs
         self._respread()
         L = self.cfg.round_len_s
-        k = np.inf
-        if len(table):
-            k = float(np.min(np.ceil((table.work - table.done) / (table.tput * L)))) - 1
+        k = float(np.ceil(table.rounds_to_first_finish(L))) - 1  # min of ceilings = ceiling of the min
         if next_arrival < len(jobs):
             k = min(k, float(np.ceil((jobs.arrival[next_arrival] - t) / L)))
         if not np.isfinite(k) or k < 2:

@@ -74,13 +74,14 @@ class HostPlacer:
         """Whether spread jobs should try to consolidate now: at churn, i.e. jobs started, or the
         jobs that kept running hold fewer GPUs than all held at the previous placement (some
         stopped or moved), or a job finished or was consolidated since (its GPUs may make room)."""
-        churn = self._churn or started or kept_gpus < self._held
+        settle = (self.consolidate and started) or self.would_settle(kept_gpus)
         self._churn = False
         self._held = running_gpus
-        return self.consolidate and churn
+        return settle
 
     def would_settle(self, running_gpus: int) -> bool:
-        """Whether ``settle`` would say yes at a step in which no job starts, stops or moves."""
+        """Whether ``settle`` would say yes at a step in which no job starts and the jobs that kept
+        running hold ``running_gpus`` GPUs."""
         return self.consolidate and (self._churn or running_gpus < self._held)
 
     def consolidate_spread(

@@ -166,8 +166,9 @@ class RunningTable:
         self._i[_SPREAD_STEPS, : self.n] += self.spread * k
 
     def rounds_to_first_finish(self, round_len: float) -> float:
-        """About how many whole rounds with nothing owed pass before a job finishes (an estimate
-        from the remaining work, to size a replay; ``replay_rounds`` finds the exact round)."""
+        """How many whole rounds with nothing owed pass before a job finishes, from the remaining
+        work at the rate of a round (the fast-forward's bound; the size of a replay, in which
+        ``replay_rounds`` finds the exact round); inf with no job running."""
         f = self._f[:, : self.n]
         return float(np.min((f[_WORK] - f[_DONE]) / (f[_TPUT] * round_len))) if self.n else math.inf
 
