@@ -75,25 +75,25 @@ def _table(cfg: Mapping[str, Any], cluster: ClusterSpec, src: str) -> Catalog:
     )
 
 
-def _durations(cfg: Mapping[str, Any], cluster: ClusterSpec, src: str) -> Catalog:
-    # a run time per job, not a model table: the catalog is made from the trace's own rows
+def _made_from(cfg: Mapping[str, Any], src: str, catalog: str, kind: str) -> None:
+    """A catalog made from one kind of trace's own rows refuses any other kind."""
     require(
-        cfg.get("kind") == "tiresias_trace",
+        cfg.get("kind") == kind,
         src,
         "catalog",
-        "durations needs workload.kind=tiresias_trace (it is made from that trace)",
+        f"{catalog} needs workload.kind={kind} (it is made from that trace)",
     )
+
+
+def _durations(cfg: Mapping[str, Any], cluster: ClusterSpec, src: str) -> Catalog:
+    # a run time per job, not a model table: the catalog is made from the trace's own rows
+    _made_from(cfg, src, "durations", "tiresias_trace")
     return duration_catalog(read_tiresias_trace(_path(cfg, src, tiresias_shipped)), cluster, src)
 
 
 def _pal_iterations(cfg: Mapping[str, Any], cluster: ClusterSpec, src: str) -> Catalog:
     # iterations per second per model, made from the trace's own models and gang sizes
-    require(
-        cfg.get("kind") == "pal_trace",
-        src,
-        "catalog",
-        "pal_iterations needs workload.kind=pal_trace (it is made from that trace)",
-    )
+    _made_from(cfg, src, "pal_iterations", "pal_trace")
     return iteration_catalog(
         read_pal_trace(_path(cfg, src, _no_shipped)),
         cluster,
