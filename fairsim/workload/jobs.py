@@ -15,6 +15,7 @@ import pandas as pd
 from fairsim.cluster import ClusterSpec
 from fairsim.errors import InputError
 from fairsim.workload.catalog import Catalog
+from fairsim.workload.elastic import ElasticJobs
 from fairsim.workload.trace import LONGEST_JOB_S, SHORTEST_JOB_S, allowed_types
 
 
@@ -34,6 +35,7 @@ class JobSet:
     mem_per_worker_gb: np.ndarray  # float [J]
     tenant: np.ndarray  # object [J]: who submitted it ("" = not given)
     work_unit: str
+    elastic: ElasticJobs | None = None  # None: every job is a rigid gang (fairsim.workload.elastic)
 
     def __len__(self) -> int:
         return len(self.arrival)

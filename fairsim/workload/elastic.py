@@ -1,0 +1,46 @@
+"""Elastic jobs: a job whose GPU count is the scheduler's choice, and whose progress rate is its
+goodput (throughput times statistical efficiency), as in Pollux (OSDI'21) and Sia (SOSP'23).
+
+A rigid job runs on exactly ``JobSet.workers`` GPUs of one type at the catalog's rate. An
+elastic job may run on any count from ``min_gpus`` to ``max_gpus`` GPUs of one type; its rate,
+in the JobSet's work units per second, is what its ``GoodputModel`` says for that type, count,
+number of hosts spanned and the progress made so far (statistical efficiency changes as training
+goes on). ``JobSet.workers`` stays its requested count: a policy that knows nothing of elasticity
+runs it there, as a rigid gang.
+
+The engine asks the model for a running elastic job's rate when the job starts or changes its
+allocation and again at the start of every step, so goodput follows progress step by step.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Protocol
+
+import numpy as np
+
+
+class GoodputModel(Protocol):
+    """How fast elastic jobs progress. Arrays are parallel, one entry per (job, allocation) asked."""
+
+    def rate(
+        self, jobs: np.ndarray, types: np.ndarray, gpus: np.ndarray, hosts: np.ndarray, done: np.ndarray
+    ) -> np.ndarray:
+        """float: work units per second of job ``jobs[i]`` (JobSet row) on ``gpus[i]`` GPUs of
+        cluster type ``types[i]`` spread over ``hosts[i]`` hosts, having done ``done[i]`` units
+        of its work; 0 where it cannot run so (memory, or the type is not profiled)."""
+        ...
+
+
+@dataclass(frozen=True, eq=False)
+class ElasticJobs:
+    """The elastic attributes of a JobSet's jobs, arrays over its rows."""
+
+    elastic: np.ndarray  # bool [J]: the scheduler chooses the GPU count
+    min_gpus: np.ndarray  # int [J]: fewest GPUs it may run on (its requested count if rigid)
+    max_gpus: np.ndarray  # int [J]: most GPUs it may run on (its requested count if rigid)
+    model: GoodputModel
+
+    def __post_init__(self) -> None:
+        for name in ("elastic", "min_gpus", "max_gpus"):
+            getattr(self, name).setflags(write=False)
