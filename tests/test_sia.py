@@ -69,8 +69,10 @@ def test_a_positive_p_maximises_with_a_gain_per_allocation():
 
 
 def test_a_new_job_is_known_at_one_gpu_only_when_profiled():
+    # before its first run: 1 GPU, either type (they look alike); the oracle takes 8 of type 1
     view = elastic_view([1.0, 2.0], [8, 8], power=0.7)
-    assert decide(SiaPolicy(bootstrap="profiled"), view) == ([1], [1])
+    types, gpus = decide(SiaPolicy(bootstrap="profiled"), view)
+    assert gpus == [1] and types[0] in (0, 1)
 
 
 def test_after_running_its_multi_gpu_goodput_is_projected_to_other_types():
@@ -146,5 +148,7 @@ def test_end_to_end_every_job_finishes_with_invariants_checked(clock):
     res = simulate(jobs, cluster, SiaPolicy(), SimConfig(clock=clock, round_len_s=60, check=True))
     assert res.jobs.finish_s.notna().all()
     assert res.stats["sia_suboptimal_solves"] == 0
-    # a lone first job grows past 1 GPU once it has run (profiled bootstrap)
-    assert res.jobs.resizes.iloc[0] >= 1
+    # a lone first job starts on 1 GPU and grows once it has run (profiled bootstrap): it holds
+    # more GPU-seconds than seconds
+    first = res.jobs.iloc[0]
+    assert first.attained_gpu_s > 2 * first.run_s

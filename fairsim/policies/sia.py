@@ -10,10 +10,11 @@ docs/baselines.md "Sia"):
   those within its GPU-count range; a rigid job only its own gang on each type.
 - Goodput of each (job, configuration) from the view (``PolicyView.goodput``), normalised per job
   by its smallest positive goodput over all its configurations, so its worst is 1.
-- Bootstrap (``bootstrap``): ``profiled`` (default): a type a job has never run on is known from
-  a 1-GPU profile only, and its goodput there at more GPUs is projected from the type the job
-  has run on (scaled by the two types' 1-GPU ratio); before its first run, only 1-GPU
-  configurations are known. ``oracle``: goodput known everywhere from the start.
+- Bootstrap (``bootstrap``): ``profiled`` (default): before an elastic job first runs, Sia knows
+  it only as 1 GPU of any type, every type alike; once it has run on a type, its goodput there
+  is known at every count and projected to the other types from its 1-GPU profiles (scaled by
+  the two types' 1-GPU ratio). Rigid jobs are known on every type. ``oracle``: goodput known
+  everywhere from the start.
 - Restarts: every configuration other than the job's current one is scaled by Pollux's
   re-allocation factor (age - restarts x penalty) / (age + penalty), 1 while the job is younger
   than the penalty; a job in the middle of a restart keeps its configuration.
@@ -103,9 +104,9 @@ class SiaPolicy(Policy):
         return rows[keep], kinds[keep], gpus[keep], rate[keep]
 
     def _as_profiled(self, view, rows, kinds, gpus, rate):
-        """What Sia knows: exact goodput on the types a job ran on; elsewhere its 1-GPU profile,
-        and more GPUs projected from its best-known type by the 1-GPU ratio; nothing but 1 GPU
-        before the job first runs."""
+        """What Sia knows of an elastic job: exact goodput on the types it ran on; elsewhere its
+        1-GPU profile, and more GPUs projected from its best-known type by the 1-GPU ratio; before
+        its first run, 1 GPU of any type, all alike. A rigid job's throughput on every type."""
         ids = view.job_id[rows]
         known = self.ran_on[ids, kinds]
         one = view.goodput(
@@ -114,8 +115,12 @@ class SiaPolicy(Policy):
             np.ones(view.num_jobs * view.num_types, dtype=np.int64),
         )
         one = one.reshape(view.num_jobs, view.num_types)
-        out = np.where(known | (gpus == 1) | (~view.elastic[rows] & (gpus == view.workers[rows])), rate, 0.0)
         ran_any = self.ran_on[view.job_id].any(axis=1)
+        rigid = ~view.elastic[rows]  # profiled at its gang on every type (the artifact's rigid throughputs)
+        out = np.where(known | rigid | ((gpus == 1) & ran_any[rows]), rate, 0.0)
+        # before its first run an elastic job is 1 GPU on any type, every type alike (the
+        # artifact sets each type's 1-GPU configuration to the same normalised value)
+        out[~rigid & ~ran_any[rows] & (gpus == 1)] = 1.0
         guess = ~known & (gpus > 1) & view.elastic[rows] & ran_any[rows]
         if guess.any():
             g_rows, g_kinds, g_gpus = rows[guess], kinds[guess], gpus[guess]
