@@ -34,6 +34,7 @@ import pandas as pd
 import scipy.optimize
 
 from fairsim.errors import InputError, require
+from fairsim.files import note_input
 
 PERF_FIELDS = ("alpha_c", "beta_c", "alpha_n", "beta_n", "alpha_r", "beta_r", "gamma")
 GAMMA_RANGE = (1.0, 10.0)  # 1: compute and network add up; 10: close to max(compute, network)
@@ -279,7 +280,9 @@ def fit_perf_params(
 
     x0 = np.array([start[i] if i == 6 else np.log(start[i]) for i in free])
     bounds = [GAMMA_RANGE if i == 6 else (np.log(floor), np.log(1e4)) for i in free]
-    result = scipy.optimize.minimize(objective, x0, method="L-BFGS-B", bounds=bounds, options={"maxiter": 2000})
+    result = scipy.optimize.minimize(
+        objective, x0, method="L-BFGS-B", bounds=bounds, options={"maxiter": 5000, "ftol": 1e-15, "gtol": 1e-12}
+    )
     params = PerfParams.of(full(result.x))
     t_c = compute_time(params, atomic)
     t_s = sync_time(params, t_c, network_time(params, nodes, replicas))
@@ -367,6 +370,12 @@ class PolluxCatalog:
         meta = pd.read_csv(folder / "models.csv")
         params = pd.read_csv(perf if perf is not None else folder / "perf_params.csv")
         val = pd.read_csv(folder / "validation.csv")
+        for path in (
+            folder / "models.csv",
+            perf if perf is not None else folder / "perf_params.csv",
+            folder / "validation.csv",
+        ):
+            note_input(path)
         _require(
             meta, ("model", "init_batch", "max_batch", "min_local", "max_local", "max_epochs"), folder / "models.csv"
         )

@@ -1,20 +1,23 @@
 """One entry point from a workload config (``conf/workload/*.yaml``) to a trace and its catalog.
 
     workload = load_workload(cfg, cluster, seed)
-    jobs = JobSet.build(workload.trace, workload.catalog, cluster, source=workload.source)
+    jobs = bind_jobs(workload, cluster)   # JobSet.build, then the elastic attributes if asked for
 
 ``cfg["kind"]`` picks how the trace is made (KINDS), ``cfg["catalog"]`` which catalog gives
 the throughputs (CATALOGS; default per kind). Adding a kind or a catalog = one function and
-one entry in the dict below.
+one entry in the dict below. ``cfg["elastic"]`` (any kind, default off) makes jobs elastic
+(fairsim/workload/elastic_catalog.py).
 """
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pandas as pd
 
 from fairsim.cluster import ClusterSpec
@@ -22,10 +25,12 @@ from fairsim.errors import OneOf, require
 from fairsim.files import input_path
 from fairsim.workload import options as opt
 from fairsim.workload.catalog import Catalog, with_own_types
+from fairsim.workload.elastic_catalog import ElasticOptions, elastic_jobs
 from fairsim.workload.gavel_gen import OPTIONS as GAVEL_GEN_OPTIONS
 from fairsim.workload.gavel_gen import GavelGenOptions, generate_gavel
 from fairsim.workload.gavel_trace import read_gavel_trace
 from fairsim.workload.gavel_trace import shipped_trace as gavel_shipped
+from fairsim.workload.jobs import JobSet
 from fairsim.workload.jobs_log import format_options, log_to_trace, read_log
 from fairsim.workload.pal_trace import ARTIFACT_LOCALITY_PENALTY, iteration_catalog, iteration_seconds, read_pal_trace
 from fairsim.workload.perf_model import paper_catalog
@@ -45,6 +50,8 @@ class Workload:
     window: tuple[int, int] | None = None  # job ids [lo, hi) whose statistics are reported (steady state)
     meta: dict = field(default_factory=dict)  # generator figures: rate, offered load, durations
     report: dict = field(default_factory=dict)  # figures the run's summary carries (a job log's rows read and dropped)
+    elastic: ElasticOptions | None = None  # workload.elastic; None: every job a rigid gang
+    elastic_chosen: np.ndarray | None = None  # bool [J], trace order: the jobs made elastic
 
 
 # --- catalogs: cfg -> Catalog -------------------------------------------------------------
@@ -195,7 +202,7 @@ DEFAULT_CATALOG = {
     "pal_trace": "pal_iterations",
     "jobs_log": "paper",
 }
-COMMON = ("name", "kind", "catalog")
+COMMON = ("name", "kind", "catalog", "elastic")
 GPU_TYPES_WARNING = "warning_gpu_types"  # a run summary's key: the rule each of the cluster's own types fell back to
 
 
@@ -215,6 +222,10 @@ def load_workload(cfg: Mapping[str, Any], cluster: ClusterSpec, seed: int) -> Wo
     if cfg.get("path"):
         src = f"{src} ({cfg['path']})"  # name the file in errors about its rows
     trace = validate_trace(trace, src)
+    elastic = ElasticOptions.from_config(cfg.get("elastic"), src)
+    chosen = None if elastic is None else elastic.chosen(len(trace), seed)
+    if chosen is not None:
+        report["elastic_jobs"] = int(chosen.sum())
     return Workload(
         trace=trace,
         catalog=catalog,
@@ -222,4 +233,20 @@ def load_workload(cfg: Mapping[str, Any], cluster: ClusterSpec, seed: int) -> Wo
         window=window,
         report=report,
         meta={"kind": kind, "catalog": catalog.name, "work_unit": catalog.work_unit, **meta},
+        elastic=elastic,
+        elastic_chosen=chosen,
+    )
+
+
+def bind_jobs(workload: Workload, cluster: ClusterSpec) -> JobSet:
+    """The workload's jobs bound to the cluster (JobSet.build); with ``workload.elastic`` set,
+    the chosen jobs elastic (JobSet.elastic), otherwise exactly JobSet.build's."""
+    jobs = JobSet.build(workload.trace, workload.catalog, cluster, source=workload.source)
+    if workload.elastic is None:
+        return jobs
+    return dataclasses.replace(
+        jobs,
+        elastic=elastic_jobs(
+            jobs, workload.trace, workload.catalog, cluster, workload.elastic, workload.elastic_chosen, workload.source
+        ),
     )
