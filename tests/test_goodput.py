@@ -297,3 +297,46 @@ def test_a_catalog_model_without_a_mapping_must_be_given_one(tmp_path):
         np.zeros(3, int), np.zeros(3, int), np.array([1, 2, 3]), np.ones(3, int), np.zeros(3)
     )
     assert rate[0] == pytest.approx(0.01) and 0 < rate[1] < 0.018 and rate[2] == 0.0
+
+
+# --- Pollux's workloads as a fairsim workload ---------------------------------------------
+
+POLLUX_CLUSTER = ClusterSpec.from_config({"name": "pollux", "counts": {"T4": 64}, "gpus_per_host": 4})
+
+
+def pollux_cfg(**extra):
+    return {"name": "pollux_trace", "kind": "pollux_trace", "catalog": "pollux", "path": "workload-6", **extra}
+
+
+def test_a_pollux_workload_loads_with_whole_trainings_as_work(pollux):
+    wl = load_workload(pollux_cfg(), POLLUX_CLUSTER, 0)
+    jobs = bind_jobs(wl, POLLUX_CLUSTER)
+    raw = pd.read_csv(pollux_dir() / "traces" / "workload-6.csv")
+    assert len(jobs) == len(raw) == 160 and jobs.elastic is None
+    assert wl.catalog.work_unit == "examples" and wl.catalog.gpu_types == ("T4",)
+    first = raw.sort_values("time", kind="stable").iloc[0]
+    assert jobs.model_name[0] == first.application and jobs.workers[0] == first.num_replicas
+    assert jobs.work[0] == pytest.approx(pollux.target_examples[pollux.index(first.application)])
+    # a rigid job's rate is its average goodput over the training at its allocation
+    m, w = pollux.index(first.application), int(first.num_replicas)
+    assert jobs.tput_packed[0, 0] == pytest.approx(pollux.mean_rate(m, -(-w // 4), w))
+    with pytest.raises(InputError, match="catalog=pollux"):
+        load_workload(pollux_cfg(catalog="paper"), POLLUX_CLUSTER, 0)
+
+
+def test_held_at_one_allocation_an_elastic_pollux_job_finishes_when_the_rigid_one_does(pollux):
+    wl = load_workload(pollux_cfg(elastic={"fraction": 1.0}), POLLUX_CLUSTER, 0)
+    jobs = bind_jobs(wl, POLLUX_CLUSTER)
+    e = jobs.elastic
+    assert isinstance(e.model, PolluxGoodput) and e.elastic.all()
+    for j in (0, 1, 2, 5):
+        m, w = pollux.index(jobs.model_name[j]), int(jobs.workers[j])
+        assert e.min_gpus[j] == 1 and e.max_gpus[j] >= w
+        ends = pollux.epoch_ends[m]
+        starts = np.concatenate([[0.0], ends[:-1]])
+        n = len(ends)
+        rates = e.model.rate(np.full(n, j), np.zeros(n, int), np.full(n, w), np.full(n, -(-w // 4)), starts)
+        elastic_s = ((ends - starts) / rates).sum()
+        assert elastic_s == pytest.approx(jobs.work[j] / jobs.tput_packed[j, 0], rel=1e-9)
+    with pytest.raises(InputError, match="elastic.like"):
+        bind_jobs(load_workload(pollux_cfg(elastic={"like": {"bert": "ncf"}}), POLLUX_CLUSTER, 0), POLLUX_CLUSTER)

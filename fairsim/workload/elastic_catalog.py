@@ -28,7 +28,7 @@ from fairsim.errors import InputError, Integer, Number, check_keys, require
 from fairsim.files import note_input
 from fairsim.workload.catalog import Catalog
 from fairsim.workload.elastic import ElasticJobs
-from fairsim.workload.goodput import PolluxCatalog
+from fairsim.workload.goodput import PolluxCatalog, PolluxGoodput
 from fairsim.workload.jobs import JobSet, type_mask
 
 ELASTIC_KEYS = ("fraction", "min_gpus", "max_gpus", "like")
@@ -230,19 +230,23 @@ def elastic_jobs(
     src: str,
 ) -> ElasticJobs:
     """The elastic attributes of ``jobs`` (built from ``trace`` and ``catalog``): the ``chosen``
-    jobs may run on ``gpu_bounds`` GPUs at CatalogGoodput's rate; the others keep their
-    requested count."""
+    jobs may run on ``gpu_bounds`` GPUs at CatalogGoodput's rate (PolluxGoodput's for the
+    pollux catalog); the others keep their requested count."""
     pollux = PolluxCatalog.load()
-    goodput = CatalogGoodput(
-        catalog,
-        cluster,
-        jobs.model,
-        jobs.workers,
-        jobs.work,
-        type_mask(trace, cluster, src),
-        pollux,
-        pollux_models_of(catalog, pollux, dict(o.like), src),
-    )
+    if catalog.name == "pollux":  # Pollux's own jobs: its goodput model, epoch by epoch
+        require(not o.like, src, "elastic.like", "is for other catalogs: Pollux's jobs have their own statistics")
+        goodput = PolluxGoodput(pollux, jobs.model_name, cluster.gpu_types)
+    else:
+        goodput = CatalogGoodput(
+            catalog,
+            cluster,
+            jobs.model,
+            jobs.workers,
+            jobs.work,
+            type_mask(trace, cluster, src),
+            pollux,
+            pollux_models_of(catalog, pollux, dict(o.like), src),
+        )
     lo, hi = gpu_bounds(catalog, cluster, jobs.model, jobs.workers, o)
     chosen = np.asarray(chosen, dtype=bool)
     return ElasticJobs(

@@ -363,6 +363,21 @@ class PolluxCatalog:
             None,
         )
 
+    def mean_rate(self, m: int, nodes, replicas) -> np.ndarray:
+        """float: the average goodput of model m held at (nodes, replicas) from start to finish,
+        re-choosing its batch each epoch: target_examples / the time it takes (0 where it cannot
+        run). A rigid job at that allocation finishes in the same time as an elastic one."""
+        nodes, replicas = np.broadcast_arrays(np.asarray(nodes, dtype=np.int64), np.asarray(replicas, dtype=np.int64))
+        ends = self.epoch_ends[m]
+        starts = np.concatenate([[0.0], ends[:-1]])
+        q = nodes.size
+        rate = self.choose(
+            m, np.repeat(nodes.reshape(-1), len(ends)), np.repeat(replicas.reshape(-1), len(ends)), np.tile(starts, q)
+        ).goodput.reshape(q, len(ends))
+        runs = (rate > 0).all(axis=1)
+        seconds = ((ends - starts) / np.where(rate > 0, rate, 1.0)).sum(axis=1)
+        return np.where(runs, ends[-1] / seconds, 0.0).reshape(nodes.shape)
+
     @classmethod
     def load(cls, folder: str | Path | None = None, perf: str | Path | None = None) -> PolluxCatalog:
         """The shipped catalog (``fairsim/data/pollux``); ``perf``: a perf_params CSV of one's own."""

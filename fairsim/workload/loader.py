@@ -30,12 +30,15 @@ from fairsim.workload.gavel_gen import OPTIONS as GAVEL_GEN_OPTIONS
 from fairsim.workload.gavel_gen import GavelGenOptions, generate_gavel
 from fairsim.workload.gavel_trace import read_gavel_trace
 from fairsim.workload.gavel_trace import shipped_trace as gavel_shipped
+from fairsim.workload.goodput import PolluxCatalog
 from fairsim.workload.jobs import JobSet
 from fairsim.workload.jobs_log import format_options, log_to_trace, read_log
 from fairsim.workload.pal_trace import ARTIFACT_LOCALITY_PENALTY, iteration_catalog, iteration_seconds, read_pal_trace
 from fairsim.workload.perf_model import paper_catalog
 from fairsim.workload.philly import OPTIONS as PHILLY_OPTIONS
 from fairsim.workload.philly import PhillyOptions, generate_philly
+from fairsim.workload.pollux_trace import pollux_catalog, read_pollux_trace
+from fairsim.workload.pollux_trace import shipped_trace as pollux_shipped
 from fairsim.workload.table_catalog import gavel_catalog, table_catalog
 from fairsim.workload.tiresias_trace import duration_catalog, read_tiresias_trace
 from fairsim.workload.tiresias_trace import shipped_trace as tiresias_shipped
@@ -110,12 +113,18 @@ def _pal_iterations(cfg: Mapping[str, Any], cluster: ClusterSpec, src: str) -> C
     )
 
 
+def _pollux(cfg: Mapping[str, Any], cluster: ClusterSpec, src: str) -> Catalog:
+    # Pollux's six applications on T4, at every count up to the cluster's largest type
+    return pollux_catalog(PolluxCatalog.load(), cluster.gpus_per_host, int(cluster.counts.max()))
+
+
 CATALOGS: dict[str, Callable[[Mapping[str, Any], ClusterSpec, str], Catalog]] = {
     "paper": _paper,
     "gavel": _gavel,
     "table": _table,
     "durations": _durations,
     "pal_iterations": _pal_iterations,
+    "pollux": _pollux,
 }
 CATALOG_OPTIONS = {
     "paper": ("catalog_path",),
@@ -123,6 +132,7 @@ CATALOG_OPTIONS = {
     "table": ("throughputs_path", "models_path", "work_unit", "catalog_name"),
     "durations": (),
     "pal_iterations": ("iteration_s", "locality_penalty"),
+    "pollux": (),
 }
 
 
@@ -156,6 +166,12 @@ def _pal_trace(cfg, catalog, cluster, seed, src):
     return read_pal_trace(_path(cfg, src, _no_shipped)), opt.window(cfg.get("window"), src), {}
 
 
+def _pollux_trace(cfg, catalog, cluster, seed, src):
+    require(catalog.name == "pollux", src, "catalog", "pollux_trace needs catalog=pollux (its jobs are Pollux's)")
+    trace = read_pollux_trace(_path(cfg, src, pollux_shipped), PolluxCatalog.load())
+    return trace, opt.window(cfg.get("window"), src), {}
+
+
 def _no_shipped(name: str) -> Path | None:
     return None  # PAL's traces come from Sia's artifact, which has no licence: none is shipped
 
@@ -181,6 +197,7 @@ KINDS = {
     "gavel_trace": _gavel_trace,
     "tiresias_trace": _tiresias_trace,
     "pal_trace": _pal_trace,
+    "pollux_trace": _pollux_trace,
     "jobs_log": _jobs_log,
 }
 # a kind's keys: a tuple, or a function of the config (a job log's keys depend on its format)
@@ -191,6 +208,7 @@ KIND_OPTIONS = {
     "gavel_trace": ("path", "window"),
     "tiresias_trace": ("path", "window"),
     "pal_trace": ("path", "window"),
+    "pollux_trace": ("path", "window"),
     "jobs_log": lambda cfg, src: format_options(cfg, src) + ("window",),
 }
 DEFAULT_CATALOG = {
@@ -200,6 +218,7 @@ DEFAULT_CATALOG = {
     "gavel_trace": "gavel",
     "tiresias_trace": "durations",
     "pal_trace": "pal_iterations",
+    "pollux_trace": "pollux",
     "jobs_log": "paper",
 }
 COMMON = ("name", "kind", "catalog", "elastic")
