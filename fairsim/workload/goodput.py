@@ -31,7 +31,6 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
-import scipy.optimize
 
 from fairsim.errors import InputError, require
 from fairsim.files import note_input
@@ -173,8 +172,8 @@ def best_batch(p: PerfParams, limits: BatchLimits, nodes, replicas, grad_sqr, gr
 
     ``grad_sqr``/``grad_var``: scalars, 1-D arrays (one per query) or [Q, BATCH_CANDIDATES]
     arrays; or ``grad_sqr`` a callable ``(batch [Q, K]) -> (sqr, var)`` giving the statistics at
-    each candidate's batch size (``PolluxCatalog.grad_stats``), ``grad_var`` then unused. Ties
-    go to the smaller batch."""
+    each candidate's batch size (``PolluxCatalog.grad_stats``), ``grad_var`` then unused. Of
+    equal goodputs the first (smallest) candidate wins."""
     nodes = np.asarray(nodes, dtype=np.int64).reshape(-1, 1)
     replicas_col = np.asarray(replicas, dtype=np.int64).reshape(-1, 1)
     batch, atomic, accum, valid = batch_candidates(limits, replicas_col)
@@ -185,8 +184,11 @@ def best_batch(p: PerfParams, limits: BatchLimits, nodes, replicas, grad_sqr, gr
     tput = throughput(p, nodes, replicas_col, atomic, accum)
     eff = efficiency(sqr, var, batch, limits.init_batch)
     goodput = np.where(valid, tput * eff, 0.0)
-    k = np.argmax(goodput, axis=1)[:, None]
-    pick = lambda a: np.take_along_axis(np.broadcast_to(a, goodput.shape), k, axis=1)[:, 0]  # noqa: E731
+    k = np.argmax(goodput, axis=1)[:, None]  # the first best: candidates run from small to large
+
+    def pick(a: np.ndarray) -> np.ndarray:
+        return np.take_along_axis(np.broadcast_to(a, goodput.shape), k, axis=1)[:, 0]
+
     return BatchChoice(
         goodput=pick(goodput),
         throughput=np.where(pick(valid), pick(tput), 0.0),
@@ -277,6 +279,8 @@ def fit_perf_params(
         err_s = np.sqrt(np.mean((log_sync - log_step) ** 2))
         reg = gamma_weight * (g - 1.0) ** 2 + retrogression_weight * ((b_n / a_n) ** 2 + (b_r / a_r) ** 2)
         return float(err_c + err_s + reg)
+
+    import scipy.optimize  # only a fit needs it: a run reads the fitted parameters
 
     x0 = np.array([start[i] if i == 6 else np.log(start[i]) for i in free])
     bounds = [GAMMA_RANGE if i == 6 else (np.log(floor), np.log(1e4)) for i in free]
