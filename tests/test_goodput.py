@@ -235,6 +235,9 @@ def test_the_elastic_option_makes_jobs_elastic_and_a_requested_count_runs_as_rig
         r = e.model.rate(j, np.full(len(j), t), jobs.workers, hosts, 0.5 * jobs.work)
         ok = jobs.feasible[:, t]
         assert r[ok] == pytest.approx(jobs.tput_packed[ok, t], rel=1e-12)
+        wide = ok & (jobs.workers > 1)  # one GPU a host: the spread figures
+        r = e.model.rate(j[wide], np.full(wide.sum(), t), jobs.workers[wide], jobs.workers[wide], np.zeros(wide.sum()))
+        assert r == pytest.approx(jobs.tput_spread[wide, t], rel=1e-12)
     # more GPUs than requested: more throughput, less than linear goodput
     one = np.flatnonzero((jobs.workers == 1) & (e.max_gpus >= 4))
     assert len(one)

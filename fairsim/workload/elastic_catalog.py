@@ -28,7 +28,7 @@ from fairsim.errors import InputError, Integer, Number, check_keys, require
 from fairsim.files import note_input
 from fairsim.workload.catalog import Catalog
 from fairsim.workload.elastic import ElasticJobs
-from fairsim.workload.goodput import PolluxCatalog, PolluxGoodput
+from fairsim.workload.goodput import PolluxCatalog, PolluxGoodput, efficiency
 from fairsim.workload.jobs import JobSet, type_mask
 
 ELASTIC_KEYS = ("fraction", "min_gpus", "max_gpus", "like")
@@ -133,15 +133,26 @@ class CatalogGoodput:
         ``allowed``: bool [J, T], the cluster types each job may run on; ``pollux_model``: int
         [M], each catalog model's Pollux application (``pollux_models_of``)."""
         cols = catalog.type_columns(cluster)
-        self.counts = np.asarray(catalog.worker_counts, dtype=np.float64)
-        self.packed = catalog.packed[:, cols, :]  # [M, T, W]
-        self.spread = catalog.spread[:, cols, :]
-        self.mem = catalog.mem_per_worker_gb  # [M, W]
-        self.memory_gb = cluster.memory_gb
         self.gpus_per_host = cluster.gpus_per_host
         self.model, self.workers, self.work = model, workers, work
         self.allowed = allowed
         self.pollux, self.pollux_model = pollux, pollux_model
+        # the rate at every whole count 0..most, per (packed or spread, model, type): 0 = cannot run
+        counts = np.asarray(catalog.worker_counts)
+        self.most = int(counts.max())
+        n = np.arange(self.most + 1)
+        self.table = np.zeros((2, len(catalog.models), len(cols), self.most + 1))
+        for k, figures in enumerate((catalog.packed[:, cols, :], catalog.spread[:, cols, :])):
+            for m in range(len(catalog.models)):
+                for t in range(len(cols)):
+                    rated = np.flatnonzero(np.isfinite(figures[m, t]))
+                    if not len(rated):
+                        continue
+                    xs, ys = counts[rated], figures[m, t, rated]
+                    below = rated[np.clip(np.searchsorted(xs, n, side="right") - 1, 0, None)]  # largest rated <= n
+                    fits = catalog.mem_per_worker_gb[m, below] <= cluster.memory_gb[t]
+                    ok = (n >= xs[0]) & (n <= xs[-1]) & fits
+                    self.table[k, m, t] = np.where(ok, np.interp(n, xs, ys), 0.0)
 
     def throughput(self, jobs, types, gpus, hosts) -> np.ndarray:
         """Catalog units/s at ``gpus`` GPUs: linear in the GPU count between the counts the
@@ -151,25 +162,9 @@ class CatalogGoodput:
         need, spread figures otherwise."""
         jobs, types = np.asarray(jobs, dtype=np.int64), np.asarray(types, dtype=np.int64)
         gpus, hosts = np.asarray(gpus, dtype=np.int64), np.asarray(hosts, dtype=np.int64)
-        out = np.zeros(len(jobs))
-        m = self.model[jobs]
-        fewest = -(-gpus // self.gpus_per_host)
-        for q in range(len(jobs)):
-            if gpus[q] < 1 or not self.allowed[jobs[q], types[q]]:
-                continue
-            table = self.packed if hosts[q] <= fewest[q] else self.spread
-            row = table[m[q], types[q]]
-            rated = np.isfinite(row)
-            if not rated.any():
-                continue
-            xs, ys = self.counts[rated], row[rated]
-            if not xs[0] <= gpus[q] <= xs[-1]:
-                continue
-            slot = int(np.flatnonzero(rated & (self.counts <= gpus[q]))[-1])
-            if self.mem[m[q], slot] > self.memory_gb[types[q]]:
-                continue
-            out[q] = np.interp(float(gpus[q]), xs, ys)
-        return out
+        spread = (hosts > -(-gpus // self.gpus_per_host)).astype(np.int64)
+        rated = (gpus >= 1) & (gpus <= self.most) & self.allowed[jobs, types]
+        return np.where(rated, self.table[spread, self.model[jobs], types, np.clip(gpus, 0, self.most)], 0.0)
 
     def efficiency(self, jobs, gpus, done) -> np.ndarray:
         """Statistical efficiency at ``gpus`` GPUs relative to the job's requested count, with the
@@ -184,10 +179,7 @@ class CatalogGoodput:
             init = self.pollux.limits[p].init_batch
             epoch = self.pollux.epoch(int(p), frac[sel] * self.pollux.target_examples[p])
             sqr, var = self.pollux.grad_stats(int(p), epoch, init * scale[sel])
-            sc = scale[sel]
-            denom = var / sc + sqr
-            gain = np.where(denom > 0, (var + sqr) / np.where(denom > 0, denom, 1.0), 1.0)
-            out[sel] = gain / sc
+            out[sel] = efficiency(sqr, var, init * scale[sel], init)
         return out
 
     def rate(
