@@ -40,7 +40,7 @@ from fairsim.sim.engine import simulate
 from fairsim.workload.formats.clusters import cluster_mapping
 from fairsim.workload.jobs import JobSet
 from fairsim.workload.jobs_log import UNKNOWN_KEY, dropped_in, dropped_words
-from fairsim.workload.loader import GPU_TYPES_WARNING, Workload, load_workload
+from fairsim.workload.loader import GPU_TYPES_WARNING, Workload, bind_jobs, load_workload
 
 
 @dataclass
@@ -148,7 +148,7 @@ def build_cluster(cfg: DictConfig) -> ClusterSpec:
 def build_jobs(cfg: DictConfig, cluster: ClusterSpec) -> tuple[Workload, JobSet]:
     """The configured workload and its jobs bound to the cluster."""
     workload = load_workload(OmegaConf.to_container(cfg.workload, resolve=True), cluster, int(cfg.seed))
-    return workload, JobSet.build(workload.trace, workload.catalog, cluster, source=workload.source)
+    return workload, bind_jobs(workload, cluster)
 
 
 def run_config(cfg: DictConfig, progress: bool | None = False, fluid_cache: Path | None = None) -> RunOutput:

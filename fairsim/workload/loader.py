@@ -1,20 +1,23 @@
 """One entry point from a workload config (``conf/workload/*.yaml``) to a trace and its catalog.
 
     workload = load_workload(cfg, cluster, seed)
-    jobs = JobSet.build(workload.trace, workload.catalog, cluster, source=workload.source)
+    jobs = bind_jobs(workload, cluster)   # JobSet.build, then the elastic attributes if asked for
 
 ``cfg["kind"]`` picks how the trace is made (KINDS), ``cfg["catalog"]`` which catalog gives
 the throughputs (CATALOGS; default per kind). Adding a kind or a catalog = one function and
-one entry in the dict below.
+one entry in the dict below. ``cfg["elastic"]`` (any kind, default off) makes jobs elastic
+(fairsim/workload/elastic_catalog.py).
 """
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pandas as pd
 
 from fairsim.cluster import ClusterSpec
@@ -22,15 +25,20 @@ from fairsim.errors import OneOf, require
 from fairsim.files import input_path
 from fairsim.workload import options as opt
 from fairsim.workload.catalog import Catalog, with_own_types
+from fairsim.workload.elastic_catalog import ElasticOptions, elastic_jobs
 from fairsim.workload.gavel_gen import OPTIONS as GAVEL_GEN_OPTIONS
 from fairsim.workload.gavel_gen import GavelGenOptions, generate_gavel
 from fairsim.workload.gavel_trace import read_gavel_trace
 from fairsim.workload.gavel_trace import shipped_trace as gavel_shipped
+from fairsim.workload.goodput import PolluxCatalog
+from fairsim.workload.jobs import JobSet
 from fairsim.workload.jobs_log import format_options, log_to_trace, read_log
 from fairsim.workload.pal_trace import ARTIFACT_LOCALITY_PENALTY, iteration_catalog, iteration_seconds, read_pal_trace
 from fairsim.workload.perf_model import paper_catalog
 from fairsim.workload.philly import OPTIONS as PHILLY_OPTIONS
 from fairsim.workload.philly import PhillyOptions, generate_philly
+from fairsim.workload.pollux_trace import pollux_catalog, read_pollux_trace
+from fairsim.workload.pollux_trace import shipped_trace as pollux_shipped
 from fairsim.workload.table_catalog import gavel_catalog, table_catalog
 from fairsim.workload.tiresias_trace import duration_catalog, read_tiresias_trace
 from fairsim.workload.tiresias_trace import shipped_trace as tiresias_shipped
@@ -45,6 +53,8 @@ class Workload:
     window: tuple[int, int] | None = None  # job ids [lo, hi) whose statistics are reported (steady state)
     meta: dict = field(default_factory=dict)  # generator figures: rate, offered load, durations
     report: dict = field(default_factory=dict)  # figures the run's summary carries (a job log's rows read and dropped)
+    elastic: ElasticOptions | None = None  # workload.elastic; None: every job a rigid gang
+    elastic_chosen: np.ndarray | None = None  # bool [J], trace order: the jobs made elastic
 
 
 # --- catalogs: cfg -> Catalog -------------------------------------------------------------
@@ -103,12 +113,18 @@ def _pal_iterations(cfg: Mapping[str, Any], cluster: ClusterSpec, src: str) -> C
     )
 
 
+def _pollux(cfg: Mapping[str, Any], cluster: ClusterSpec, src: str) -> Catalog:
+    # Pollux's six applications on T4, at every count up to the cluster's largest type
+    return pollux_catalog(PolluxCatalog.load(), cluster.gpus_per_host, int(cluster.counts.max()))
+
+
 CATALOGS: dict[str, Callable[[Mapping[str, Any], ClusterSpec, str], Catalog]] = {
     "paper": _paper,
     "gavel": _gavel,
     "table": _table,
     "durations": _durations,
     "pal_iterations": _pal_iterations,
+    "pollux": _pollux,
 }
 CATALOG_OPTIONS = {
     "paper": ("catalog_path",),
@@ -116,6 +132,7 @@ CATALOG_OPTIONS = {
     "table": ("throughputs_path", "models_path", "work_unit", "catalog_name"),
     "durations": (),
     "pal_iterations": ("iteration_s", "locality_penalty"),
+    "pollux": (),
 }
 
 
@@ -149,6 +166,12 @@ def _pal_trace(cfg, catalog, cluster, seed, src):
     return read_pal_trace(_path(cfg, src, _no_shipped)), opt.window(cfg.get("window"), src), {}
 
 
+def _pollux_trace(cfg, catalog, cluster, seed, src):
+    require(catalog.name == "pollux", src, "catalog", "pollux_trace needs catalog=pollux (its jobs are Pollux's)")
+    trace = read_pollux_trace(_path(cfg, src, pollux_shipped), PolluxCatalog.load())
+    return trace, opt.window(cfg.get("window"), src), {}
+
+
 def _no_shipped(name: str) -> Path | None:
     return None  # PAL's traces come from Sia's artifact, which has no licence: none is shipped
 
@@ -174,6 +197,7 @@ KINDS = {
     "gavel_trace": _gavel_trace,
     "tiresias_trace": _tiresias_trace,
     "pal_trace": _pal_trace,
+    "pollux_trace": _pollux_trace,
     "jobs_log": _jobs_log,
 }
 # a kind's keys: a tuple, or a function of the config (a job log's keys depend on its format)
@@ -184,6 +208,7 @@ KIND_OPTIONS = {
     "gavel_trace": ("path", "window"),
     "tiresias_trace": ("path", "window"),
     "pal_trace": ("path", "window"),
+    "pollux_trace": ("path", "window"),
     "jobs_log": lambda cfg, src: format_options(cfg, src) + ("window",),
 }
 DEFAULT_CATALOG = {
@@ -193,9 +218,10 @@ DEFAULT_CATALOG = {
     "gavel_trace": "gavel",
     "tiresias_trace": "durations",
     "pal_trace": "pal_iterations",
+    "pollux_trace": "pollux",
     "jobs_log": "paper",
 }
-COMMON = ("name", "kind", "catalog")
+COMMON = ("name", "kind", "catalog", "elastic")
 GPU_TYPES_WARNING = "warning_gpu_types"  # a run summary's key: the rule each of the cluster's own types fell back to
 
 
@@ -215,6 +241,10 @@ def load_workload(cfg: Mapping[str, Any], cluster: ClusterSpec, seed: int) -> Wo
     if cfg.get("path"):
         src = f"{src} ({cfg['path']})"  # name the file in errors about its rows
     trace = validate_trace(trace, src)
+    elastic = ElasticOptions.from_config(cfg.get("elastic"), src)
+    chosen = None if elastic is None else elastic.chosen(len(trace), seed)
+    if chosen is not None:
+        report["elastic_jobs"] = int(chosen.sum())
     return Workload(
         trace=trace,
         catalog=catalog,
@@ -222,4 +252,20 @@ def load_workload(cfg: Mapping[str, Any], cluster: ClusterSpec, seed: int) -> Wo
         window=window,
         report=report,
         meta={"kind": kind, "catalog": catalog.name, "work_unit": catalog.work_unit, **meta},
+        elastic=elastic,
+        elastic_chosen=chosen,
+    )
+
+
+def bind_jobs(workload: Workload, cluster: ClusterSpec) -> JobSet:
+    """The workload's jobs bound to the cluster (JobSet.build); with ``workload.elastic`` set,
+    the chosen jobs elastic (JobSet.elastic), otherwise exactly JobSet.build's."""
+    jobs = JobSet.build(workload.trace, workload.catalog, cluster, source=workload.source)
+    if workload.elastic is None:
+        return jobs
+    return dataclasses.replace(
+        jobs,
+        elastic=elastic_jobs(
+            jobs, workload.trace, workload.catalog, cluster, workload.elastic, workload.elastic_chosen, workload.source
+        ),
     )
