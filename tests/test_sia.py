@@ -75,6 +75,12 @@ def test_a_new_job_is_known_at_one_gpu_only_when_profiled():
     assert gpus == [1] and types[0] in (0, 1)
 
 
+def test_a_new_job_with_a_floor_above_one_gpu_starts_at_its_floor():
+    view = elastic_view([1.0, 2.0], [8, 8], lo=3, power=0.7)
+    types, gpus = decide(SiaPolicy(bootstrap="profiled"), view)
+    assert gpus == [3] and types[0] in (0, 1)
+
+
 def test_after_running_its_multi_gpu_goodput_is_projected_to_other_types():
     # the job ran on type 0 (1 x g^0.7); type 1's 1-GPU profile is twice as fast: projected 2 x g^0.7,
     # which is the truth here, so it takes 8 GPUs of type 1
