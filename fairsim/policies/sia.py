@@ -108,25 +108,32 @@ class SiaPolicy(Policy):
 
     def _as_profiled(self, view, rows, kinds, gpus, rate):
         """What Sia knows of an elastic job: exact goodput on the types it ran on; elsewhere its
-        profile at its smallest count (the artifact: 1 GPU), and more GPUs projected from its
-        best-known type by the two profiles' ratio; before its first run, its smallest count on
-        any type, all alike. A rigid job's throughput on every type."""
+        profile at the smallest count it runs on (the artifact: 1 GPU), and more GPUs projected
+        from its best-known type by the two profiles' ratio; before its first run, the smallest
+        count it runs on of each type, all alike. A rigid job's throughput on every type."""
         n, num_types = view.num_jobs, view.num_types
         ids = view.job_id[rows]
         known = self.ran_on[ids, kinds]
         ran_any = self.ran_on[view.job_id].any(axis=1)
         rigid = ~view.elastic[rows]  # known at its gang on every type (the artifact's rigid throughputs)
-        smallest = gpus == view.min_gpus[rows]
-        out = np.where(known | rigid | (smallest & ran_any[rows]), rate, 0.0)
+        # each (job, type)'s smallest count it can run on, and each job's smallest over its types:
+        # its profile (the artifact: 1 GPU, a data-parallel job's smallest)
+        key = rows * num_types + kinds
+        runnable = rate > 0
+        floor = np.full(n * num_types, np.iinfo(np.int64).max)
+        np.minimum.at(floor, key[runnable], gpus[runnable])
+        smallest = runnable & (gpus == floor[key])
+        profile_gpus = floor.reshape(n, num_types).min(axis=1)
+        out = np.where(known | rigid | ((gpus == profile_gpus[rows]) & ran_any[rows]), rate, 0.0)
         # before its first run: the smallest count of every type it can run on, alike (the
         # artifact gives each type's 1-GPU configuration the same normalised value)
-        out[~rigid & ~ran_any[rows] & smallest & (rate > 0)] = 1.0
-        guess = ~rigid & ~known & ran_any[rows] & (gpus > view.min_gpus[rows])
+        out[~rigid & ~ran_any[rows] & smallest] = 1.0
+        guess = ~rigid & ~known & ran_any[rows] & (gpus > profile_gpus[rows])
         if guess.any():
             profile = view.goodput(
                 np.repeat(np.arange(n), num_types),
                 np.tile(np.arange(num_types), n),
-                np.repeat(view.min_gpus, num_types),
+                np.repeat(np.minimum(profile_gpus, view.max_gpus), num_types),
             ).reshape(n, num_types)
             g_rows, g_kinds, g_gpus = rows[guess], kinds[guess], gpus[guess]
             # the best type it ran on (by its profile) stands in; its goodput there at this count
