@@ -138,9 +138,7 @@ def test_same_seed_same_answer_other_seed_another_search():
         answers.append(decide(policy, view, seed=seed, explored=2))
         fronts_seen.append(policy.front)
     assert answers[0] == answers[1] and np.array_equal(fronts_seen[0], fronts_seen[1])
-    assert any(
-        f.shape != fronts_seen[0].shape or not np.array_equal(f, fronts_seen[0]) for f in fronts_seen[2:]
-    )
+    assert any(f.shape != fronts_seen[0].shape or not np.array_equal(f, fronts_seen[0]) for f in fronts_seen[2:])
 
 
 def test_every_answer_respects_capacity_ranges_and_one_type():

@@ -50,6 +50,7 @@ from fairsim.policies.base import Allocation, Policy, PolicyView
 
 MIXED_TYPES = ("drop", "repair")
 SPEEDUP_FLOOR = 1e-3  # added to every scaled speedup in the power mean (pollux_unaware.py), so 0 has a value
+COUNT = np.int16  # GPUs of one job on one host in the search's states (small: the search is memory-bound)
 
 
 class PolluxPolicy(Policy):
@@ -82,7 +83,12 @@ class PolluxPolicy(Policy):
         ):
             if not (isinstance(value, int) and not isinstance(value, bool) and value >= least):
                 raise InputError("policy", name, f"{value!r} must be a whole number >= {least}")
-        for name, value in (("crossover_prob", crossover_prob), ("reset_prob", reset_prob), ("zero_row_prob", zero_row_prob), ("zero_prob", zero_prob)):
+        for name, value in (
+            ("crossover_prob", crossover_prob),
+            ("reset_prob", reset_prob),
+            ("zero_row_prob", zero_row_prob),
+            ("zero_prob", zero_prob),
+        ):
             if not (isinstance(value, int | float) and 0 <= value <= 1):
                 raise InputError("policy", name, f"{value!r} must be a probability in [0, 1]")
         if not (isinstance(restart_delay_s, int | float) and restart_delay_s >= 0):
@@ -137,7 +143,7 @@ class PolluxPolicy(Policy):
     def _adapt_front(self, ids: np.ndarray) -> np.ndarray:
         """The previous first front over this decision's jobs: a job that was there keeps its
         rows, a new one starts with none (pollux_unaware.py, _adapt_prev_states)."""
-        states = np.zeros((len(self.front), len(ids), len(self.host_type)), dtype=np.int64)
+        states = np.zeros((len(self.front), len(ids), len(self.host_type)), dtype=COUNT)
         where = {int(j): i for i, j in enumerate(self.front_jobs)}
         src = np.array([where.get(int(j), -1) for j in ids])
         there = src >= 0
@@ -196,9 +202,9 @@ class Problem:
         # host capacity from the view's GPUs per type: whole hosts first, the remainder on the last
         first = np.r_[0, np.cumsum(view.cluster.hosts_per_type)[:-1]]
         rank = np.arange(len(host_type)) - first[host_type]
-        self.host_cap = np.clip(view.capacity[host_type] - rank * gph, 0, gph)
+        self.host_cap = np.clip(view.capacity[host_type] - rank * gph, 0, gph).astype(COUNT)
         self.allowed = view.feasible[order][:, host_type] & (self.host_cap[None, :] > 0)
-        self.per_host_max = np.where(self.allowed, self.host_cap[None, :], 0)
+        self.per_host_max = np.where(self.allowed, self.host_cap[None, :], 0).astype(COUNT)
         # bounds: a rigid job its gang; an elastic one up to twice the most it has run on
         elastic = view.elastic[order]
         smallest = int(view.capacity[view.capacity > 0].min()) if (view.capacity > 0).any() else 0
@@ -207,6 +213,7 @@ class Problem:
         self.min_reps = np.where(elastic, view.min_gpus[order], view.workers[order]).astype(np.int64)
         self.max_reps = np.where(elastic, np.maximum(grow, view.min_gpus[order]), view.workers[order]).astype(np.int64)
         self.max_hosts = policy.max_hosts_per_job
+        self.most = self.max_reps.astype(COUNT)
         self.base = self._current(view, order, ids)
         self.speedup = self._speedups(view, order, elastic)
         age = view.now - view.arrival[order]
@@ -235,7 +242,7 @@ class Problem:
                 rows[j, h], need = take, need - take
                 if need == 0:
                     break
-        return rows
+        return rows.astype(COUNT)
 
     def _speedups(self, view: PolicyView, order: np.ndarray, elastic: np.ndarray) -> np.ndarray:
         """float [jobs, hosts + 1, GPUs + 1]: each job's believed speedup on that many hosts and GPUs."""
@@ -299,14 +306,14 @@ class Problem:
     def majority_type(self, states: np.ndarray) -> np.ndarray:
         """int [P, jobs]: the type holding most of each job's GPUs (ties: the preferred type)."""
         onehot = self.host_type[:, None] == self.preference[None, :]  # [N, T] in preference order
-        per_type = states @ onehot.astype(np.int64)
+        per_type = states @ onehot.astype(COUNT)
         return self.preference[np.argmax(per_type, axis=2)]
 
     def repair(self, states: np.ndarray, rng: np.random.Generator) -> np.ndarray:
         states = np.where(self.allowed[None], states, 0)
         # one job spanning several hosts per host, the first in job order keeps it
         spread = np.count_nonzero(states, axis=2) > 1
-        crowded = np.cumsum((states > 0) & spread[:, :, None], axis=1) > 1
+        crowded = np.cumsum((states > 0) & spread[:, :, None], axis=1, dtype=COUNT) > 1
         states[crowded] = 0
         # at most max_reps GPUs and max_hosts hosts per job, hosts taken in random order
         over = (states.sum(axis=2) > self.max_reps[None, :]) | (np.count_nonzero(states, axis=2) > self.max_hosts)
@@ -315,12 +322,12 @@ class Problem:
             rows = states[p_idx, j_idx]
             shuffle = np.argsort(rng.random(rows.shape), axis=1)
             rows = np.take_along_axis(rows, shuffle, axis=1)
-            rows = np.diff(np.minimum(np.cumsum(rows, axis=1), self.max_reps[j_idx, None]), axis=1, prepend=0)
-            first = np.diff(np.minimum(np.cumsum(rows > 0, axis=1), self.max_hosts), axis=1, prepend=0)
+            rows = steps(np.minimum(np.cumsum(rows, axis=1, dtype=COUNT), self.most[j_idx, None]), axis=1)
+            first = steps(np.minimum(np.cumsum(rows > 0, axis=1, dtype=COUNT), self.max_hosts), axis=1)
             rows[first == 0] = 0
             states[p_idx, j_idx] = np.take_along_axis(rows, np.argsort(shuffle, axis=1), axis=1)
         # host capacity, jobs in order
-        states = np.diff(np.minimum(np.cumsum(states, axis=1), self.host_cap[None, None, :]), axis=1, prepend=0)
+        states = steps(np.minimum(np.cumsum(states, axis=1, dtype=COUNT), self.host_cap[None, None, :]), axis=1)
         if self.policy.mixed_types == "repair":
             major = self.majority_type(states)
             states = np.where(self.host_type[None, None, :] == major[:, :, None], states, 0)
@@ -336,18 +343,20 @@ class Problem:
         # (2) some rows have some of their hosts zeroed
         p_idx, j_idx = np.nonzero(rng.random((size, jobs)) < policy.zero_row_prob)
         rows = states[p_idx, j_idx]
-        rows[rng.random(rows.shape) < policy.zero_prob] = 0
+        rows[rng.random(rows.shape, dtype=np.float32) < policy.zero_prob] = 0
         states[p_idx, j_idx] = rows
-        # (3) GPUs added on hosts with room: any job, and more likely the jobs already there; the
-        # new count on that host uniform from what it holds to the host's size
-        room = (self.host_cap[None, :] - states.sum(axis=1)) >= 1  # [P, N]
-        prob1 = np.where(room, 1.0 / jobs, 0.0)[:, None, :]
+        # (3) GPUs added on hosts with room: any job (1 / jobs), and the jobs already there (1 / how
+        # many), the two as independent chances; the new count on that host uniform from what it
+        # holds to the host's size
+        room = (self.host_cap[None, :] - states.sum(axis=1, dtype=COUNT)) >= 1  # [P, N]
+        prob1 = np.where(room, np.float32(1.0 / jobs), np.float32(0.0))[:, None, :]
         there = (states > 0) & room[:, None, :]
-        prob2 = there / np.maximum(there.sum(axis=1, keepdims=True), 1)
-        grow = np.nonzero(rng.random(states.shape) < prob1 + prob2 - prob1 * prob2)
+        share = (1.0 / np.maximum(there.sum(axis=1, keepdims=True, dtype=COUNT), 1)).astype(np.float32)
+        chance = prob1 + there * share * (1 - prob1)
+        grow = np.nonzero(rng.random(states.shape, dtype=np.float32) < chance)
         low = states[grow]
         high = np.maximum(self.per_host_max[grow[1], grow[2]], low)
-        states[grow] = low + np.floor(rng.random(len(low)) * (high - low + 1)).astype(states.dtype)
+        states[grow] = low + np.floor(rng.random(len(low)) * (high - low + 1)).astype(COUNT)
         return states
 
     def crossover(self, first: np.ndarray, second: np.ndarray, rng: np.random.Generator) -> np.ndarray:
@@ -429,12 +438,25 @@ class Matings:
         return first, second
 
     def _make(self, matings: int) -> None:
+        """Mate ``matings`` pairs; the next batch is twice as large (up to about 2 million counts),
+        since a population whose children repeat it needs many."""
         problem, rng = self.search.problem, self.search.rng
+        self.batch = min(2 * self.batch, max(self.batch, 2_000_000 // max(self.pop[0].size, 1)))
         parents = tournament(self.scores, self.crowd, matings, rng)
         children = problem.crossover(self.pop[parents[:, 0]], self.pop[parents[:, 1]], rng)
         children = problem.repair(problem.mutate(children, rng), rng)
         self.first = np.concatenate([self.first, children[:matings]])
         self.second = np.concatenate([self.second, children[matings:]])
+
+
+def steps(totals: np.ndarray, axis: int) -> np.ndarray:
+    """The differences of running totals along ``axis`` (the first kept), in their own dtype."""
+    out = totals.copy()
+    lead = [slice(None)] * totals.ndim
+    rest = list(lead)
+    lead[axis], rest[axis] = slice(1, None), slice(None, -1)
+    out[tuple(lead)] -= totals[tuple(rest)]
+    return out
 
 
 def first_occurrences(rows: np.ndarray) -> np.ndarray:
