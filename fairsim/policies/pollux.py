@@ -396,26 +396,31 @@ class Search:
 
     def _offspring(self, pop, scores, crowd) -> np.ndarray:
         """Up to ``population`` new states, none seen before: as pymoo's mating loop, each of at
-        most ``mating_tries`` + 1 rounds mates ceil(remaining / 2) pairs and keeps the children it
-        has not seen. The pairs are drawn in batches (children are independent given the
-        population, so this is the same draw, in fewer numpy calls)."""
+        most ``mating_tries`` + 1 rounds mates ceil(remaining / 2) pairs and keeps the children
+        that repeat neither the population, nor a child kept, nor one before them in the round.
+        The pairs are drawn in batches, never more than the loop could still ask for (children
+        are independent given the population, so this is the same draw in fewer numpy calls)."""
         policy = self.policy
         wanted = policy.population
         seen = {row.tobytes() for row in pop}
         kept: list[np.ndarray] = []
-        pool = Matings(self, pop, scores, crowd, batch=max(32, wanted // 2))
-        for _ in range(policy.mating_tries + 1):
+        pool = Matings(self, pop, scores, crowd)
+        rounds = policy.mating_tries + 1
+        for done in range(rounds):
             remaining = wanted - len(kept)
             if remaining <= 0:
                 break
-            first, second = pool.take(math.ceil(remaining / 2))
-            fresh = []
+            matings = math.ceil(remaining / 2)
+            first, second = pool.take(matings, (rounds - done) * matings)
+            fresh, in_round = [], set()
             for child in (*first, *second):
                 key = child.tobytes()
-                if key not in seen:
-                    seen.add(key)
-                    fresh.append(child)
-            kept.extend(fresh[:remaining])
+                if key not in seen and key not in in_round:
+                    in_round.add(key)
+                    fresh.append((key, child))
+            for key, child in fresh[:remaining]:
+                seen.add(key)
+                kept.append(child)
         if len(kept) < wanted:
             policy.short_generations += 1
         shape = (0, *pop.shape[1:])
@@ -423,25 +428,26 @@ class Search:
 
 
 class Matings:
-    """Children of tournament-chosen parents, crossed, mutated and repaired, handed out in order."""
+    """Children of tournament-chosen parents, crossed, mutated and repaired, handed out in order
+    of their draw, in batches that double while children keep repeating the population."""
 
-    def __init__(self, search: Search, pop, scores, crowd, batch: int):
-        self.search, self.pop, self.scores, self.crowd, self.batch = search, pop, scores, crowd, batch
+    def __init__(self, search: Search, pop, scores, crowd):
+        self.search, self.pop, self.scores, self.crowd = search, pop, scores, crowd
+        self.batch = 0
         empty = np.empty((0, *pop.shape[1:]), dtype=pop.dtype)
         self.first, self.second = empty, empty
 
-    def take(self, matings: int) -> tuple[np.ndarray, np.ndarray]:
+    def take(self, matings: int, most: int) -> tuple[np.ndarray, np.ndarray]:
+        """The next ``matings`` pairs' children; ``most``: how many the caller may still ask for."""
         if len(self.first) < matings:
-            self._make(max(matings - len(self.first), self.batch))
+            self.batch = max(matings, 2 * self.batch)
+            self._make(max(matings, min(self.batch, most)) - len(self.first))
         first, second = self.first[:matings], self.second[:matings]
         self.first, self.second = self.first[matings:], self.second[matings:]
         return first, second
 
     def _make(self, matings: int) -> None:
-        """Mate ``matings`` pairs; the next batch is twice as large (up to about 2 million counts),
-        since a population whose children repeat it needs many."""
         problem, rng = self.search.problem, self.search.rng
-        self.batch = min(2 * self.batch, max(self.batch, 2_000_000 // max(self.pop[0].size, 1)))
         parents = tournament(self.scores, self.crowd, matings, rng)
         children = problem.crossover(self.pop[parents[:, 0]], self.pop[parents[:, 1]], rng)
         children = problem.repair(problem.mutate(children, rng), rng)
