@@ -119,6 +119,21 @@ def test_a_job_keeps_the_type_it_has_most_of(state, kept, major, dropped):
     assert repaired in ([kept, kept[::-1]] if state == [4, 4] else [kept])
 
 
+def test_a_rigid_gang_cut_by_the_drop_is_topped_up_on_its_type():
+    # hosts of 1 GPU, types [0, 0, 1, 1]; a rigid 2-GPU job given one GPU of each type keeps type 0
+    # (the tie's preferred type) and, below its gang, takes the free host of that type as the
+    # artifact's rule for fixed-size jobs does; with no GPU of that type free it does not run
+    view = toy_view([[1.0, 1.0], [1.0, 1.0]], [2, 2], workers=[2, 1], gpus_per_host=1, now=100.0)
+    policy = PolluxPolicy()
+    policy.reset(view.cluster, 2, 0)
+    problem = Problem(policy, view, np.arange(2))
+    rows, types, counts = policy._one_type(problem, np.array([[1, 0, 1, 0], [0, 0, 0, 1]]))
+    assert (rows.tolist(), types[0], counts.tolist()) == ([[1, 1, 0, 0], [0, 0, 0, 1]], 0, [2, 1])
+    rows, types, counts = policy._one_type(problem, np.array([[1, 0, 1, 0], [0, 1, 0, 0]]))
+    assert (rows.tolist(), counts.tolist()) == ([[0, 0, 0, 0], [0, 1, 0, 0]], [0, 1])
+    assert policy.stats()["pollux_topped_up_jobs"] == 1
+
+
 def test_the_preferred_type_has_the_highest_memory_bandwidth():
     cluster = toy_cluster({"T4": 4, "A100-40GB": 4, "V100": 4})
     assert type_preference(cluster).tolist() == [1, 2, 0]

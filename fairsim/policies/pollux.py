@@ -26,7 +26,8 @@ and cluster_unaware.py; facts and line numbers in docs/baselines.md "Pollux"):
   the smallest type's GPUs): Pollux explores scale step by step.
 - Types: the search sees hosts, not types. A job given GPUs of several types keeps those of the
   type it has most of (ties: the higher memory bandwidth, their fixed order of GPU power) and the
-  rest stay idle this round (``mixed_types: drop``, the artifact's rule); ``mixed_types: repair``
+  rest stay idle this round (``mixed_types: drop``, the artifact's rule; a rigid gang the drop
+  cuts takes free GPUs of that type, as the artifact's fixed-size variant does); ``mixed_types: repair``
   does the same inside the repair, so the search only sees states it can run. What the policy
   believes of a job is its goodput on the type it last ran on (the artifact fits one model to
   every type's observations).
@@ -112,6 +113,7 @@ class PolluxPolicy(Policy):
         self.front: np.ndarray | None = None  # the previous decision's first front, [K, jobs, N]
         self.front_jobs = np.empty(0, dtype=np.int64)  # its jobs (engine indices)
         self.dropped_gpus = 0
+        self.topped_up = 0
         self.short_generations = 0
 
     # ---- the decision ---------------------------------------------------------------------------
@@ -152,13 +154,29 @@ class PolluxPolicy(Policy):
 
     def _one_type(self, problem: Problem, state: np.ndarray):
         """A job's GPUs on the type it has most of, the rest dropped (cluster_unaware.py,
-        fix_allocations_by_dropping); below its fewest GPUs it does not run."""
+        fix_allocations_by_dropping). A job left below its fewest GPUs (a rigid gang cut by the
+        drop) is topped up on that type from the free GPUs, most free hosts first, larger jobs
+        first, or does not run (cluster_unaware.py, repair_allocations_mip_fix, the artifact's
+        rule for jobs of a fixed size)."""
         major = problem.majority_type(state[None])[0]
         keep = self.host_type[None, :] == major[:, None]
         self.dropped_gpus += int(state[~keep].sum())
-        state = np.where(keep, state, 0)
+        state = np.where(keep, state, 0).astype(np.int64)
         kept = state.sum(axis=1)
-        state[kept < problem.min_reps] = 0
+        short = np.flatnonzero((kept > 0) & (kept < problem.min_reps))
+        state[short] = 0
+        for j in short[np.argsort(-problem.min_reps[short], kind="stable")]:
+            hosts = np.flatnonzero(problem.allowed[j] & (self.host_type == major[j]))
+            free = problem.host_cap[hosts].astype(np.int64) - state[:, hosts].sum(axis=0)
+            need = int(problem.min_reps[j])
+            if free.sum() < need:
+                continue
+            for h in np.argsort(-free, kind="stable"):
+                take = min(need, int(free[h]))
+                state[j, hosts[h]], need = take, need - take
+                if need == 0:
+                    break
+        self.topped_up += int((state[short].sum(axis=1) > 0).sum())
         kept = state.sum(axis=1)
         return state, major, kept
 
@@ -174,6 +192,7 @@ class PolluxPolicy(Policy):
     def stats(self) -> dict[str, float]:
         return {
             "pollux_dropped_gpus": float(self.dropped_gpus),
+            "pollux_topped_up_jobs": float(self.topped_up),
             "pollux_short_generations": float(self.short_generations),
         }
 
