@@ -9,7 +9,7 @@ ARGS ?=
 SCALE ?= small
 RESULTS ?= results
 
-.PHONY: setup lock run test test-fast format docs smoke reproduce reproduce-load reproduce-choices reproduce-all verify manifest bench ui ui-stop clean
+.PHONY: setup lock run test test-fast format docs smoke reproduce reproduce-load reproduce-choices reproduce-field reproduce-all verify manifest bench ui ui-stop clean
 
 # pip and setuptools from the lock first, so that the lock's one source distribution
 # (antlr4-python3-runtime) and fairsim itself are built with the locked setuptools, not a newest one.
@@ -66,6 +66,10 @@ reproduce-load: $(STAMP)  ## which claims hold where: the paper_load sweep (504 
 
 reproduce-choices: $(STAMP)  ## which verdicts depend on FFT's open choices: the paper_open_choices and paper_shortest_job sweeps + their REPORT.md section
 	$(PY) -m fairsim.paper.reproduce --scale $(SCALE) --only open_choices $(ARGS)
+	$(PY) -m fairsim.paper.reproduce --scale $(SCALE) --draw-only
+
+reproduce-field: $(STAMP)  ## FFT against Sia and Pollux: the paper_field sweep (rigid and elastic jobs, traces 1-2) + its figure and REPORT.md section
+	$(PY) -m fairsim.paper.reproduce --scale $(SCALE) --only field $(ARGS)
 	$(PY) -m fairsim.paper.reproduce --scale $(SCALE) --draw-only
 
 reproduce-all: $(STAMP)  ## reproduce, then reproduce-load, then reproduce-choices: every section of REPORT.md (about 50 min on 2 cores from empty results)

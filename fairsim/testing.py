@@ -9,6 +9,7 @@ import numpy as np
 
 from fairsim.cluster import ClusterSpec
 from fairsim.policies.base import PolicyView
+from fairsim.workload.elastic import ElasticJobs
 from fairsim.workload.jobs import JobSet
 
 
@@ -27,8 +28,10 @@ def toy_jobs(
     weight=None,
     tenant=None,
     work_unit: str = "unit",
+    elastic: ElasticJobs | None = None,
 ) -> JobSet:
-    """Jobs from a throughput table [J, T] (units/s on each cluster type; 0 = cannot run)."""
+    """Jobs from a throughput table [J, T] (units/s on each cluster type; 0 = cannot run);
+    ``elastic``: which of them the scheduler may size, and their goodput model."""
     tput = np.asarray(throughput, dtype=np.float64)
     n = tput.shape[0]
     feas = tput > 0 if feasible is None else np.asarray(feasible, dtype=bool) & (tput > 0)
@@ -49,7 +52,7 @@ def toy_jobs(
     )
     for a in arrays.values():
         a.setflags(write=False)
-    return JobSet(work_unit=work_unit, **arrays)
+    return JobSet(work_unit=work_unit, elastic=elastic, **arrays)
 
 
 def toy_view(

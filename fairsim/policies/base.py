@@ -5,6 +5,10 @@ array over the view's jobs: the GPU type index each job runs on this round, or -
 The engine enforces the rules (one type per job, capacity, memory feasibility) and raises on a
 policy that breaks them; it never looks at a policy's name.
 
+A policy that sizes elastic jobs (``fairsim.workload.elastic``: Pollux, Sia) returns an
+``Allocation`` instead: the type and the GPU count of each job. A plain type array runs every job
+on its requested count (``workers``), elastic or not; rigid jobs only ever run there.
+
 Policies that think in time fractions (Gavel-style: X[j, k] = share of time job j should spend
 on type k) subclass ``fairsim.policies.mechanism.FractionPolicy`` and implement
 ``fractions(view)``; Gavel's round mechanism turns the fractions into this round's assignment.
@@ -59,6 +63,33 @@ class PolicyView:
     run_s: np.ndarray  # float [n] wall seconds the job has run so far
     first_start: np.ndarray  # float [n] seconds, NaN if never started
     changed: bool  # a job arrived or finished since the previous decision
+    # elastic jobs (fairsim.workload.elastic); for a rigid job min_gpus = max_gpus = workers.
+    # Left out (a view built by hand), every job is rigid.
+    elastic: np.ndarray | None = None  # bool [n] the policy may choose the job's GPU count
+    min_gpus: np.ndarray | None = None  # int [n]
+    max_gpus: np.ndarray | None = None  # int [n]
+    gpus: np.ndarray | None = None  # int [n] GPUs the job holds now, 0 if it does not run
+    owed_s: np.ndarray | None = None  # float [n] overhead seconds a running job still pays before progress
+    _goodput: Callable[[np.ndarray, np.ndarray, np.ndarray, np.ndarray | None], np.ndarray] | None = None
+
+    def __post_init__(self) -> None:
+        """A view built by hand (tests, benchmarks) has rigid jobs unless it says otherwise."""
+        n = len(self.job_id)
+        rigid = dict(
+            elastic=np.zeros(n, dtype=bool),
+            min_gpus=self.workers,
+            max_gpus=self.workers,
+            gpus=np.where(self.last_type >= 0, self.workers, 0),
+            owed_s=np.zeros(n),
+            _goodput=self._rigid_goodput,
+        )
+        for name, value in rigid.items():
+            if getattr(self, name) is None:
+                object.__setattr__(self, name, value)
+
+    def _rigid_goodput(self, rows, types, gpus, hosts) -> np.ndarray:
+        """Goodput of rigid jobs from the view's own arrays: the packed throughput at the gang size."""
+        return np.where(gpus == self.workers[rows], self.throughput[rows, types], 0.0)
 
     @property
     def num_jobs(self) -> int:
@@ -75,6 +106,15 @@ class PolicyView:
     def empty_assignment(self) -> np.ndarray:
         return np.full(self.num_jobs, NOT_RUN, dtype=np.int64)
 
+    def goodput(
+        self, rows: np.ndarray, types: np.ndarray, gpus: np.ndarray, hosts: np.ndarray | None = None
+    ) -> np.ndarray:
+        """float: work units per second job ``rows[i]`` (a row of this view) would make now on
+        ``gpus[i]`` GPUs of type ``types[i]`` over ``hosts[i]`` hosts (None: as few as hold
+        them). An elastic job's goodput at its progress so far; a rigid job's throughput, packed
+        or spread, at its own gang size and 0 at any other count; 0 where it cannot run."""
+        return self._goodput(np.asarray(rows), np.asarray(types), np.asarray(gpus), hosts)
+
     @classmethod
     def assemble(cls, fields: dict) -> PolicyView:
         """A view from a mapping of every field, skipping the frozen dataclass's per-field
@@ -82,6 +122,15 @@ class PolicyView:
         view = object.__new__(cls)
         view.__dict__.update(fields)
         return view
+
+
+@dataclass(frozen=True, eq=False)
+class Allocation:
+    """A decision that sizes jobs: per view row, the GPU type (-1: not run) and the GPU count
+    (read only where the type is >= 0; a rigid job's must be its ``workers``)."""
+
+    types: np.ndarray  # int [n]
+    gpus: np.ndarray  # int [n]
 
 
 @dataclass(frozen=True, eq=False)
@@ -157,7 +206,7 @@ class Policy:
     def reset(self, cluster: ClusterSpec, num_jobs: int, seed: int) -> None:
         """Called once before a simulation; drop all per-run state here."""
 
-    def decide(self, view: PolicyView) -> np.ndarray:
+    def decide(self, view: PolicyView) -> np.ndarray | Allocation:
         raise NotImplementedError
 
     def decide_changes(self, changes: Changes) -> Moves:
@@ -167,7 +216,7 @@ class Policy:
 
     def next_decision_s(self, view: PolicyView, assignment: np.ndarray) -> float:
         """The time of the next decision this policy needs even if no job arrives or finishes,
-        given the view it just decided on and its ``assignment``; math.inf for none: until then
+        given the view it just decided on and its ``assignment`` (the types); math.inf for none: until then
         ``decide`` would return the same assignment. The engine decides at every arrival and
         completion anyway. Under ``events`` a step ends at this time; under ``rounds`` the policy
         is asked again at the first round that starts at or after it, and the rounds before are

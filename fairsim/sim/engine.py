@@ -28,7 +28,7 @@ import pandas as pd
 
 from fairsim.cluster import ClusterSpec
 from fairsim.errors import InputError
-from fairsim.policies.base import NOT_RUN, Changes, Moves, Policy, PolicyView, decides_by_changes
+from fairsim.policies.base import NOT_RUN, Allocation, Changes, Moves, Policy, PolicyView, decides_by_changes
 from fairsim.sim.config import SimConfig
 from fairsim.sim.invariants import RoundChecker
 from fairsim.sim.overheads import job_costs, start_cost
@@ -78,6 +78,7 @@ class _State:
         self.switches_to_faster = np.zeros(n, dtype=np.int64)
         self.preemptions = np.zeros(n, dtype=np.int64)
         self.spread_rounds = np.zeros(n, dtype=np.int64)
+        self.resizes = np.zeros(n, dtype=np.int64)  # an elastic job's GPU count changed on its type
         # switches and preemptions are logged per round and counted once at the end (integer
         # counts, order-free): a few numpy calls fewer in every round that has any
         self.switch_log: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []  # (jobs, from type, to type)
@@ -128,7 +129,14 @@ class Engine:
         )
         # nothing to charge (e.g. sim=gavel_compat): rounds skip the penalty bookkeeping
         self.costless = not (np.any(self.migration_cost) or np.any(self.restart_cost) or self.profiling_cost)
-        self.placer = HostPlacer(cluster, n, int(jobs.workers.max()), config.consolidate) if config.placement else None
+        # GPUs each job holds when it runs: its gang, or the count a policy gave an elastic job
+        self.gang = jobs.workers.copy()
+        elastic = jobs.elastic
+        self.elastic = None if elastic is None or not elastic.elastic.any() else elastic.elastic
+        widest = (
+            int(jobs.workers.max()) if self.elastic is None else int(max(jobs.workers.max(), elastic.max_gpus.max()))
+        )
+        self.placer = HostPlacer(cluster, n, widest, config.consolidate) if config.placement else None
         self.capacity = cluster.counts.astype(np.int64)
         self.capacity.setflags(write=False)  # handed to every view
         self._capacity_or_idle = np.r_[np.inf, self.capacity]  # GPUs per bincount(type + 1) slot
@@ -188,7 +196,7 @@ class Engine:
         # (held: since when nothing else woke the engine; held_changed: a job arrived or finished meanwhile)
         hold_until, held, held_changed = -math.inf, False, False
         idle_steps = 0  # consecutive steps in which no job ran and none was left to arrive
-        no_moves = (np.empty(0, dtype=np.int64), np.empty(0, dtype=np.int64))
+        no_moves = (np.empty(0, dtype=np.int64), np.empty(0, dtype=np.int64), None)
         wall0 = time.perf_counter()
         while awaited_left and (next_arrival < n or self.n_active):
             if rounds >= cfg.max_rounds:  # the safety stop: an error, never a silent truncation
@@ -306,28 +314,37 @@ class Engine:
             self._stale = False
 
     # ---- deciding ---------------------------------------------------------------------------
-    def _decide(self, t: float, changed: bool, events: bool) -> tuple[tuple[np.ndarray, np.ndarray], float, float]:
-        """Ask the policy; returns the jobs whose type changes with their new types, the policy's
-        seconds, and the time it asked to decide again (events; inf otherwise)."""
+    def _decide(self, t: float, changed: bool, events: bool) -> tuple[tuple, float, float]:
+        """Ask the policy; returns the moves (the jobs whose type or GPU count changes, their new
+        types, and their GPU counts or None for their gangs), the policy's seconds, and the time
+        it asked to decide again (events; inf otherwise)."""
         if self.by_changes:
             changes = self._changes(t, changed)
             tick = time.perf_counter()
             answer = self.policy.decide_changes(changes)
             policy_s = time.perf_counter() - tick
-            moves = self._check_moves(t, answer)
+            moves = (*self._check_moves(t, answer), None)
             wake = self.policy.default_wake_s(t, self.cfg.round_len_s) if answer.wake_s is None else answer.wake_s
             wake_s = self._checked_wake(t, float(wake)) if events else self._round_wake(t, float(wake))
         else:
             active = self._active_ids()
             view = self._view(t, active, changed)
             tick = time.perf_counter()
-            answer = np.asarray(self.policy.decide(view))
+            answer = self.policy.decide(view)
             policy_s = time.perf_counter() - tick
-            assignment = self._check_assignment(active, answer, view)
+            sized = isinstance(answer, Allocation)  # the policy chose GPU counts too
+            gpus = self._check_gpus(active, np.asarray(answer.types), np.asarray(answer.gpus), view) if sized else None
+            assignment = self._check_assignment(active, np.asarray(answer.types if sized else answer), view, gpus)
             wake = float(self.policy.next_decision_s(view, assignment))
             wake_s = self._checked_wake(t, wake) if events else self._round_wake(t, wake)
-            rows = np.flatnonzero(assignment != self.s.cur_type[active])
-            moves = (active[rows], assignment[rows])
+            cur = self.s.cur_type[active]
+            if self.elastic is None:  # every job runs on its gang
+                rows = np.flatnonzero(assignment != cur)
+                moves = (active[rows], assignment[rows], None)
+            else:  # a job that keeps its type but not its GPU count moves too
+                gpus = self.jobs.workers[active] if gpus is None else gpus
+                rows = np.flatnonzero((assignment != cur) | ((cur >= 0) & (gpus != self.gang[active])))
+                moves = (active[rows], assignment[rows], gpus[rows])
         self._arrived_since, self._finished_since = [], []
         return moves, policy_s, wake_s
 
@@ -374,7 +391,7 @@ class Engine:
         return wake
 
     # ---- one step -------------------------------------------------------------------------
-    def _step(self, t: float, moves: tuple[np.ndarray, np.ndarray], limit: float) -> tuple[float, np.ndarray | None]:
+    def _step(self, t: float, moves: tuple, limit: float) -> tuple[float, np.ndarray | None]:
         """Apply the decision's moves, then run one step of at most ``limit`` seconds (a round, or
         the time to the next arrival or policy wake-up); returns its duration and the jobs that
         finished in it (None if none)."""
@@ -383,6 +400,9 @@ class Engine:
         started, kept_gpus = self._apply(t, *moves)
         if self.placer is not None and len(table):
             self._settle_hosts(started, kept_gpus)
+        if self._elastic_running():
+            self._refresh_goodput(t)
+            limit = min(limit, cfg.round_len_s)  # goodput follows progress at least once a round
         self._last_running, self._last_busy_gpus = len(table), float(self.busy_gpus)
         if cfg.clock == "events":
             duration, pay, busy, finishing = table.advance_to_event(limit, self.costless)
@@ -409,11 +429,12 @@ class Engine:
         self._leave(rows, finished=True)
         return duration, done_now
 
-    def _apply(self, t: float, ids: np.ndarray, types: np.ndarray) -> tuple[np.ndarray, int]:
-        """Stop, move and start jobs as the decision says: stopped and moved jobs leave the running
-        rows (a stopped job loses any unpaid overhead; its next start pays a restart), starting and
-        moved ones are placed, charged their overhead and counted. Returns the started jobs and
-        the GPUs held by the jobs that kept running where they were."""
+    def _apply(self, t: float, ids: np.ndarray, types: np.ndarray, gpus: np.ndarray | None) -> tuple[np.ndarray, int]:
+        """Stop, move and start jobs as the decision says: stopped, moved and resized jobs leave
+        the running rows (a stopped job loses any unpaid overhead; its next start pays a restart),
+        starting, moved and resized ones are placed on their GPU counts (``gpus``; None: their
+        gangs), charged their overhead and counted. Returns the started jobs and the GPUs held
+        by the jobs that kept running where they were."""
         s = self.s
         if not len(ids):
             return ids, self.busy_gpus
@@ -430,21 +451,29 @@ class Engine:
         starting = types >= 0
         run, new_type, was_type = ids[starting], types[starting], cur[starting]
         if len(run):
+            if gpus is not None:
+                resized = (was_type == new_type) & (gpus[starting] != self.gang[run])
+                s.resizes[run[resized]] += 1
+                self.gang[run] = gpus[starting]
             self._start(t, run, new_type, was_type)
         return run, kept_gpus
 
     def _start(self, t: float, run: np.ndarray, new_type: np.ndarray, was_type: np.ndarray) -> None:
         s, jobs = self.s, self.jobs
         if self.placer is not None:
-            spread = self.placer.place_new(run, new_type, jobs.workers)
+            spread = self.placer.place_new(run, new_type, self.gang)
         else:
             spread = np.zeros(len(run), dtype=bool)
         first_run = np.isnan(s.first_start[run])
         self._count_switches(run, new_type)
         if not self.costless:
             self._charge_starts(run, new_type, was_type, first_run)
-        workers = jobs.workers[run]
+        workers = self.gang[run]
         tput = np.where(spread, jobs.tput_spread[run, new_type], jobs.tput_packed[run, new_type])
+        if self.elastic is not None:
+            elastic = self.elastic[run]
+            if elastic.any():
+                tput[elastic] = self._rates(t, run[elastic], new_type[elastic], s.done[run[elastic]])
         self.table.add(s, run, new_type, tput, workers, jobs.work[run], spread)
         np.add.at(self.used, new_type, workers)
         self.busy_gpus += int(workers.sum())
@@ -461,7 +490,7 @@ class Engine:
         ids = self._consolidated[self.s.cur_type[self._consolidated] >= 0]
         self._consolidated = ids[:0]
         rows = self.table.rows_of(ids)
-        spread = self.placer.hosts_spanned(ids) > self.placer.min_hosts(self.jobs.workers[ids])
+        spread = self.placer.hosts_spanned(ids) > self.placer.min_hosts(self.gang[ids])
         self.table.spread[rows] = spread
         self.table.tput[rows] = np.where(
             spread,
@@ -496,7 +525,7 @@ class Engine:
         (``fairsim.sim.overheads``)."""
         s = self.s
         prev = s.prev_type[run]
-        moved = (was_type >= 0) & (was_type != new_type)
+        moved = was_type >= 0  # to another type, or resized on its own (a job that keeps both is not here)
         resumed = (was_type < 0) & (prev >= 0)
         cost = start_cost(
             self.migration_cost[run], self.restart_cost[run], self.profiling_cost, was_type, prev, first_run
@@ -515,7 +544,7 @@ class Engine:
         if not len(rows):
             return
         ids = table.ids[rows]
-        moved = placer.consolidate_spread(ids, table.types[rows], jobs.workers, jobs.state_bytes)
+        moved = placer.consolidate_spread(ids, table.types[rows], self.gang, jobs.state_bytes)
         if not np.count_nonzero(moved):
             return
         rows, ids = rows[moved], ids[moved]
@@ -538,6 +567,58 @@ class Engine:
                     np.zeros(len(ids), dtype=bool),
                 )
 
+    # ---- elastic jobs ---------------------------------------------------------------------------
+    def _elastic_running(self) -> bool:
+        return self.elastic is not None and bool(self.elastic[self.table.ids].any())
+
+    def _hosts(self, ids: np.ndarray, gpus: np.ndarray) -> np.ndarray:
+        """Hosts the running jobs ``ids`` span (as few as hold ``gpus`` without placement)."""
+        if self.placer is not None:
+            return self.placer.hosts_spanned(ids)
+        return -(-gpus // self.cluster.gpus_per_host)
+
+    def _rates(self, t: float, ids: np.ndarray, types: np.ndarray, done: np.ndarray) -> np.ndarray:
+        """Goodput of elastic jobs where they now run (their types, GPU counts and hosts)."""
+        gpus = self.gang[ids]
+        rate = self.jobs.elastic.model.rate(ids, types, gpus, self._hosts(ids, gpus), done)
+        if not (rate > 0).all():
+            j = int(np.flatnonzero(~(rate > 0))[0])
+            raise self._broken(
+                t,
+                f"runs elastic job {int(self.jobs.job_id[ids[j]])} on {int(gpus[j])} GPUs of "
+                f"{self.cluster.gpu_types[int(types[j])]}, where its goodput model gives no progress ({rate[j]!r})",
+            )
+        return rate
+
+    def _refresh_goodput(self, t: float) -> None:
+        """The running elastic jobs' rates at their progress now (statistical efficiency moves on)."""
+        table = self.table
+        rows = np.flatnonzero(self.elastic[table.ids])
+        table.tput[rows] = self._rates(t, table.ids[rows], table.types[rows], table.done[rows])
+
+    def _goodput(self, active: np.ndarray, rows, types, gpus, hosts) -> np.ndarray:
+        """PolicyView.goodput: rigid jobs at their gang's throughput (packed or spread), elastic
+        ones by their goodput model at their progress now."""
+        ids = active[rows]
+        gph = self.cluster.gpus_per_host
+        hosts = -(-gpus // gph) if hosts is None else np.asarray(hosts)
+        jobs = self.jobs
+        packed = hosts <= -(-gpus // gph)
+        rate = np.where(
+            (gpus == jobs.workers[ids]) & (types >= 0),
+            np.where(packed, jobs.tput_packed[ids, types], jobs.tput_spread[ids, types]),
+            0.0,
+        )
+        if self.elastic is not None:
+            elastic = self.elastic[ids] & (types >= 0)
+            if elastic.any():
+                self._sync()
+                e = ids[elastic]
+                rate[elastic] = jobs.elastic.model.rate(
+                    e, types[elastic], gpus[elastic], hosts[elastic], self.s.done[e]
+                )
+        return rate
+
     # ---- fast-forward -----------------------------------------------------------------------
     def _can_fast_forward(self) -> bool:
         return self.policy.event_driven and self._can_skip_rounds()
@@ -553,6 +634,7 @@ class Engine:
             and not cfg.check
             and self.n_active > 0
             and not self.table.penalty.any()
+            and not self._elastic_running()  # goodput changes with progress: step by step
         )
 
     def _fast_forward(self, t, next_arrival) -> int:
@@ -610,6 +692,7 @@ class Engine:
                     throughput=jobs.tput_packed[active],
                     feasible=jobs.feasible[active],
                     state_bytes=jobs.state_bytes[active],
+                    **self._elastic_fields(active),
                 )
             )
             # engine-side inputs (never shown to a policy, so not frozen); per-job costs only when charged
@@ -647,6 +730,8 @@ class Engine:
                 attained_gpu_s=s.attained_gpu_s[active],
                 run_s=s.run_s[active],
                 first_start=first_start,
+                gpus=np.where(cur >= 0, self.gang[active], 0),
+                owed_s=s.penalty_left[active],
             )
         )
         return PolicyView.assemble(
@@ -656,13 +741,28 @@ class Engine:
                 "cluster": self.cluster,
                 "capacity": self.capacity,
                 "changed": changed,
+                "_goodput": lambda rows, types, gpus, hosts: self._goodput(active, rows, types, gpus, hosts),
                 **self._static,
                 **dynamic,
             }
         )
 
-    def _check_assignment(self, active: np.ndarray, a: np.ndarray, view: PolicyView) -> np.ndarray:
-        """The policy's answer as int64 type indices, or a PolicyContractError saying what is wrong.
+    def _elastic_fields(self, active: np.ndarray) -> dict:
+        """The view's elastic attributes of the active jobs (all rigid: their gangs)."""
+        jobs = self.jobs
+        if self.elastic is None:
+            workers = jobs.workers[active]
+            return dict(elastic=np.zeros(len(active), dtype=bool), min_gpus=workers, max_gpus=workers.copy())
+        elastic = jobs.elastic
+        return dict(
+            elastic=elastic.elastic[active], min_gpus=elastic.min_gpus[active], max_gpus=elastic.max_gpus[active]
+        )
+
+    def _check_assignment(
+        self, active: np.ndarray, a: np.ndarray, view: PolicyView, gpus: np.ndarray | None = None
+    ) -> np.ndarray:
+        """The policy's answer as int64 type indices, or a PolicyContractError saying what is wrong;
+        ``gpus``: the GPU counts it chose (checked by ``_check_gpus``), None for the gangs.
         The checks cost a few numpy calls a decision; only a broken answer pays for the words."""
         if a.shape != active.shape:
             raise self._broken(
@@ -675,7 +775,7 @@ class Engine:
             return a
         num_types = self.cluster.num_types
         try:  # GPUs used per type, index 0 for "not run"; a type below -1 makes bincount raise
-            used = np.bincount(a + 1, weights=view.workers, minlength=num_types + 1)
+            used = np.bincount(a + 1, weights=view.workers if gpus is None else gpus, minlength=num_types + 1)
         except ValueError:
             used = None
         if used is None or len(used) > num_types + 1:
@@ -686,8 +786,30 @@ class Engine:
             raise self._infeasible(view.now, active, a, int(np.flatnonzero(~ok)[0]))
         over = used > self._capacity_or_idle
         if np.count_nonzero(over):
-            raise self._oversubscribed(view.now, active, a, used[1:], int(np.argmax(over)) - 1)
+            raise self._oversubscribed(view.now, active, a, used[1:], int(np.argmax(over)) - 1, gpus)
         return a
+
+    def _check_gpus(self, active: np.ndarray, types: np.ndarray, gpus: np.ndarray, view: PolicyView) -> np.ndarray:
+        """An Allocation's GPU counts as int64, or a PolicyContractError: one whole count per job,
+        within the job's range where it runs (a rigid job's is its gang)."""
+        if gpus.shape != active.shape or types.shape != active.shape:
+            raise self._broken(
+                view.now, f"allocated {types.shape} types and {gpus.shape} GPU counts for {len(active)} active jobs"
+            )
+        if gpus.dtype.kind not in "iu":
+            raise self._broken(view.now, f"gave GPU counts as {gpus.dtype} values; an Allocation's gpus are integers")
+        gpus = gpus.astype(np.int64, copy=False)
+        run = types >= 0
+        bad = run & ((gpus < view.min_gpus) | (gpus > view.max_gpus) | (gpus < 1))
+        if bad.any():
+            row = int(np.flatnonzero(bad)[0])
+            kind = "elastic" if view.elastic[row] else "rigid"
+            raise self._broken(
+                view.now,
+                f"gave {kind} job {self._job_id(active, row)} {int(gpus[row])} GPUs; it runs on "
+                f"{int(view.min_gpus[row])}..{int(view.max_gpus[row])}",
+            )
+        return gpus
 
     def _check_moves(self, now: float, answer: Moves) -> tuple[np.ndarray, np.ndarray]:
         """An incremental answer as (jobs, int64 types), or a PolicyContractError saying what is
@@ -702,10 +824,11 @@ class Engine:
             raise self._broken(now, f"named jobs by {ids.dtype} values; Moves.jobs are engine job indices (integers)")
         if types.dtype.kind not in "iu":
             self._refuse_non_integers(ids, types, now)
-        num_types, feasible, workers, cur_type = (
+        num_types, feasible, workers, gang, cur_type = (
             self.cluster.num_types,
             self.jobs.feasible,
             self.jobs.workers,
+            self.gang,
             self.s.cur_type,
         )
         used = self.used.tolist()
@@ -722,7 +845,7 @@ class Engine:
                 raise self._infeasible(now, ids, types, row)
             was = int(cur_type[j])
             if was >= 0:
-                used[was] -= int(workers[j])
+                used[was] -= int(gang[j])
             if k >= 0:
                 used[k] += int(workers[j])
         over = [k for k, (u, c) in enumerate(zip(used, self.capacity.tolist())) if u > c]
@@ -739,10 +862,11 @@ class Engine:
         )
 
     def _oversubscribed(
-        self, now: float, ids: np.ndarray, a: np.ndarray, used: np.ndarray, k: int
+        self, now: float, ids: np.ndarray, a: np.ndarray, used: np.ndarray, k: int, gpus: np.ndarray | None = None
     ) -> PolicyContractError:
         on_k = np.flatnonzero(a == k)
-        jobs = ", ".join(f"{self._job_id(ids, r)} ({int(self.jobs.workers[ids[r]])})" for r in on_k[:6]) + (
+        sizes = self.jobs.workers[ids] if gpus is None else gpus
+        jobs = ", ".join(f"{self._job_id(ids, r)} ({int(sizes[r])})" for r in on_k[:6]) + (
             ", ..." if len(on_k) > 6 else ""
         )
         return self._broken(
@@ -857,6 +981,8 @@ class Engine:
                 "spread_rounds": s.spread_rounds,
             }
         )
+        if self.elastic is not None:
+            table["resizes"] = s.resizes
         for k, name in enumerate(self.cluster.gpu_types):
             table[f"gpu_s_{name}"] = s.gpu_s_by_type[:, k]
         return table

@@ -29,7 +29,8 @@ class RoundChecker:
 def check_round(engine, active: np.ndarray, assignment: np.ndarray, finished: np.ndarray) -> None:
     s, jobs, cluster = engine.s, engine.jobs, engine.cluster
     run = assignment >= 0
-    used = np.bincount(assignment[run], weights=jobs.workers[active[run]], minlength=cluster.num_types)
+    gpus = engine.gang[active[run]]  # a rigid job's gang, an elastic job's allocated count
+    used = np.bincount(assignment[run], weights=gpus, minlength=cluster.num_types)
     _ensure((used <= cluster.counts).all(), f"a type is oversubscribed: {used.tolist()} > {cluster.counts.tolist()}")
     _ensure(len(np.unique(active)) == len(active), "a job is active twice")
     bad = ~jobs.feasible[active[run], assignment[run]]
@@ -63,7 +64,16 @@ def check_round(engine, active: np.ndarray, assignment: np.ndarray, finished: np
             ((hosts < 0) | (for_type == assignment[run][:, None])).all(), "a job has workers on a host of another type"
         )
         counts = (hosts >= 0).sum(axis=1)
-        _ensure((counts == jobs.workers[active[run]]).all(), "a running job's worker count differs from its gang size")
+        _ensure((counts == gpus).all(), "a running job's worker count differs from its allocated GPU count")
+    rigid = np.ones(len(gpus), dtype=bool) if jobs.elastic is None else ~jobs.elastic.elastic[active[run]]
+    _ensure((gpus[rigid] == jobs.workers[active[run]][rigid]).all(), "a rigid job runs on other than its gang size")
+    if jobs.elastic is not None:
+        e = jobs.elastic
+        ids = active[run]
+        _ensure(
+            ((gpus >= e.min_gpus[ids]) & (gpus <= e.max_gpus[ids])).all(),
+            "an elastic job runs outside its GPU-count range",
+        )
 
 
 def _ensure(ok: bool, message) -> None:

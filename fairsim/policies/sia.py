@@ -1,0 +1,194 @@
+"""Sia (Jayaram Subramanya et al., "Sia: Heterogeneity-aware, goodput-optimized ML-cluster
+scheduling", SOSP'23): every round, a 0/1 program picks for each job at most one configuration,
+a GPU type and a GPU count, maximising the jobs' normalised goodputs raised to a fairness power.
+
+As the authors' simulator does it (siasosp23/artifacts, sia-simulator/sia.py; facts in
+docs/baselines.md "Sia"):
+
+- Configurations per type: 1, 2, 4, ... GPUs below a host's size, then whole hosts (one host,
+  two, ... up to the type's hosts), each on as few hosts as hold it. An elastic job may take
+  those within its GPU-count range; a rigid job only its own gang on each type.
+- Goodput of each (job, configuration) from the view (``PolicyView.goodput``), normalised per job
+  by its smallest positive goodput over all its configurations, so its worst is 1.
+- Bootstrap (``bootstrap``): ``profiled`` (default): before an elastic job first runs, Sia knows
+  it only as 1 GPU of any type, every type alike; once it has run on a type, its goodput there
+  is known at every count and projected to the other types from its 1-GPU profiles (scaled by
+  the two types' 1-GPU ratio). Rigid jobs are known on every type. ``oracle``: goodput known
+  everywhere from the start.
+- Restarts: every configuration other than the job's current one is scaled by Pollux's
+  re-allocation factor (age - restarts x penalty) / (age + penalty), 1 while the job is younger
+  than the penalty; a job in the middle of a restart keeps its configuration.
+- Objective: coefficients round(speedup^p, 2), clipped at ``clip``; with p < 0 the program
+  minimises sum(coefficient x chosen) + lambda_n x (jobs left without an allocation); with p > 0
+  it maximises. ``lambda_a`` adds to every configuration other than the job's current one (the
+  artifact passes 0.01 but its program never reads it: 0 reproduces it).
+- Solved exactly by HiGHS within ``mip_gap`` (the artifact: CBC or GLPK, gap 1e-4), under a
+  node budget, so the same run gives the same decisions on any machine.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from fairsim.cluster import ClusterSpec
+from fairsim.errors import InputError
+from fairsim.policies.base import Allocation, Policy, PolicyView
+from fairsim.solve.budget import Budget, Limits
+from fairsim.solve.choice import choose_options
+
+BOOTSTRAPS = ("profiled", "oracle")
+TINY_GAIN = 1e-4  # a normalised goodput at or below this is no configuration at all (the artifact's floor)
+
+
+def gpu_counts(gpus_per_host: int, hosts: int) -> np.ndarray:
+    """Sia's configurations of one type: powers of two below a host's size, then whole hosts."""
+    small = [g for g in (1 << i for i in range(max(gpus_per_host, 1).bit_length())) if g < gpus_per_host]
+    return np.array(small + [gpus_per_host * m for m in range(1, hosts + 1)], dtype=np.int64)
+
+
+class SiaPolicy(Policy):
+    def __init__(
+        self,
+        p: float = -0.5,
+        lambda_n: float = 1.1,
+        lambda_a: float = 0.0,
+        clip: float = 3000.0,
+        restart_penalty_s: float = 30.0,
+        bootstrap: str = "profiled",
+        mip_gap: float = 1e-4,
+        mip_nodes: int = 10000,
+    ):
+        if bootstrap not in BOOTSTRAPS:
+            raise InputError(
+                "policy", "bootstrap", f"unknown bootstrap {bootstrap!r} (allowed: {', '.join(BOOTSTRAPS)})"
+            )
+        if p == 0:
+            raise InputError("policy", "p", "p must be non-zero (allowed: p < 0, Sia's -0.5, or p > 0)")
+        for name, value in (("clip", clip), ("restart_penalty_s", restart_penalty_s), ("mip_gap", mip_gap)):
+            if not value >= 0:
+                raise InputError("policy", name, f"{value!r} must be a number >= 0")
+        self.p, self.lambda_n, self.lambda_a, self.clip = float(p), float(lambda_n), float(lambda_a), float(clip)
+        self.restart_penalty_s, self.bootstrap, self.mip_gap = float(restart_penalty_s), bootstrap, float(mip_gap)
+        self.limits = Limits(mip_nodes=int(mip_nodes))
+
+    def reset(self, cluster: ClusterSpec, num_jobs: int, seed: int) -> None:
+        self.budget = Budget(self.limits)
+        self.counts = [gpu_counts(cluster.gpus_per_host, int(h)) for h in cluster.hosts_per_type]
+        self.ran_on = np.zeros((num_jobs, cluster.num_types), dtype=bool)  # types a job has run on (profiled there)
+        self.restarts = np.zeros(num_jobs, dtype=np.int64)  # allocation changes after its first start
+        self.suboptimal = 0
+
+    # ---- the candidates -------------------------------------------------------------------------
+    def _options(self, view: PolicyView):
+        """Every (row, type, GPU count) a job may take, with its goodput now (the bootstrap's
+        estimate where the job has not run)."""
+        rows, kinds, gpus = [], [], []
+        gph = view.cluster.gpus_per_host
+        for k, counts in enumerate(self.counts):
+            fits = counts <= view.capacity[k]
+            ok = view.feasible[:, k][:, None] & fits[None, :]
+            ok &= (counts[None, :] >= view.min_gpus[:, None]) & (counts[None, :] <= view.max_gpus[:, None])
+            r, c = np.nonzero(ok)
+            rows.append(r)
+            kinds.append(np.full(len(r), k))
+            gpus.append(counts[c])
+            rigid = np.flatnonzero(~view.elastic & view.feasible[:, k] & ~np.isin(view.workers[:, None], counts).any(1))
+            rows.append(rigid)  # a rigid gang that is not one of Sia's counts still has its own
+            kinds.append(np.full(len(rigid), k))
+            gpus.append(view.workers[rigid])
+        rows, kinds, gpus = (np.concatenate(a).astype(np.int64) for a in (rows, kinds, gpus))
+        rate = view.goodput(rows, kinds, gpus, -(-gpus // gph))
+        if self.bootstrap == "profiled":
+            rate = self._as_profiled(view, rows, kinds, gpus, rate)
+        keep = rate > 0
+        return rows[keep], kinds[keep], gpus[keep], rate[keep]
+
+    def _as_profiled(self, view, rows, kinds, gpus, rate):
+        """What Sia knows of an elastic job: exact goodput on the types it ran on; elsewhere its
+        1-GPU profile, and more GPUs projected from its best-known type by the 1-GPU ratio; before
+        its first run, 1 GPU of any type, all alike. A rigid job's throughput on every type."""
+        ids = view.job_id[rows]
+        known = self.ran_on[ids, kinds]
+        one = view.goodput(
+            np.arange(view.num_jobs).repeat(view.num_types),
+            np.tile(np.arange(view.num_types), view.num_jobs),
+            np.ones(view.num_jobs * view.num_types, dtype=np.int64),
+        )
+        one = one.reshape(view.num_jobs, view.num_types)
+        ran_any = self.ran_on[view.job_id].any(axis=1)
+        rigid = ~view.elastic[rows]  # profiled at its gang on every type (the artifact's rigid throughputs)
+        out = np.where(known | rigid | ((gpus == 1) & ran_any[rows]), rate, 0.0)
+        # before its first run an elastic job is 1 GPU on any type, every type alike (the
+        # artifact sets each type's 1-GPU configuration to the same normalised value)
+        out[~rigid & ~ran_any[rows] & (gpus == 1)] = 1.0
+        guess = ~known & (gpus > 1) & view.elastic[rows] & ran_any[rows]
+        if guess.any():
+            g_rows, g_kinds, g_gpus = rows[guess], kinds[guess], gpus[guess]
+            # the best type it ran on (by its 1-GPU goodput) stands in; its rate there at this count
+            ran = self.ran_on[view.job_id[g_rows]]
+            base = np.argmax(np.where(ran, one[g_rows], -1.0), axis=1)
+            there = view.goodput(g_rows, base, g_gpus, -(-g_gpus // view.cluster.gpus_per_host))
+            with np.errstate(divide="ignore", invalid="ignore"):
+                ratio = np.where(one[g_rows, base] > 0, one[g_rows, g_kinds] / one[g_rows, base], 0.0)
+            out[guess] = there * ratio
+        return out
+
+    # ---- the decision ---------------------------------------------------------------------------
+    def decide(self, view: PolicyView) -> Allocation:
+        n = view.num_jobs
+        types, counts = view.empty_assignment(), view.workers.copy()
+        if n == 0:
+            return Allocation(types, counts)
+        rows, kinds, gpus, rate = self._options(view)
+        floor = np.full(n, np.inf)
+        np.minimum.at(floor, rows, rate)
+        speedup = np.maximum(rate / floor[rows], TINY_GAIN)
+        running = view.last_type >= 0
+        current = running[rows] & (kinds == view.last_type[rows]) & (gpus == view.gpus[rows])
+        factor = self._realloc_factor(view)
+        speedup = np.where(current, speedup, speedup * factor[rows])
+        coefficient = np.minimum(np.round(np.power(speedup, self.p), 2), self.clip)
+        coefficient = coefficient + np.where(current, 0.0, self.lambda_a)
+        # lambda_n x (n - chosen): each chosen option takes lambda_n off; the constant is left out
+        cost = coefficient - self.lambda_n
+        # a job in the middle of a restart keeps its configuration
+        frozen = running & (view.owed_s > 0)
+        forced = current & frozen[rows]
+        choice = choose_options(
+            cost,
+            rows,
+            kinds,
+            gpus,
+            view.capacity,
+            n,
+            forced=np.flatnonzero(forced),
+            maximize=self.p > 0,
+            mip_gap=self.mip_gap,
+            budget=self.budget,
+        )
+        self.suboptimal += not choice.optimal
+        chosen = choice.option >= 0
+        types[chosen] = kinds[choice.option[chosen]]
+        counts[chosen] = gpus[choice.option[chosen]]
+        self._remember(view, types, counts)
+        return Allocation(types, counts)
+
+    def _realloc_factor(self, view: PolicyView) -> np.ndarray:
+        """Pollux's re-allocation factor, as Sia's simulator applies it (sia_use_pollux_realloc_factor)."""
+        age = view.now - view.arrival
+        penalty = self.restart_penalty_s
+        lost = self.restarts[view.job_id] * penalty
+        factor = np.maximum(age - lost, 0.0) / (age + penalty)
+        return np.where(age < penalty, 1.0, factor)
+
+    def _remember(self, view: PolicyView, types: np.ndarray, counts: np.ndarray) -> None:
+        ids = view.job_id
+        running = view.last_type >= 0
+        changed = running & (types >= 0) & ((types != view.last_type) | (counts != view.gpus))
+        resumed = ~running & (types >= 0) & ~np.isnan(view.first_start)
+        self.restarts[ids[changed | resumed]] += 1
+        run = types >= 0
+        self.ran_on[ids[run], types[run]] = True
+
+    def stats(self) -> dict[str, float]:
+        return {"sia_suboptimal_solves": float(self.suboptimal), **self.budget.stats(("mip_nodes",))}
