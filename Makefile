@@ -72,10 +72,11 @@ reproduce-field: $(STAMP)  ## FFT against Sia and Pollux: the paper_field sweep 
 	$(PY) -m fairsim.paper.reproduce --scale $(SCALE) --only field $(ARGS)
 	$(PY) -m fairsim.paper.reproduce --scale $(SCALE) --draw-only
 
-reproduce-all: $(STAMP)  ## reproduce, then reproduce-load, then reproduce-choices: every section of REPORT.md (about 50 min on 2 cores from empty results)
+reproduce-all: $(STAMP)  ## reproduce, then reproduce-load, reproduce-choices and reproduce-field: every section of REPORT.md (about 70 min on 2 cores from empty results)
 	$(MAKE) reproduce
 	$(MAKE) reproduce-load
 	$(MAKE) reproduce-choices
+	$(MAKE) reproduce-field
 
 verify: $(STAMP)  ## recompute a fixed sample of the committed figures' cells (every testbed cell of seed 0, one full-scale FFT cell) and compare each per-job table with paper_figs/MANIFEST.json; about 1 min on 2 cores
 	$(PY) -m fairsim.paper.verify $(ARGS)

@@ -28,6 +28,7 @@ CONFIGS = [
     ["policy=fifo", "num_jobs=25"],  # a top-level key that does
     ["policy=ours", "+fft_variant=age_weight_0", *SMALL],  # a variant's label
     ["policy=fifo", "workload=team_cluster"],  # a job log: tenants, rows dropped
+    ["policy=sia", "num_jobs=20", "+workload.elastic={fraction: 1.0}", "sim.round_len_s=60"],  # elastic jobs
     [
         "policy=fifo",
         "num_jobs=20",

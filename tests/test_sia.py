@@ -75,6 +75,21 @@ def test_a_new_job_is_known_at_one_gpu_only_when_profiled():
     assert gpus == [1] and types[0] in (0, 1)
 
 
+def test_a_new_job_with_a_floor_above_one_gpu_starts_at_its_floor():
+    view = elastic_view([1.0, 2.0], [8, 8], lo=3, power=0.7)
+    types, gpus = decide(SiaPolicy(bootstrap="profiled"), view)
+    assert gpus == [3] and types[0] in (0, 1)
+
+
+def test_a_new_job_starts_at_the_smallest_count_it_can_run_on():
+    # range 4..8, but no progress below 8 GPUs (e.g. memory): it starts on 8, not never
+    view = elastic_view([1.0], [8], lo=4, hi=8)
+    view = dataclasses.replace(
+        view, _goodput=lambda rows, types, gpus, hosts: np.where(np.asarray(gpus) >= 8, 1.0, 0.0)
+    )
+    assert decide(SiaPolicy(bootstrap="profiled"), view) == ([0], [8])
+
+
 def test_after_running_its_multi_gpu_goodput_is_projected_to_other_types():
     # the job ran on type 0 (1 x g^0.7); type 1's 1-GPU profile is twice as fast: projected 2 x g^0.7,
     # which is the truth here, so it takes 8 GPUs of type 1

@@ -117,10 +117,13 @@ class SiaPolicy(Policy):
             rows.append(r)
             kinds.append(np.full(len(r), k))
             gpus.append(counts[c])
-            rigid = np.flatnonzero(~view.elastic & view.feasible[:, k] & ~np.isin(view.workers[:, None], counts).any(1))
-            rows.append(rigid)  # a rigid gang that is not one of Sia's counts still has its own
-            kinds.append(np.full(len(rigid), k))
-            gpus.append(view.workers[rigid])
+            # a job's smallest count (a rigid job's gang), when it is not one of Sia's counts
+            own = np.flatnonzero(
+                view.feasible[:, k] & (view.min_gpus <= view.capacity[k]) & ~np.isin(view.min_gpus, counts)
+            )
+            rows.append(own)
+            kinds.append(np.full(len(own), k))
+            gpus.append(view.min_gpus[own])
         rows, kinds, gpus = (np.concatenate(a).astype(np.int64) for a in (rows, kinds, gpus))
         rate = view.goodput(rows, kinds, gpus, -(-gpus // gph))
         if self.bootstrap == "profiled":
@@ -130,31 +133,40 @@ class SiaPolicy(Policy):
 
     def _as_profiled(self, view, rows, kinds, gpus, rate):
         """What Sia knows of an elastic job: exact goodput on the types it ran on; elsewhere its
-        1-GPU profile, and more GPUs projected from its best-known type by the 1-GPU ratio; before
-        its first run, 1 GPU of any type, all alike. A rigid job's throughput on every type."""
+        profile at the smallest count it runs on (the artifact: 1 GPU), and more GPUs projected
+        from its best-known type by the two profiles' ratio; before its first run, the smallest
+        count it runs on of each type, all alike. A rigid job's throughput on every type."""
+        n, num_types = view.num_jobs, view.num_types
         ids = view.job_id[rows]
         known = self.ran_on[ids, kinds]
-        one = view.goodput(
-            np.arange(view.num_jobs).repeat(view.num_types),
-            np.tile(np.arange(view.num_types), view.num_jobs),
-            np.ones(view.num_jobs * view.num_types, dtype=np.int64),
-        )
-        one = one.reshape(view.num_jobs, view.num_types)
         ran_any = self.ran_on[view.job_id].any(axis=1)
-        rigid = ~view.elastic[rows]  # profiled at its gang on every type (the artifact's rigid throughputs)
-        out = np.where(known | rigid | ((gpus == 1) & ran_any[rows]), rate, 0.0)
-        # before its first run an elastic job is 1 GPU on any type, every type alike (the
-        # artifact sets each type's 1-GPU configuration to the same normalised value)
-        out[~rigid & ~ran_any[rows] & (gpus == 1)] = 1.0
-        guess = ~known & (gpus > 1) & view.elastic[rows] & ran_any[rows]
+        rigid = ~view.elastic[rows]  # known at its gang on every type (the artifact's rigid throughputs)
+        # each (job, type)'s smallest count it can run on, and each job's smallest over its types:
+        # its profile (the artifact: 1 GPU, a data-parallel job's smallest)
+        key = rows * num_types + kinds
+        runnable = rate > 0
+        floor = np.full(n * num_types, np.iinfo(np.int64).max)
+        np.minimum.at(floor, key[runnable], gpus[runnable])
+        smallest = runnable & (gpus == floor[key])
+        profile_gpus = floor.reshape(n, num_types).min(axis=1)
+        out = np.where(known | rigid | ((gpus == profile_gpus[rows]) & ran_any[rows]), rate, 0.0)
+        # before its first run: the smallest count of every type it can run on, alike (the
+        # artifact gives each type's 1-GPU configuration the same normalised value)
+        out[~rigid & ~ran_any[rows] & smallest] = 1.0
+        guess = ~rigid & ~known & ran_any[rows] & (gpus > profile_gpus[rows])
         if guess.any():
+            profile = view.goodput(
+                np.repeat(np.arange(n), num_types),
+                np.tile(np.arange(num_types), n),
+                np.repeat(np.minimum(profile_gpus, view.max_gpus), num_types),
+            ).reshape(n, num_types)
             g_rows, g_kinds, g_gpus = rows[guess], kinds[guess], gpus[guess]
-            # the best type it ran on (by its 1-GPU goodput) stands in; its rate there at this count
+            # the best type it ran on (by its profile) stands in; its goodput there at this count
             ran = self.ran_on[view.job_id[g_rows]]
-            base = np.argmax(np.where(ran, one[g_rows], -1.0), axis=1)
+            base = np.argmax(np.where(ran, profile[g_rows], -1.0), axis=1)
             there = view.goodput(g_rows, base, g_gpus, -(-g_gpus // view.cluster.gpus_per_host))
             with np.errstate(divide="ignore", invalid="ignore"):
-                ratio = np.where(one[g_rows, base] > 0, one[g_rows, g_kinds] / one[g_rows, base], 0.0)
+                ratio = np.where(profile[g_rows, base] > 0, profile[g_rows, g_kinds] / profile[g_rows, base], 0.0)
             out[guess] = there * ratio
         return out
 
