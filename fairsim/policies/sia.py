@@ -88,7 +88,16 @@ class SiaPolicy(Policy):
 
     def reset(self, cluster: ClusterSpec, num_jobs: int, seed: int) -> None:
         self.budget = Budget(self.limits)
-        sizes = {cluster.canonical(name, "policy", f"host_gpus.{name}"): n for name, n in self.host_gpus.items()}
+        sizes = {}
+        for name, n in self.host_gpus.items():
+            match = [t for t in cluster.gpu_types if t.lower() == str(name).lower()]
+            if not match:
+                raise InputError(
+                    "policy",
+                    f"host_gpus.{name}",
+                    f"is not a GPU type of this cluster (has: {', '.join(cluster.gpu_types)})",
+                )
+            sizes[match[0]] = n
         self.counts = []
         for name, count, hosts in zip(cluster.gpu_types, cluster.counts, cluster.hosts_per_type):
             size = sizes.get(name, cluster.gpus_per_host)  # Sia's host size of the type, if not the cluster's
