@@ -230,3 +230,30 @@ def test_bench_refuses_a_log_with_unfinished_jobs(tmp_path):
     folder = stub_results(tmp_path, "sia", [600.0, 1230.5])
     with pytest.raises(SystemExit, match="not finished in its last record: toy-2"):
         bench.read_their_log(folder / "workload-1.log", ["toy-0", "toy-2"])
+
+
+def test_bench_runs_their_simulator_as_run_experiment_does(tmp_path, capsys):
+    # a stand-in for their multi_simulator.py: records its arguments, writes a log whose last
+    # record finishes both jobs
+    import sys
+
+    root = write_artifact(tmp_path / "sia-simulator")
+    (root / "applications.py").write_text("")
+    (root / "multi_simulator.py").write_text(
+        "import json, sys\n"
+        "open('argv.json', 'w').write(json.dumps(sys.argv[1:]))\n"
+        "out = [a.split('=', 1)[1] for a in sys.argv if a.startswith('--output=')][0]\n"
+        "jobs = [{'name': 'toy-0', 'submission_time': 0.0, 'completion_time': 900.0},\n"
+        "        {'name': 'toy-1', 'submission_time': 30.5, 'completion_time': 930.5}]\n"
+        "open(out, 'w').write(json.dumps({'timestamp': 60, 'submitted_jobs': jobs}) + '\\n')\n"
+    )
+    keep = tmp_path / "kept"
+    extra = ["+workload.epochs.toy=2", "+workload.slowdown.toy=2.0", "+workload.restart_s.toy=10"]
+    args = ["--sia", str(root), "--python", sys.executable, "--workloads", "set/workload-1", "--no-command"]
+    assert bench.main([*args, "--keep-results", str(keep), *[a for e in extra for a in ("--set", e)]]) == 0
+    argv = json.loads((root / "argv.json").read_text())
+    assert argv[0] == str(root / "workloads" / "set" / "workload-1.csv")
+    assert argv[1:-1] == bench.THEIR_COMMANDS["sia"][1]
+    assert argv[-1] == f"--output={keep / 'sia-set-1' / 'workload-1.log'}"
+    assert float((keep / "sia-set-1" / "wall_s.txt").read_text()) > 0
+    assert capsys.readouterr().out.strip().splitlines()[-1].split()[2] == "0.250"  # (900 + 900) / 2 s
