@@ -223,8 +223,9 @@ def test_left_out_names_the_optional_sections_not_drawn_and_their_commands():
         if spec.get("optional"):
             assert f"'{spec['section']}' (needs make {spec['make']}" in line, name
     assert line.startswith(
-        "[reproduce] REPORT.md lacks 'Which claims hold where' (needs make reproduce-load, about 20 min) and "
+        "[reproduce] REPORT.md lacks 'Which claims hold where' (needs make reproduce-load, about 20 min), "
     )
+    assert line.count(" and ") == 1 and line.endswith(")")
     assert "SCALE=full" in reproduce.left_out(PLAN, {}, "full")
     assert reproduce.left_out(PLAN, {f: "" for f in PLAN["figures"]}, "small") is None
 
