@@ -455,7 +455,7 @@ GROUP_CASES = [
         ["cluster=nosuch"],
         "command line",
         "cluster",
-        "allowed: gavel, openb, pai2020, pal, paper, pollux, scale8, tiresias",
+        "allowed: gavel, openb, pai2020, pal, paper, pollux, scale8, sia, tiresias",
     ),
     case("workload_unknown", ["workload=nosuch"], "command line", "workload", "allowed: file"),
     case("sim_unknown", ["sim=nosuch"], "command line", "sim", "allowed: default, gavel_compat"),

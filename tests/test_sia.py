@@ -167,3 +167,39 @@ def test_end_to_end_every_job_finishes_with_invariants_checked(clock):
     # more GPU-seconds than seconds
     first = res.jobs.iloc[0]
     assert first.attained_gpu_s > 2 * first.run_s
+
+
+def test_host_gpus_builds_a_types_configurations_on_hosts_of_that_size():
+    # 16 GPUs on the view's 4-GPU hosts: 1, 2, 4, 8, 12, 16; as two 8-GPU hosts (Sia's DGX): no 12
+    view = elastic_view([1.0], [16])
+    policy = SiaPolicy()
+    policy.reset(view.cluster, 1, 0)
+    assert policy.counts[0].tolist() == [1, 2, 4, 8, 12, 16]
+    name = view.cluster.gpu_types[0]
+    policy = SiaPolicy(host_gpus={name.upper(): 8})
+    policy.reset(view.cluster, 1, 0)
+    assert policy.counts[0].tolist() == [1, 2, 4, 8, 16]
+    with pytest.raises(InputError, match=re.escape("host_gpus.V100: is not a GPU type of this cluster")):
+        SiaPolicy(host_gpus={"V100": 8}).reset(view.cluster, 1, 0)
+
+
+def test_growth_cap_doubles_a_job_at_most_each_decision():
+    # linear goodput: alone on 8 GPUs it takes all 8; capped, 1 first, then 2, then 4
+    view = elastic_view([1.0], [8])
+    assert decide(SiaPolicy(bootstrap="oracle"), view) == ([0], [8])
+    policy = SiaPolicy(bootstrap="oracle", growth_cap=2)
+    policy.reset(view.cluster, 1, 0)
+    seen = []
+    for _ in range(3):
+        answer = policy.decide(view)
+        seen.append(int(answer.gpus[0]))
+    assert seen == [1, 2, 4]
+
+
+@pytest.mark.parametrize(
+    ("option", "value", "needle"),
+    [("host_gpus", {"T4": 0}, "host_gpus.T4: must be a GPU count >= 1"), ("growth_cap", 0.5, "growth_cap: must be")],
+)
+def test_bad_replay_options_are_refused(option, value, needle):
+    with pytest.raises(InputError, match=re.escape(needle)):
+        SiaPolicy(**{option: value})

@@ -22,6 +22,10 @@ docs/baselines.md "Sia"):
   minimises sum(coefficient x chosen) + lambda_n x (jobs left without an allocation); with p > 0
   it maximises. ``lambda_a`` adds to every configuration other than the job's current one (the
   artifact passes 0.01 but its program never reads it: 0 reproduces it).
+- Options for replaying Sia's simulator (off by default): ``host_gpus`` {type: GPUs per host}
+  builds a type's configurations on hosts of that size (fairsim's cluster has one host size);
+  ``growth_cap`` 2 lets an elastic job take at most twice the most GPUs it has been given (1
+  before its first run), as the artifact's max_replicas does.
 - Solved exactly by HiGHS within ``mip_gap`` (the artifact: CBC or GLPK, gap 1e-4), under a
   node budget, so the same run gives the same decisions on any machine.
 """
@@ -57,6 +61,8 @@ class SiaPolicy(Policy):
         bootstrap: str = "profiled",
         mip_gap: float = 1e-4,
         mip_nodes: int = 10000,
+        host_gpus: dict | None = None,
+        growth_cap: float | None = None,
     ):
         if bootstrap not in BOOTSTRAPS:
             raise InputError(
@@ -70,10 +76,35 @@ class SiaPolicy(Policy):
         self.p, self.lambda_n, self.lambda_a, self.clip = float(p), float(lambda_n), float(lambda_a), float(clip)
         self.restart_penalty_s, self.bootstrap, self.mip_gap = float(restart_penalty_s), bootstrap, float(mip_gap)
         self.limits = Limits(mip_nodes=int(mip_nodes))
+        self.host_gpus = dict(host_gpus or {})
+        for name, size in self.host_gpus.items():
+            if isinstance(size, bool) or not isinstance(size, int) or size < 1:
+                raise InputError("policy", f"host_gpus.{name}", f"must be a GPU count >= 1, got {size!r}")
+        if growth_cap is not None and not (
+            isinstance(growth_cap, (int, float)) and not isinstance(growth_cap, bool) and growth_cap >= 1
+        ):
+            raise InputError("policy", "growth_cap", f"must be null or a number >= 1, got {growth_cap!r}")
+        self.growth_cap = None if growth_cap is None else float(growth_cap)
 
     def reset(self, cluster: ClusterSpec, num_jobs: int, seed: int) -> None:
         self.budget = Budget(self.limits)
-        self.counts = [gpu_counts(cluster.gpus_per_host, int(h)) for h in cluster.hosts_per_type]
+        sizes = {}
+        for name, n in self.host_gpus.items():
+            match = [t for t in cluster.gpu_types if t.lower() == str(name).lower()]
+            if not match:
+                raise InputError(
+                    "policy",
+                    f"host_gpus.{name}",
+                    f"is not a GPU type of this cluster (has: {', '.join(cluster.gpu_types)})",
+                )
+            sizes[match[0]] = n
+        self.counts = []
+        for name, count, hosts in zip(cluster.gpu_types, cluster.counts, cluster.hosts_per_type):
+            size = sizes.get(name, cluster.gpus_per_host)  # Sia's host size of the type, if not the cluster's
+            self.counts.append(
+                gpu_counts(size, int(hosts) if size == cluster.gpus_per_host else -(-int(count) // size))
+            )
+        self.most_gpus = np.zeros(num_jobs, dtype=np.int64)  # most GPUs a job has been given (growth_cap)
         self.ran_on = np.zeros((num_jobs, cluster.num_types), dtype=bool)  # types a job has run on (profiled there)
         self.restarts = np.zeros(num_jobs, dtype=np.int64)  # allocation changes after its first start
         self.suboptimal = 0
@@ -88,6 +119,9 @@ class SiaPolicy(Policy):
             fits = counts <= view.capacity[k]
             ok = view.feasible[:, k][:, None] & fits[None, :]
             ok &= (counts[None, :] >= view.min_gpus[:, None]) & (counts[None, :] <= view.max_gpus[:, None])
+            if self.growth_cap is not None:  # Sia: at most growth_cap x the most GPUs it ran on (1 before)
+                grown = np.maximum(self.growth_cap * self.most_gpus[view.job_id], 1)
+                ok &= ~view.elastic[:, None] | (counts[None, :] <= grown[:, None])
             r, c = np.nonzero(ok)
             rows.append(r)
             kinds.append(np.full(len(r), k))
@@ -201,6 +235,7 @@ class SiaPolicy(Policy):
         self.restarts[ids[changed | resumed]] += 1
         run = types >= 0
         self.ran_on[ids[run], types[run]] = True
+        np.maximum.at(self.most_gpus, ids[run], counts[run])
 
     def stats(self) -> dict[str, float]:
         return {"sia_suboptimal_solves": float(self.suboptimal), **self.budget.stats(("mip_nodes",))}

@@ -224,6 +224,12 @@ def elastic_jobs(
     """The elastic attributes of ``jobs`` (built from ``trace`` and ``catalog``): the ``chosen``
     jobs may run on ``gpu_bounds`` GPUs at CatalogGoodput's rate (PolluxGoodput's for the
     pollux catalog); the others keep their requested count."""
+    if catalog.name == "sia":  # Sia's own jobs: the true goodput of Sia's simulator, epoch by epoch
+        from fairsim.workload.sia_trace import sia_elastic
+
+        require(not o.like, src, "elastic.like", "is for other catalogs: Sia's jobs have their own statistics")
+        lo, hi = gpu_bounds(catalog, cluster, jobs.model, jobs.workers, o)
+        return sia_elastic(jobs, catalog, cluster, chosen, lo, hi)
     pollux = PolluxCatalog.load()
     if catalog.name == "pollux":  # Pollux's own jobs: its goodput model, epoch by epoch
         require(not o.like, src, "elastic.like", "is for other catalogs: Pollux's jobs have their own statistics")

@@ -39,6 +39,7 @@ from fairsim.workload.philly import OPTIONS as PHILLY_OPTIONS
 from fairsim.workload.philly import PhillyOptions, generate_philly
 from fairsim.workload.pollux_trace import pollux_catalog, read_pollux_trace
 from fairsim.workload.pollux_trace import shipped_trace as pollux_shipped
+from fairsim.workload.sia_trace import load_sia, read_sia_trace
 from fairsim.workload.table_catalog import gavel_catalog, table_catalog
 from fairsim.workload.tiresias_trace import duration_catalog, read_tiresias_trace
 from fairsim.workload.tiresias_trace import shipped_trace as tiresias_shipped
@@ -118,6 +119,12 @@ def _pollux(cfg: Mapping[str, Any], cluster: ClusterSpec, src: str) -> Catalog:
     return pollux_catalog(PolluxCatalog.load(), cluster.gpus_per_host, int(cluster.counts.max()))
 
 
+def _sia(cfg: Mapping[str, Any], cluster: ClusterSpec, src: str) -> Catalog:
+    # Sia's applications from its artifact's profiles (workload.dir), on the cluster's types
+    _made_from(cfg, src, "sia", "sia_trace")
+    return load_sia(cfg, cluster, src)
+
+
 CATALOGS: dict[str, Callable[[Mapping[str, Any], ClusterSpec, str], Catalog]] = {
     "paper": _paper,
     "gavel": _gavel,
@@ -125,6 +132,7 @@ CATALOGS: dict[str, Callable[[Mapping[str, Any], ClusterSpec, str], Catalog]] = 
     "durations": _durations,
     "pal_iterations": _pal_iterations,
     "pollux": _pollux,
+    "sia": _sia,
 }
 CATALOG_OPTIONS = {
     "paper": ("catalog_path",),
@@ -133,6 +141,7 @@ CATALOG_OPTIONS = {
     "durations": (),
     "pal_iterations": ("iteration_s", "locality_penalty"),
     "pollux": (),
+    "sia": ("dir", "profiles", "host_gpus", "epochs", "slowdown", "restart_s", "max_local", "batch"),
 }
 
 
@@ -172,6 +181,11 @@ def _pollux_trace(cfg, catalog, cluster, seed, src):
     return trace, opt.window(cfg.get("window"), src), {}
 
 
+def _sia_trace(cfg, catalog, cluster, seed, src):
+    require(catalog.name == "sia", src, "catalog", "sia_trace needs catalog=sia (its jobs are Sia's)")
+    return read_sia_trace(catalog.path, catalog.apps), opt.window(cfg.get("window"), src), {}
+
+
 def _no_shipped(name: str) -> Path | None:
     return None  # PAL's traces come from Sia's artifact, which has no licence: none is shipped
 
@@ -198,6 +212,7 @@ KINDS = {
     "tiresias_trace": _tiresias_trace,
     "pal_trace": _pal_trace,
     "pollux_trace": _pollux_trace,
+    "sia_trace": _sia_trace,
     "jobs_log": _jobs_log,
 }
 # a kind's keys: a tuple, or a function of the config (a job log's keys depend on its format)
@@ -209,6 +224,7 @@ KIND_OPTIONS = {
     "tiresias_trace": ("path", "window"),
     "pal_trace": ("path", "window"),
     "pollux_trace": ("path", "window"),
+    "sia_trace": ("path", "window"),
     "jobs_log": lambda cfg, src: format_options(cfg, src) + ("window",),
 }
 DEFAULT_CATALOG = {
@@ -219,6 +235,7 @@ DEFAULT_CATALOG = {
     "tiresias_trace": "durations",
     "pal_trace": "pal_iterations",
     "pollux_trace": "pollux",
+    "sia_trace": "sia",
     "jobs_log": "paper",
 }
 COMMON = ("name", "kind", "catalog", "elastic")
