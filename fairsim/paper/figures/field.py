@@ -6,7 +6,8 @@ and Pollux choose only a GPU type and hosts) and ``elastic`` (sweep ``paper_fiel
 same traces with elastic jobs, sized by the newcomers through their goodput; FFT and the paper's
 baselines run every job at its requested count, which is the rigid run, so their cells are the
 testbed sweep's). The newcomers decide every 60 s as in their authors' simulator; the others keep
-FFT's 5-minute rounds.
+FFT's 5-minute rounds. The sweeps' default grid has Sia only (Pollux's search costs seconds a
+decision; ``policy=sia,pollux`` adds it); the section shows whichever newcomers ran.
 
 field.{pdf,png}: avg JCT and mean rho (fluid) of each policy as a ratio to FFT (> 1: FFT better).
 data/field.csv: the plotted ratios. REPORT.md: the per-policy table and every testbed headline
