@@ -22,7 +22,19 @@ SMALL = ["num_jobs=20", "sim.record_schedule=true"]
 CONFIGS = [
     *(
         [f"policy={p}", *SMALL]
-        for p in ("ours", "themis", "gavel", "gavel_ftf", "tiresias_las", "allox", "pal", "fifo", "srtf", "sia")
+        for p in (
+            "ours",
+            "themis",
+            "gavel",
+            "gavel_ftf",
+            "tiresias_las",
+            "allox",
+            "pal",
+            "fifo",
+            "srtf",
+            "sia",
+            "pollux",
+        )
     ),
     ["policy=fifo", "policy.backfill=false", *SMALL],  # a policy option that tells two cells apart
     ["policy=fifo", "num_jobs=25"],  # a top-level key that does
