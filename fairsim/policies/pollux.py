@@ -54,6 +54,15 @@ SPEEDUP_FLOOR = 1e-3  # added to every scaled speedup in the power mean (pollux_
 COUNT = np.int16  # GPUs of one job on one host in the search's states (small: the search is memory-bound)
 
 
+def realloc_factor(age: np.ndarray, restarts: np.ndarray, delay: float) -> np.ndarray:
+    """Pollux's re-allocation factor: the share of a job's life not lost to restarts if it
+    restarts once more, (age - restarts x delay) / (age + delay), at least 0; 1 where age + delay
+    is 0 (nothing to lose yet)."""
+    with np.errstate(divide="ignore", invalid="ignore"):
+        factor = np.maximum(age - restarts * delay, 0.0) / (age + delay)
+    return np.where(age + delay > 0, factor, 1.0)
+
+
 class PolluxPolicy(Policy):
     def __init__(
         self,
@@ -235,11 +244,7 @@ class Problem:
         self.most = self.max_reps.astype(COUNT)
         self.base = self._current(view, order, ids)
         self.speedup = self._speedups(view, order, elastic)
-        age = view.now - view.arrival[order]
-        delay = policy.restart_delay_s
-        with np.errstate(divide="ignore", invalid="ignore"):
-            factor = np.maximum(age - policy.restarts[ids] * delay, 0.0) / (age + delay)
-        self.factor = np.where(age + delay > 0, factor, 1.0)
+        self.factor = realloc_factor(view.now - view.arrival[order], policy.restarts[ids], policy.restart_delay_s)
         self.scale = len(host_type) / max(int(self.host_cap.sum()), 1)  # dominant share x hosts
         self.p = policy.p
 

@@ -37,6 +37,7 @@ import numpy as np
 from fairsim.cluster import ClusterSpec
 from fairsim.errors import InputError
 from fairsim.policies.base import Allocation, Policy, PolicyView
+from fairsim.policies.pollux import realloc_factor
 from fairsim.solve.budget import Budget, Limits
 from fairsim.solve.choice import choose_options
 
@@ -222,10 +223,8 @@ class SiaPolicy(Policy):
     def _realloc_factor(self, view: PolicyView) -> np.ndarray:
         """Pollux's re-allocation factor, as Sia's simulator applies it (sia_use_pollux_realloc_factor)."""
         age = view.now - view.arrival
-        penalty = self.restart_penalty_s
-        lost = self.restarts[view.job_id] * penalty
-        factor = np.maximum(age - lost, 0.0) / (age + penalty)
-        return np.where(age < penalty, 1.0, factor)
+        factor = realloc_factor(age, self.restarts[view.job_id], self.restart_penalty_s)
+        return np.where(age < self.restart_penalty_s, 1.0, factor)
 
     def _remember(self, view: PolicyView, types: np.ndarray, counts: np.ndarray) -> None:
         ids = view.job_id

@@ -32,6 +32,13 @@ class GoodputModel(Protocol):
         ...
 
 
+def rate_arrays(jobs, types, gpus, hosts, done) -> tuple[np.ndarray, ...]:
+    """A ``GoodputModel.rate`` call's arguments as arrays of their kinds (indices and counts as
+    int64, progress as float64), for a model that indexes with them."""
+    jobs, types, gpus, hosts = (np.asarray(a, dtype=np.int64) for a in (jobs, types, gpus, hosts))
+    return jobs, types, gpus, hosts, np.asarray(done, dtype=np.float64)
+
+
 @dataclass(frozen=True, eq=False)
 class ElasticJobs:
     """The elastic attributes of a JobSet's jobs, arrays over its rows."""

@@ -34,6 +34,7 @@ import pandas as pd
 
 from fairsim.errors import InputError, require
 from fairsim.files import note_input
+from fairsim.workload.elastic import rate_arrays
 
 PERF_FIELDS = ("alpha_c", "beta_c", "alpha_n", "beta_n", "alpha_r", "beta_r", "gamma")
 GAMMA_RANGE = (1.0, 10.0)  # 1: compute and network add up; 10: close to max(compute, network)
@@ -477,9 +478,7 @@ class PolluxGoodput:
     def rate(
         self, jobs: np.ndarray, types: np.ndarray, gpus: np.ndarray, hosts: np.ndarray, done: np.ndarray
     ) -> np.ndarray:
-        jobs, types = np.asarray(jobs, dtype=np.int64), np.asarray(types, dtype=np.int64)
-        gpus, hosts = np.asarray(gpus, dtype=np.int64), np.asarray(hosts, dtype=np.int64)
-        done = np.asarray(done, dtype=np.float64)
+        jobs, types, gpus, hosts, done = rate_arrays(jobs, types, gpus, hosts, done)
         out = np.zeros(len(jobs))
         ok = self.profiled[types] & (gpus >= 1) & (hosts >= 1) & (hosts <= gpus)
         model = self.job_model[jobs]

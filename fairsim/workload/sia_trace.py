@@ -43,6 +43,7 @@ from fairsim.cluster import ClusterSpec
 from fairsim.errors import InputError, require
 from fairsim.files import note_input
 from fairsim.workload.catalog import Catalog
+from fairsim.workload.elastic import rate_arrays
 from fairsim.workload.goodput import BatchLimits, PerfParams, PolluxCatalog, best_batch, fit_perf_params
 
 FORMAT = "name,time,application,num_replicas,batch_size[,category]"
@@ -483,9 +484,7 @@ class SiaGoodput:
     def rate(
         self, jobs: np.ndarray, types: np.ndarray, gpus: np.ndarray, hosts: np.ndarray, done: np.ndarray
     ) -> np.ndarray:
-        jobs, types = np.asarray(jobs, dtype=np.int64), np.asarray(types, dtype=np.int64)
-        gpus, hosts = np.asarray(gpus, dtype=np.int64), np.asarray(hosts, dtype=np.int64)
-        done = np.asarray(done, dtype=np.float64)
+        jobs, types, gpus, hosts, done = rate_arrays(jobs, types, gpus, hosts, done)
         out = np.zeros(len(jobs))
         for i in range(len(jobs)):
             if gpus[i] < 1 or types[i] < 0:
