@@ -103,6 +103,25 @@ def test_profiling_charged_once_on_first_run():
     assert res.jobs["finish_s"].iloc[0] == pytest.approx(120.0)
 
 
+@pytest.mark.parametrize("clock", ["rounds", "events"])
+def test_restore_on_first_start_charges_a_restart_at_the_first_start(clock):
+    # restart 5 s + 2.5e9 bytes over the 10 Gbit/s link (2 s), with profiling 2 x 10 s on top:
+    # 27 s before the first unit; then 100 units at 1/s. The second job (on the other type) pays
+    # its own: 20 + 5 + 1 s (1.25e9 bytes), then 50 units
+    cluster = toy_cluster({"T4": 1, "A10": 1})
+    jobs = toy_jobs(
+        [[1.0, 1.0], [1.0, 1.0]], work=[100.0, 50.0], state_bytes=[2 * GB_PER_S_AT_10GBPS, GB_PER_S_AT_10GBPS]
+    )
+    ov = Overheads(restart_s=5, profiling=True, profiling_s_per_type=10, restore_on_first_start=True)
+    res = simulate(jobs, cluster, FifoPolicy(), SimConfig(clock=clock, round_len_s=60, overheads=ov, check=True))
+    assert res.jobs["finish_s"].tolist() == pytest.approx([127.0, 76.0])
+    assert res.jobs["overhead_s"].tolist() == pytest.approx([27.0, 26.0])
+    off = simulate(
+        jobs, cluster, FifoPolicy(), SimConfig(clock=clock, round_len_s=60, overheads=Overheads(restart_s=5))
+    )
+    assert off.jobs["finish_s"].tolist() == pytest.approx([100.0, 50.0])  # a new job has no checkpoint to load
+
+
 def test_gang_is_packed_on_one_host_when_it_can_be():
     cluster = toy_cluster({"V100": 8}, gpus_per_host=4)
     jobs = toy_jobs([[1.0], [1.0], [1.0]], work=[60.0, 6000.0, 600.0], workers=[1, 1, 4], spread=[[1.0], [1.0], [0.5]])

@@ -119,6 +119,22 @@ def test_pollux_realloc_factor(age, restarts, factor):
     assert policy._realloc_factor(view).tolist() == pytest.approx([factor])
 
 
+def test_restart_penalty_by_model_overrides_the_default_per_model():
+    # two jobs aged 100 s after 1 restart: "big" pays 50 s ((100 - 50) / 150), "toy" the default
+    # 30 s ((100 - 30) / 130); a model younger than its penalty (a 200 s one) keeps factor 1
+    policy = SiaPolicy(restart_penalty_s=30.0, restart_penalty_by_model={"big": 50, "slow": 200})
+    view = toy_view([[1.0], [1.0], [1.0]], [4], now=100.0)
+    view = dataclasses.replace(view, model_name=np.array(["big", "toy", "slow"], dtype=object))
+    policy.reset(view.cluster, 3, 0)
+    policy.restarts[:] = 1
+    assert policy._realloc_factor(view).tolist() == pytest.approx([50 / 150, 70 / 130, 1.0])
+
+
+def test_restart_penalty_by_model_must_be_seconds():
+    with pytest.raises(InputError, match="restart_penalty_by_model.big"):
+        SiaPolicy(restart_penalty_by_model={"big": -1})
+
+
 @pytest.mark.parametrize(("now", "restarts", "moves"), [(1000.0, 3, False), (20.0, 0, True)])
 def test_the_realloc_factor_keeps_an_old_job_where_it_is(now, restarts, moves):
     # 4 GPUs of type 0 (speedup 4 over its 1-GPU worst: coefficient 4^-0.5 = 0.5) or 4 of type 1,

@@ -126,6 +126,19 @@ def test_tuned_goodput_starts_at_the_initial_batch_and_then_chooses(tmp_path):
     assert min(candidates) - 1e-9 <= later <= max(candidates) + 1e-9
 
 
+def test_the_scheduler_is_told_goodput_at_batches_up_to_the_submitted_one(tmp_path):
+    # job 0 submitted batch 8 (the initial batch): the scheduler judges it at batch 8 on 1 GPU,
+    # 40 examples/s in every epoch (gain 1), while the job itself tunes up to 32
+    _, jobs, _ = load(write_artifact(tmp_path))
+    args = lambda done: (np.array([0]), np.array([0]), np.array([1]), np.array([1]), np.array([done]))  # noqa: E731
+    assert jobs.elastic.estimate.rate(*args(1.0))[0] == pytest.approx(40.0)
+    assert jobs.elastic.estimate.rate(*args(100.0))[0] == pytest.approx(40.0)
+    assert jobs.elastic.told is jobs.elastic.estimate
+    # scheduler_batch=tuned: the scheduler reads the truth
+    _, jobs, _ = load(write_artifact(tmp_path / "tuned"), "workload.scheduler_batch=tuned")
+    assert jobs.elastic.estimate is None and jobs.elastic.told is jobs.elastic.model
+
+
 def test_placement_on_sia_hosts():
     apps = SiaApps.__new__(SiaApps)
     object.__setattr__(apps, "host_gpus", np.array([4, 8]))

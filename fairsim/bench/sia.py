@@ -22,9 +22,13 @@ fairsim runs the same workload (``workload=sia_trace workload.dir=<--sia> cluste
 sim=sia_compat seed=0``) with the matching policy:
 
   sia     policy=sia +policy.host_gpus={A100-40GB: 8, RTX2080Ti: 8} +policy.growth_cap=2
+          policy.restart_penalty_by_model={deepspeech2: 25, imagenet: 250, cifar10: 30, bert: 120,
+          yolov3: 45}   (the restart penalties of the artifact's sia.py; its jobs tell the policy
+          their goodput at batches up to their CSV batch_size: workload.scheduler_batch=submitted)
   gavel   policy=gavel workload.batch=fixed sim.round_len_s=360   (fairsim's Gavel is its SJF
           objective, not max_sum_throughput_perf: docs/baselines.md "Sia")
-  pollux  policy=pollux, when conf/policy/pollux.yaml exists; else skipped with a note
+  pollux  policy=pollux workload.scheduler_batch=tuned   (the artifact's type-blind jobs carry no
+          submitted batch: its Pollux judges them at batches up to the application's largest)
 
 Reported per (policy, workload): both average JCTs and fairsim's deviation in %, the deviation of
 the p99 JCT (their print_run_stats.py's: the sorted JCTs at index int(0.99 n)), both makespans
@@ -70,9 +74,14 @@ THEIR_COMMANDS = {  # (their script, its arguments), as run_experiment.sh runs t
     "pollux": ("multi_simulator_unaware.py", ["--policy=pollux", "--interval=60", "--policy_p_val=-1"]),
 }
 OUR_POLICY = {
-    "sia": ["policy=sia", "+policy.host_gpus={A100-40GB: 8, RTX2080Ti: 8}", "+policy.growth_cap=2"],
+    "sia": [
+        "policy=sia",
+        "+policy.host_gpus={A100-40GB: 8, RTX2080Ti: 8}",
+        "+policy.growth_cap=2",
+        "policy.restart_penalty_by_model={deepspeech2: 25, imagenet: 250, cifar10: 30, bert: 120, yolov3: 45}",
+    ],
     "gavel": ["policy=gavel", "workload.batch=fixed", "sim.round_len_s=360"],
-    "pollux": ["policy=pollux"],
+    "pollux": ["policy=pollux", "workload.scheduler_batch=tuned"],
 }
 WORKLOAD = re.compile(r"^([A-Za-z0-9_.-]+)/workload-(\d+)$")
 

@@ -63,6 +63,7 @@ class PolicyView:
     run_s: np.ndarray  # float [n] wall seconds the job has run so far
     first_start: np.ndarray  # float [n] seconds, NaN if never started
     changed: bool  # a job arrived or finished since the previous decision
+    model_name: np.ndarray | None = None  # object [n] the job's model (catalog name); "" in a view built by hand
     # elastic jobs (fairsim.workload.elastic); for a rigid job min_gpus = max_gpus = workers.
     # Left out (a view built by hand), every job is rigid.
     elastic: np.ndarray | None = None  # bool [n] the policy may choose the job's GPU count
@@ -73,9 +74,10 @@ class PolicyView:
     _goodput: Callable[[np.ndarray, np.ndarray, np.ndarray, np.ndarray | None], np.ndarray] | None = None
 
     def __post_init__(self) -> None:
-        """A view built by hand (tests, benchmarks) has rigid jobs unless it says otherwise."""
+        """A view built by hand (tests, benchmarks) has rigid, unnamed jobs unless it says otherwise."""
         n = len(self.job_id)
         rigid = dict(
+            model_name=np.full(n, "", dtype=object),
             elastic=np.zeros(n, dtype=bool),
             min_gpus=self.workers,
             max_gpus=self.workers,

@@ -54,7 +54,7 @@ SPEEDUP_FLOOR = 1e-3  # added to every scaled speedup in the power mean (pollux_
 COUNT = np.int16  # GPUs of one job on one host in the search's states (small: the search is memory-bound)
 
 
-def realloc_factor(age: np.ndarray, restarts: np.ndarray, delay: float) -> np.ndarray:
+def realloc_factor(age: np.ndarray, restarts: np.ndarray, delay: float | np.ndarray) -> np.ndarray:
     """Pollux's re-allocation factor: the share of a job's life not lost to restarts if it
     restarts once more, (age - restarts x delay) / (age + delay), at least 0; 1 where age + delay
     is 0 (nothing to lose yet)."""

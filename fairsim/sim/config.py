@@ -44,6 +44,9 @@ class Overheads:
       checkpoint (state over the link from shared storage) plus the fixed restart. When it
       resumes on a different type than it last ran on, it is also counted as a migration.
     - profiling: a new job's first run profiles it on every GPU type (paper sec. 4).
+    - restore_on_first_start: a job's first start also pays a restart (the fixed restart plus its
+      state over the link), as Sia's simulator charges its checkpoint-restore delay on every
+      start (sim=sia_compat); off elsewhere: a new job has no checkpoint to load.
     """
 
     migration: bool = True
@@ -51,9 +54,10 @@ class Overheads:
     profiling: bool = False
     restart_s: float = 30.0  # container restart + NCCL init
     profiling_s_per_type: float = 60.0
+    restore_on_first_start: bool = False
 
     def any(self) -> bool:
-        return self.migration or self.preemption or self.profiling
+        return self.migration or self.preemption or self.profiling or self.restore_on_first_start
 
 
 @dataclass(frozen=True)

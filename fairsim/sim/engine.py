@@ -124,11 +124,9 @@ class Engine:
             self.awaited[until] = True
         self.s = _State(n, cluster.num_types)
         self.table = RunningTable()
-        self.migration_cost, self.restart_cost, self.profiling_cost = job_costs(
-            jobs.state_bytes, cluster, config.overheads
-        )
+        self.migration_cost, self.restart_cost, self.first_cost = job_costs(jobs.state_bytes, cluster, config.overheads)
         # nothing to charge (e.g. sim=gavel_compat): rounds skip the penalty bookkeeping
-        self.costless = not (np.any(self.migration_cost) or np.any(self.restart_cost) or self.profiling_cost)
+        self.costless = not (np.any(self.migration_cost) or np.any(self.restart_cost) or np.any(self.first_cost))
         # GPUs each job holds when it runs: its gang, or the count a policy gave an elastic job
         self.gang = jobs.workers.copy()
         elastic = jobs.elastic
@@ -528,9 +526,9 @@ class Engine:
         moved = was_type >= 0  # to another type, or resized on its own (a job that keeps both is not here)
         resumed = (was_type < 0) & (prev >= 0)
         cost = start_cost(
-            self.migration_cost[run], self.restart_cost[run], self.profiling_cost, was_type, prev, first_run
+            self.migration_cost[run], self.restart_cost[run], self.first_cost[run], was_type, prev, first_run
         )
-        charged = moved | resumed | (first_run & (self.profiling_cost > 0))
+        charged = moved | resumed | (first_run & (self.first_cost[run] > 0))
         s.penalty_left[run[charged]] = cost[charged]
 
     def _settle_hosts(self, started: np.ndarray, kept_gpus: int) -> None:
@@ -561,7 +559,7 @@ class Engine:
                 table.penalty[rows] = start_cost(
                     self.migration_cost[ids],
                     self.restart_cost[ids],
-                    self.profiling_cost,
+                    self.first_cost[ids],
                     kind,
                     kind,
                     np.zeros(len(ids), dtype=bool),
@@ -598,7 +596,7 @@ class Engine:
 
     def _goodput(self, active: np.ndarray, rows, types, gpus, hosts) -> np.ndarray:
         """PolicyView.goodput: rigid jobs at their gang's throughput (packed or spread), elastic
-        ones by their goodput model at their progress now."""
+        ones by the goodput model they tell the scheduler (ElasticJobs.told) at their progress now."""
         ids = active[rows]
         gph = self.cluster.gpus_per_host
         hosts = -(-gpus // gph) if hosts is None else np.asarray(hosts)
@@ -614,9 +612,7 @@ class Engine:
             if elastic.any():
                 self._sync()
                 e = ids[elastic]
-                rate[elastic] = jobs.elastic.model.rate(
-                    e, types[elastic], gpus[elastic], hosts[elastic], self.s.done[e]
-                )
+                rate[elastic] = jobs.elastic.told.rate(e, types[elastic], gpus[elastic], hosts[elastic], self.s.done[e])
         return rate
 
     # ---- fast-forward -----------------------------------------------------------------------
@@ -692,6 +688,7 @@ class Engine:
                     throughput=jobs.tput_packed[active],
                     feasible=jobs.feasible[active],
                     state_bytes=jobs.state_bytes[active],
+                    model_name=jobs.model_name[active],
                     **self._elastic_fields(active),
                 )
             )
@@ -704,7 +701,11 @@ class Engine:
                 ),
             )
             if not self.costless:
-                self._costs.update(migration=self.migration_cost[active], restart=self.restart_cost[active])
+                self._costs.update(
+                    migration=self.migration_cost[active],
+                    restart=self.restart_cost[active],
+                    first=self.first_cost[active],
+                )
             self._static_for = active
         costs = self._costs
         cur = s.cur_type[active]
@@ -714,9 +715,7 @@ class Engine:
         if self.costless:
             switch_cost = costs["none"]
         else:
-            switch = start_cost(
-                costs["migration"], costs["restart"], self.profiling_cost, cur, prev, np.isnan(first_start)
-            )
+            switch = start_cost(costs["migration"], costs["restart"], costs["first"], cur, prev, np.isnan(first_start))
             switch_cost = np.repeat(switch[:, None], self.cluster.num_types, axis=1)
             rows = np.flatnonzero(cur >= 0)
             switch_cost[rows, cur[rows]] = 0.0

@@ -9,7 +9,8 @@ goes on). ``JobSet.workers`` stays its requested count: a policy that knows noth
 runs it there, as a rigid gang.
 
 The engine asks the model for a running elastic job's rate when the job starts or changes its
-allocation and again at the start of every step, so goodput follows progress step by step.
+allocation and again at the start of every step, so goodput follows progress step by step. A
+policy reads ``estimate`` where the jobs tell it something other than the truth.
 """
 
 from __future__ import annotations
@@ -47,6 +48,14 @@ class ElasticJobs:
     min_gpus: np.ndarray  # int [J]: fewest GPUs it may run on (its requested count if rigid)
     max_gpus: np.ndarray  # int [J]: most GPUs it may run on (its requested count if rigid)
     model: GoodputModel
+    # what the jobs tell the scheduler their goodput is (PolicyView.goodput), where it is not the
+    # truth they progress at; None: the truth (e.g. Sia's jobs judged at their submitted batch)
+    estimate: GoodputModel | None = None
+
+    @property
+    def told(self) -> GoodputModel:
+        """The goodput model a policy reads."""
+        return self.model if self.estimate is None else self.estimate
 
     def __post_init__(self) -> None:
         for name in ("elastic", "min_gpus", "max_gpus"):

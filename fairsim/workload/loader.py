@@ -141,7 +141,7 @@ CATALOG_OPTIONS = {
     "durations": (),
     "pal_iterations": ("iteration_s", "locality_penalty"),
     "pollux": (),
-    "sia": ("dir", "profiles", "host_gpus", "epochs", "slowdown", "restart_s", "max_local", "batch"),
+    "sia": ("dir", "profiles", "host_gpus", "epochs", "slowdown", "restart_s", "max_local", "batch", "scheduler_batch"),
 }
 
 

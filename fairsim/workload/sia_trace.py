@@ -49,6 +49,7 @@ from fairsim.workload.goodput import BatchLimits, PerfParams, PolluxCatalog, bes
 FORMAT = "name,time,application,num_replicas,batch_size[,category]"
 REQUIRED = ("time", "application", "num_replicas")
 BATCHES = ("tuned", "fixed")
+SCHEDULER_BATCHES = ("submitted", "tuned")
 MAX_NODES_INTERPOLATED = 16  # the artifact caps the host count it interpolates at
 
 
@@ -64,6 +65,7 @@ class SiaOptions:
     restart_s: tuple[tuple[str, float], ...]  # (model, checkpoint-restore seconds the simulator charges)
     max_local: tuple[tuple[str, str, int], ...]  # (model, suffix, per-GPU batch cap that overrides the profile's)
     batch: str  # tuned | fixed
+    scheduler_batch: str  # submitted | tuned: the largest batch a job's goodput is judged at by the scheduler
 
     @classmethod
     def from_config(cls, cfg: Mapping[str, Any], src: str) -> SiaOptions:
@@ -83,6 +85,13 @@ class SiaOptions:
         )
         batch = cfg.get("batch", "tuned")
         require(batch in BATCHES, src, "batch", f"{batch!r} is not one of {', '.join(BATCHES)}")
+        told = cfg.get("scheduler_batch", "submitted")
+        require(
+            told in SCHEDULER_BATCHES,
+            src,
+            "scheduler_batch",
+            f"{told!r} is not one of {', '.join(SCHEDULER_BATCHES)}",
+        )
 
         def table(key: str, kind: type, positive: bool = True) -> tuple:
             entries = cfg.get(key) or {}
@@ -124,6 +133,7 @@ class SiaOptions:
             restart_s=table("restart_s", float, positive=False),
             max_local=tuple(max_local),
             batch=str(batch),
+            scheduler_batch=str(told),
         )
 
 
@@ -247,12 +257,16 @@ class SiaApps:
         base, extra = divmod(gpus, nodes)
         return tuple(base + (i < extra) for i in range(nodes))
 
-    def epoch_rates(self, m: int, t: int, placement: tuple[int, ...], fixed_batch: int | None = None) -> np.ndarray:
+    def epoch_rates(
+        self, m: int, t: int, placement: tuple[int, ...], fixed_batch: int | None = None, batch_cap: int = 0
+    ) -> np.ndarray:
         """float [max_epochs + 1]: the job's true goodput (examples/s at the initial batch's
         efficiency) during each epoch at this placement, and last the rate before its first
         measurement (the artifact's initial batch: its goodput model is not fitted yet). 0 where
-        it cannot run."""
+        it cannot run. ``batch_cap`` > 0: its batch tuned up to that, not the model's largest."""
         limits, steps = self.limits[m][t], self.steps[m][t]
+        if batch_cap > 0:
+            limits = dataclasses.replace(limits, max_batch=max(min(limits.max_batch, batch_cap), limits.init_batch))
         gpus, nodes = sum(placement), len(placement)
         n_ep = len(self.stats.epoch_ends[m])
         epochs = np.arange(n_ep)
@@ -463,21 +477,30 @@ def rigid_rows(path: Path) -> np.ndarray:
 class SiaGoodput:
     """GoodputModel of Sia's jobs: the true goodput Sia's simulator advances a job with, at the
     batch its job chooses, per epoch (``SiaApps.epoch_rates``); ``batches``: per job, its fixed
-    batch (``batch: fixed``) or 0 (tuned). Rates in examples/s at the initial batch's efficiency."""
+    batch (``batch: fixed``) or 0 (tuned); ``caps``: per job, the largest batch it is tuned up to
+    (0: the model's largest). Rates in examples/s at the initial batch's efficiency."""
 
-    def __init__(self, apps: SiaApps, model_of_job: np.ndarray, batches: np.ndarray, gpus_per_host: int):
+    def __init__(
+        self,
+        apps: SiaApps,
+        model_of_job: np.ndarray,
+        batches: np.ndarray,
+        gpus_per_host: int,
+        caps: np.ndarray | None = None,
+    ):
         self.apps, self.model, self.batches = apps, np.asarray(model_of_job), np.asarray(batches)
+        self.caps = np.zeros(len(self.model), dtype=np.int64) if caps is None else np.asarray(caps, dtype=np.int64)
         self.gpus_per_host = int(gpus_per_host)
         self._table: dict[tuple, np.ndarray] = {}
 
-    def rates_at(self, m: int, t: int, gpus: int, hosts: int, batch: int) -> np.ndarray:
+    def rates_at(self, m: int, t: int, gpus: int, hosts: int, batch: int, cap: int = 0) -> np.ndarray:
         placement = self.apps.placement(t, gpus, hosts, self.gpus_per_host)
-        key = (m, t, placement, batch)
+        key = (m, t, placement, batch, cap)
         if key not in self._table:
-            rates = self.apps.epoch_rates(m, t, placement, batch or None)
+            rates = self.apps.epoch_rates(m, t, placement, batch or None, cap)
             packed = self.apps.placement(t, gpus, 1, self.gpus_per_host)
             if placement != packed and not (rates > 0).all():  # no profile spans Sia's hosts so: as packed
-                rates = np.where(rates > 0, rates, self.rates_at(m, t, gpus, 1, batch))
+                rates = np.where(rates > 0, rates, self.rates_at(m, t, gpus, 1, batch, cap))
             self._table[key] = rates
         return self._table[key]
 
@@ -490,7 +513,10 @@ class SiaGoodput:
             if gpus[i] < 1 or types[i] < 0:
                 continue
             m = int(self.model[jobs[i]])
-            table = self.rates_at(m, int(types[i]), int(gpus[i]), int(max(hosts[i], 1)), int(self.batches[jobs[i]]))
+            j = jobs[i]
+            table = self.rates_at(
+                m, int(types[i]), int(gpus[i]), int(max(hosts[i], 1)), int(self.batches[j]), int(self.caps[j])
+            )
             # before any progress: the initial batch (the job has no fitted model yet)
             out[i] = table[-1] if done[i] <= 0 else table[int(self.apps.stats.epoch(m, done[i]))]
         return out
@@ -564,7 +590,10 @@ def load_sia(cfg: Mapping[str, Any], cluster: ClusterSpec, src: str) -> SiaCatal
 
 def sia_elastic(jobs, catalog: SiaCatalog, cluster: ClusterSpec, chosen: np.ndarray, lo: np.ndarray, hi: np.ndarray):
     """ElasticJobs of Sia's jobs: elastic unless chosen out or ``category`` rigid, at SiaGoodput's
-    rate; under ``batch: fixed`` every job a rigid gang at its CSV batch (the artifact's Gavel)."""
+    rate; under ``batch: fixed`` every job a rigid gang at its CSV batch (the artifact's Gavel).
+    Under ``scheduler_batch: submitted`` a tuned job tells the scheduler its goodput with the batch
+    tuned only up to its CSV batch, as the artifact's jobs do (job.py get_speedup_fn), while it
+    trains tuning up to its model's largest."""
     from fairsim.workload.elastic import ElasticJobs
 
     table = read_sia_table(catalog.path)
@@ -574,9 +603,14 @@ def sia_elastic(jobs, catalog: SiaCatalog, cluster: ClusterSpec, chosen: np.ndar
     elastic = np.asarray(chosen, dtype=bool) & ~rigid_rows(catalog.path)[rows]
     sized = elastic & (not fixed)
     model = SiaGoodput(catalog.apps, np.asarray(jobs.model), batches, cluster.gpus_per_host)
+    estimate = None
+    if not fixed and catalog.options.scheduler_batch == "submitted":
+        submitted = table["batch_size"].to_numpy(np.int64)[rows]
+        estimate = SiaGoodput(catalog.apps, np.asarray(jobs.model), batches, cluster.gpus_per_host, caps=submitted)
     return ElasticJobs(
         elastic=elastic if fixed else sized,
         min_gpus=np.where(sized, lo, jobs.workers).astype(np.int64),
         max_gpus=np.where(sized, hi, jobs.workers).astype(np.int64),
         model=model,
+        estimate=estimate,
     )
