@@ -1,7 +1,7 @@
 """One entry point from a workload config (``conf/workload/*.yaml``) to a trace and its catalog.
 
     workload = load_workload(cfg, cluster, seed)
-    jobs = bind_jobs(workload, cluster)   # JobSet.build (and the catalog's own rates), then the elastic attributes if asked for
+    jobs = bind_jobs(workload, cluster)   # JobSet.build, Catalog.bind_jobs, then the elastic attributes if asked for
 
 ``cfg["kind"]`` picks how the trace is made (KINDS), ``cfg["catalog"]`` which catalog gives
 the throughputs (CATALOGS; default per kind). Adding a kind or a catalog = one function and
