@@ -11,6 +11,7 @@ from fairsim.sim.engine import PolicyContractError, simulate
 from fairsim.testing import toy_cluster, toy_jobs
 
 GB_PER_S_AT_10GBPS = 1.25e9  # bytes per second on the default 10 Gbit/s LAN
+NO_COSTS = Overheads(migration=False, preemption=False)
 
 
 class Scripted(Policy):
@@ -120,6 +121,25 @@ def test_restore_on_first_start_charges_a_restart_at_the_first_start(clock):
         jobs, cluster, FifoPolicy(), SimConfig(clock=clock, round_len_s=60, overheads=Overheads(restart_s=5))
     )
     assert off.jobs["finish_s"].tolist() == pytest.approx([100.0, 50.0])  # a new job has no checkpoint to load
+
+
+def test_round_origin_zero_puts_rounds_on_multiples_of_the_round_length():
+    # 60 s rounds; job 0 arrives at 100 s, job 1 at 1000 s when the cluster is idle again; 30 units
+    # at 1/s each. From the first arrival: 100 -> 130 and 1000 -> 1030. On the grid: the first
+    # rounds that see them are at 120 and 1020 -> finishes 150 and 1050 (JCT still from arrival)
+    cluster = toy_cluster({"T4": 1})
+    jobs = toy_jobs([[1.0], [1.0]], work=[30.0, 30.0], arrival=[100.0, 1000.0])
+    cfg = dict(round_len_s=60, overheads=NO_COSTS, check=True)
+    res = simulate(jobs, cluster, FifoPolicy(), SimConfig(**cfg))
+    assert res.jobs["finish_s"].tolist() == pytest.approx([130.0, 1030.0])
+    res = simulate(jobs, cluster, FifoPolicy(), SimConfig(round_origin="zero", **cfg))
+    assert res.jobs["finish_s"].tolist() == pytest.approx([150.0, 1050.0])
+    assert res.jobs["jct_s"].tolist() == pytest.approx([50.0, 50.0])
+    # a job at 0 s is first seen at the end of the first interval, 60 s
+    early = toy_jobs([[1.0]], work=[30.0], arrival=[0.0])
+    assert (
+        simulate(early, cluster, FifoPolicy(), SimConfig(round_origin="zero", **cfg)).jobs["finish_s"].iloc[0] == 90.0
+    )
 
 
 def test_gang_is_packed_on_one_host_when_it_can_be():

@@ -255,3 +255,52 @@ def test_assignment_matches_plain_sort_with_many_ties(frozen):
             d.run_s[a >= 0] += ROUND
             d.now += ROUND
         assert checked == 7
+
+
+def test_global_queue_takes_the_best_entry_over_every_type():
+    # per type, type 0's queue goes first and job 0 leads it; in one queue over every (job,
+    # type) entry, job 0's larger target on type 1 comes first, and job 1 then falls to type 0
+    x = fixed([[0.4, 0.6], [0.0, 0.5]])
+    per_type = Driver(GavelMechanism(), [[1.0, 1.0], [1.0, 1.0]], [1, 1])
+    assert list(per_type.step(x, changed=True)) == [0, 1]
+    one_queue = Driver(GavelMechanism(queue="global"), [[1.0, 1.0], [1.0, 1.0]], [1, 1])
+    assert list(one_queue.step(x, changed=True)) == [1, 0]
+    with pytest.raises(InputError, match="mechanism.queue"):
+        GavelMechanism(queue="both")
+
+
+def test_counters_kept_across_recomputes_share_by_target():
+    # two 1-GPU jobs, X = 0.75 / 0.25, a recompute every round (min interval 0, a change each round)
+    x = fixed([[0.75], [0.25]])
+    for reset, expect in ((True, [12, 0]), (False, [9, 3])):
+        d = Driver(GavelMechanism(recompute_min_interval_s=0, reset_counters=reset), [[1.0]] * 2, [1])
+        runs = np.zeros(2)
+        for _ in range(12):
+            runs += d.step(x, changed=True) >= 0
+        # a reset makes the shares equal every round, so the larger target always wins; counted
+        # since arrival, the shares follow the targets
+        assert runs.tolist() == pytest.approx(expect, abs=1)
+
+
+def test_counters_without_reset_start_at_half_a_round_per_arrival():
+    mech = GavelMechanism(reset_counters=False)
+    d = Driver(mech, [[1.0]] * 2, [1])
+    d.step(fixed([[0.5], [0.5]]), changed=True)
+    # each arrival adds its half round to the type's total; the round run by job 0 is counted
+    # at the next decision
+    assert mech.worker_time.tolist() == [2 * ROUND / 2]
+    d.step(fixed([[0.5], [0.5]]))
+    assert mech.job_time[:, 0].tolist() == [ROUND / 2 + ROUND, ROUND / 2]
+    assert mech.worker_time.tolist() == [ROUND + ROUND]
+
+
+def test_time_counted_by_round_or_by_time_held():
+    for counted, expect in (("held", 100.0), ("round", ROUND)):
+        mech = GavelMechanism(time_counted=counted)
+        d = Driver(mech, [[1.0]], [1])
+        d.step(fixed([[1.0]]), changed=True)
+        d.run_s[0] = 100.0  # the job held its GPU 100 s of the round (it finished early)
+        d.step(fixed([[1.0]]))
+        assert mech.job_time[0, 0] - ROUND / 2 == pytest.approx(expect)
+    with pytest.raises(InputError, match="mechanism.time_counted"):
+        GavelMechanism(time_counted="steps")

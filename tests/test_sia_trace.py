@@ -94,18 +94,40 @@ def test_fixed_batch_goodput_by_hand(tmp_path):
     rate = lambda job, gpus, done: model.rate(  # noqa: E731
         np.array([job]), np.array([1]), np.array([gpus]), np.array([1]), np.array([done])
     )[0]
-    # job 0: batch 8 on 1 GPU: 8 per pass, no accumulation, 0.1 s; scale 1 so gain 1;
-    # 1 x 8 examples / 0.1 s / slowdown 2 = 40 examples/s, in either epoch
-    assert rate(0, 1, 1.0) == pytest.approx(40.0)
-    assert rate(0, 1, 100.0) == pytest.approx(40.0)
+    # a fixed-batch job counts its work in steps of its own batch
+    assert jobs.work_unit == "steps"
+    # job 0: batch 8 on 1 GPU: 8 per pass, no accumulation, 0.1 s; 1 / 0.1 s / slowdown 2 = 5
+    # steps/s in either epoch; scale 1, gain 1: a step is 8 examples, 160 examples are 20 steps
+    assert rate(0, 1, 1.0) == pytest.approx(5.0)
+    assert rate(0, 1, 19.0) == pytest.approx(5.0)
     # job 1: batch 16 on 1 GPU accumulates once (one GPU above the initial batch): 2 passes of
-    # 8, 0.1 + 0.1 s; scale 2, epoch 0 stats at batch 16 (1/3 of the way from 8 to 32): sqr 1,
-    # var 1: gain 2 / 1.5; rate 4/3 x 8 / 0.2 / 2 = 26.67
-    assert rate(1, 1, 1.0) == pytest.approx(4 / 3 * 8 / 0.2 / 2)
-    # epoch 1 (after 80 examples): sqr 2, var 6: gain 8 / 5
-    assert rate(1, 1, 90.0) == pytest.approx(8 / 5 * 8 / 0.2 / 2)
-    # on 2 GPUs of one host: 8 each, 0.2 s a step: gain 4/3 (epoch 0)
-    assert rate(1, 2, 1.0) == pytest.approx(4 / 3 * 8 / 0.2 / 2)
+    # 8, 0.1 + 0.1 s: 1 / 0.2 / 2 = 2.5 steps/s. Its steps: scale 2; epoch 0 stats at batch 16
+    # (1/3 of the way from 8 to 32) sqr 1, var 1: gain 2 / 1.5, a step 8 x 4/3 examples, the
+    # first 80 examples 7.5 steps; epoch 1 sqr 2, var 6: gain 8 / 5, 80 examples 6.25 steps
+    assert rate(1, 1, 1.0) == pytest.approx(2.5)
+    assert rate(1, 1, 8.0) == pytest.approx(2.5)
+    assert model.step_ends(0, 16).tolist() == pytest.approx([7.5, 13.75])
+    # on 2 GPUs of one host: 8 each, 0.2 s a step
+    assert rate(1, 2, 1.0) == pytest.approx(2.5)
+    # the view's throughput is the job's own rate at its gang (what Gavel plans with), its work
+    # the steps above: not its model's average goodput in examples/s
+    assert jobs.work.tolist() == pytest.approx([20.0, 13.75])
+    assert jobs.tput_packed[0].tolist() == pytest.approx([5.0] * 3)
+    assert jobs.tput_packed[1].tolist() == pytest.approx([2.5] * 3)
+    # spread over two hosts (the scalability rows: 0.3 s a step at 8 per GPU on 2 hosts of 1)
+    assert jobs.tput_spread[1].tolist() == pytest.approx([1 / 0.3 / 2] * 3)
+
+
+def test_fixed_batch_rate_follows_the_epochs_gain(tmp_path):
+    """A step's progress follows its epoch's statistics: a batch whose gain changes between
+    epochs takes a different number of steps per epoch, at the same steps/s."""
+    _, jobs, _ = load(write_artifact(tmp_path), "workload.batch=fixed")
+    model = jobs.elastic.model
+    apps = model.apps
+    # batch 32 (scale 4): epoch 0 sqr 1, var 1 (the batch-32 file): gain 2 / 1.25 = 1.6;
+    # epoch 1 sqr 2, var 6: gain 8 / 3.5
+    assert apps.step_progress(0, 32).tolist() == pytest.approx([8 * 1.6, 8 * 8 / 3.5])
+    assert apps.epoch_steps(0, 32).tolist() == pytest.approx([80 / 12.8, 80 / (64 / 3.5)])
 
 
 def test_tuned_goodput_starts_at_the_initial_batch_and_then_chooses(tmp_path):

@@ -25,8 +25,21 @@ sim=sia_compat seed=0``) with the matching policy:
           policy.restart_penalty_by_model={deepspeech2: 25, imagenet: 250, cifar10: 30, bert: 120,
           yolov3: 45}   (the restart penalties of the artifact's sia.py; its jobs tell the policy
           their goodput at batches up to their CSV batch_size: workload.scheduler_batch=submitted)
-  gavel   policy=gavel workload.batch=fixed sim.round_len_s=360   (fairsim's Gavel is its SJF
-          objective, not max_sum_throughput_perf: docs/baselines.md "Sia")
+  gavel   policy=gavel_throughput workload.batch=fixed sim.round_len_s=360 and the round
+          mechanism of their gavel.py (GavelMechanism options, each as their code does it):
+            policy.mechanism.recompute_min_interval_s=0   their LP is re-solved every round
+                (gavel.py schedule_jobs_on_workers -> update_priorities -> compute_allocations);
+                its inputs change only when a job arrives or finishes, so re-solving then is the same
+            +policy.mechanism.queue=global   one queue of every (job, type) entry sorted by
+                (priority, deficit, X) (the per-type sort is commented out in
+                schedule_jobs_on_workers_helper)
+            +policy.mechanism.reset_counters=false   received time counted since arrival: their
+                reset_time is commented out, so the counters and the type totals only grow
+                (finished jobs' time stays in the totals) and the deficits stay 0
+            +policy.mechanism.time_counted=round   each placement adds the whole interval to the
+                job's and the type's counters (optimize, "update time"), however long it ran
+          batch: fixed makes each job's work its steps at its CSV batch and its throughput its
+          steps/s at its gang, the iterations/s their predict_throughput gives the LP
   pollux  policy=pollux workload.scheduler_batch=tuned   (the artifact's type-blind jobs carry no
           submitted batch: its Pollux judges them at batches up to the application's largest)
 
@@ -80,7 +93,15 @@ OUR_POLICY = {
         "+policy.growth_cap=2",
         "policy.restart_penalty_by_model={deepspeech2: 25, imagenet: 250, cifar10: 30, bert: 120, yolov3: 45}",
     ],
-    "gavel": ["policy=gavel", "workload.batch=fixed", "sim.round_len_s=360"],
+    "gavel": [
+        "policy=gavel_throughput",
+        "workload.batch=fixed",
+        "sim.round_len_s=360",
+        "policy.mechanism.recompute_min_interval_s=0",
+        "+policy.mechanism.queue=global",
+        "+policy.mechanism.reset_counters=false",
+        "+policy.mechanism.time_counted=round",
+    ],
     "pollux": ["policy=pollux", "workload.scheduler_batch=tuned"],
 }
 WORKLOAD = re.compile(r"^([A-Za-z0-9_.-]+)/workload-(\d+)$")

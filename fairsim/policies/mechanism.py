@@ -44,6 +44,8 @@ from fairsim.solve.budget import DEFAULT_LIMITS, LP_ITERATIONS, Budget, Limits, 
 
 FractionsFn = Callable[[PolicyView], np.ndarray]
 UNALLOCATED = ("reserve", "skip")
+QUEUES = ("per_type", "global")
+TIME_COUNTED = ("held", "round")
 _NO_FRACTION_BOOST = 1e9  # Gavel: priority of a job that has not run on k yet (finite so ties still order)
 
 
@@ -55,6 +57,9 @@ class GavelMechanism:
         initial_time_rounds: float = 0.5,
         type_order: Sequence[str] | None = None,
         recompute_when_idle: bool = True,
+        queue: str = "per_type",
+        reset_counters: bool = True,
+        time_counted: str = "held",
     ):
         require(
             is_number(recompute_min_interval_s) and recompute_min_interval_s >= 0,
@@ -86,7 +91,23 @@ class GavelMechanism:
             "mechanism.type_order",
             f"must be a list of GPU type names or null, got {type_order!r}",
         )
+        require(queue in QUEUES, "policy", "mechanism.queue", f"{queue!r} is not one of {', '.join(QUEUES)}")
+        require(
+            isinstance(reset_counters, bool),
+            "policy",
+            "mechanism.reset_counters",
+            f"must be true or false, got {reset_counters!r}",
+        )
+        require(
+            time_counted in TIME_COUNTED,
+            "policy",
+            "mechanism.time_counted",
+            f"{time_counted!r} is not one of {', '.join(TIME_COUNTED)}",
+        )
         self.recompute_min_interval_s = float(recompute_min_interval_s)
+        self.queue = queue
+        self.reset_counters = reset_counters  # False: received time counted since arrival (Sia's artifact)
+        self.time_counted = time_counted
         self.unallocated = unallocated
         self.initial_time_rounds = float(initial_time_rounds)
         self.type_order_names = None if type_order is None else [str(t) for t in type_order]
@@ -144,6 +165,9 @@ class GavelMechanism:
                 new = ids[fresh]
                 self.seen[new] = True
                 self.job_time[new] = self._initial_time(view)
+                if not self.reset_counters:  # an arrival's initial time joins every type's total at once
+                    self.worker_time += self._initial_time(view) * len(new)
+                    self.shares_positive = self._initial_time(view) > 0
                 self.deficit[new] = 0.0
                 self.target[new] = 0.0
                 self.pending = True
@@ -168,6 +192,17 @@ class GavelMechanism:
         if not len(rows0):
             return True
         ids = before.job_id[rows0]
+        if self.time_counted == "round":  # a whole round per placement, finished or not
+            busy = np.full(len(rows0), before.round_len)
+            rows = self.row_of[ids]
+            present = rows >= 0
+            if np.count_nonzero(present) < len(present):
+                self.pending = True
+            self.job_time[ids, types] += busy
+            self.worker_time += np.bincount(types, weights=busy, minlength=len(self.worker_time))
+            self.counters["lease_opp"] += int(np.count_nonzero(present))
+            self.kept = (rows[present], types[present])
+            return False
         if _same_frozen(view.job_id, before.job_id):  # same active set: rows did not move
             busy = (view.run_s - before.run_s)[rows0]
             self.job_time[ids, types] += busy  # (job, type) pairs are unique
@@ -203,12 +238,13 @@ class GavelMechanism:
 
     def _recompute(self, view: PolicyView, fractions: FractionsFn) -> None:
         ids = view.job_id
-        init = self._initial_time(view)
-        elapsed = view.now - self.last_reset
-        self.deficit[ids] += self.target[ids] * elapsed - (self.job_time[ids] - init)
-        self.job_time[ids] = init
-        self.worker_time[:] = init * len(ids)
-        self.shares_positive = init > 0  # and it only grows until the next reset
+        if self.reset_counters:
+            init = self._initial_time(view)
+            elapsed = view.now - self.last_reset
+            self.deficit[ids] += self.target[ids] * elapsed - (self.job_time[ids] - init)
+            self.job_time[ids] = init
+            self.worker_time[:] = init * len(ids)
+            self.shares_positive = init > 0  # and it only grows until the next reset
         tick = time.perf_counter()
         try:
             x = np.asarray(fractions(view), dtype=np.float64)
@@ -293,6 +329,10 @@ class GavelMechanism:
         if view.num_jobs == 0:
             return view.empty_assignment()
         tie_ids, tie_x, tie_rows, type_col, allocated, eligible, workers, capacity = self._fixed(view)
+        if self.queue == "global":
+            assignment, reserved = self._global_pass(view, eligible, workers, allocated, capacity)
+            self.counters["reserved_gpu_rounds"] += reserved
+            return np.array(assignment, dtype=np.int64)
         prio = self._priority_formula(tie_x, self.job_time[tie_ids, type_col], self.worker_time[:, None])
         # each type's queue: priority descending, ties in the fixed tie order; one stable sort of
         # priorities laid out in tie order equals Gavel's sort on (priority, deficit, X)
@@ -301,6 +341,34 @@ class GavelMechanism:
         assignment, reserved = self._greedy_pass(queues, eligible, workers, allocated, capacity)
         self.counters["reserved_gpu_rounds"] += reserved
         return np.array(assignment, dtype=np.int64)
+
+    def _global_pass(self, view: PolicyView, eligible, workers, allocated, capacity):
+        """Sia's artifact's pass (``queue: global``): one queue of every (job, type) entry, in
+        type order then arrival order, stably sorted by (priority, deficit, X) descending; a job
+        is placed at most once, on the type of its first entry whose gang fits in the GPUs left."""
+        ids = view.job_id
+        x, deficit = self.target[ids], self.deficit[ids]
+        prio = self._priority_formula(x, self.job_time[ids], self.worker_time[None, :])
+        order = self.order
+        n = len(ids)
+        keys = [a[:, order].T.ravel() for a in (x, deficit, prio)]
+        entry = np.lexsort((-keys[0], -keys[1], -keys[2]))  # stable: equal keys keep type, then arrival, order
+        jobs = np.tile(np.arange(n), len(order))[entry].tolist()
+        types = np.repeat(order, n)[entry].tolist()
+        assignment = [-1] * n
+        placed = [False] * n
+        free = list(capacity)
+        reserved = 0
+        for j, k in zip(jobs, types):
+            if free[k] == 0 or placed[j] or not eligible[k][j] or workers[j] > free[k]:
+                continue
+            free[k] -= workers[j]
+            placed[j] = True
+            if allocated[j]:
+                assignment[j] = k
+            else:
+                reserved += workers[j]
+        return assignment, reserved
 
     def _greedy_pass(self, queues, eligible, workers, allocated, capacity):
         """Gavel's pass: types in order, each type's queue in priority order; a job is placed at

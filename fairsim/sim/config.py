@@ -21,6 +21,10 @@ from fairsim.errors import (
 from fairsim.workload.jobs import JobSet
 
 ROUND_ENDS = ("fixed", "latest_finish")
+# Where rounds fall: from the first arrival (and from each arrival that finds the cluster idle), or
+# on the multiples of the round length (round_len_s, 2 x round_len_s, ...), as a simulator that
+# steps a fixed clock from 0 and decides at the end of each interval (Sia's artifact) has them.
+ROUND_ORIGINS = ("first_arrival", "zero")
 # When the engine decides: "rounds" at every round boundary (FFT's 5-minute rounds); "events" at
 # every arrival and completion, and whenever the policy asks (Policy.next_decision_s), with
 # round_len_s the longest gap a round-based policy leaves between its decisions.
@@ -68,6 +72,7 @@ class SimConfig:
     # arrives or a GPU freed meanwhile waits for the gap's end (docs/DESIGN.md "Clocks")
     min_gap_s: float = 0.0
     round_end: str = "fixed"  # "latest_finish": Gavel's jump to the last finish in the round (no backfill)
+    round_origin: str = "first_arrival"  # ROUND_ORIGINS: "zero" puts every round on a multiple of round_len_s
     integer_steps: bool = False  # Gavel: a round runs floor(tput * round) whole steps
     placement: bool = True  # host-level placement (packing, consolidation); off = every job packed
     consolidate: bool = True  # at churn, move spread multi-worker jobs onto one host, smallest state first
@@ -111,6 +116,12 @@ class SimConfig:
                 source,
                 "round_end",
                 "must be fixed under sim.clock=events (a step already ends at the next arrival, completion or decision)",
+            )
+            require(
+                cfg.get("round_origin", cls.round_origin) == "first_arrival",
+                source,
+                "round_origin",
+                "must be first_arrival under sim.clock=events (events have no rounds to align)",
             )
             require(
                 not cfg.get("integer_steps", cls.integer_steps),
@@ -171,6 +182,7 @@ SETTINGS = {
 }
 LATE_SETTINGS = {  # after the restart-vs-round check, as before
     "round_end": OneOf(ROUND_ENDS, wording="is_not"),
+    "round_origin": OneOf(ROUND_ORIGINS, wording="is_not"),
     "until": OneOf(UNTIL, wording="is_not"),
     "profile_error": Number(lo=0, hi=1, hi_open=True, what="a relative error in [0, 1)"),
     # a safety stop, not a budget: past 1e12 rounds it stops nothing (and counts would overflow)

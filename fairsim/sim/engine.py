@@ -178,7 +178,8 @@ class Engine:
         cfg, jobs = self.cfg, self.jobs
         n = len(jobs)
         self.policy.reset(self.cluster, n, self.seed)
-        t = float(jobs.arrival[0])
+        on_grid = cfg.round_origin == "zero" and cfg.clock == "rounds"
+        t = self._first_round_at(float(jobs.arrival[0])) if on_grid else float(jobs.arrival[0])
         next_arrival = 0
         changed = True
         rows: list[tuple] = []
@@ -205,8 +206,8 @@ class Engine:
                     f"{self.n_active} jobs still active; raise sim.max_rounds (a policy that leaves jobs waiting "
                     "forever ends here too)",
                 )
-            if not self.n_active and next_arrival < n:
-                t = max(t, next_arrival_s)  # idle cluster: jump to the next arrival
+            if not self.n_active and next_arrival < n:  # idle cluster: jump to the next arrival
+                t = max(t, self._first_round_at(next_arrival_s) if on_grid else next_arrival_s)
             if next_arrival_s <= t:
                 k = int(np.searchsorted(jobs.arrival, t, side="right"))
                 self._admit(next_arrival, k)
@@ -614,6 +615,13 @@ class Engine:
                 e = ids[elastic]
                 rate[elastic] = jobs.elastic.told.rate(e, types[elastic], gpus[elastic], hosts[elastic], self.s.done[e])
         return rate
+
+    def _first_round_at(self, s: float) -> float:
+        """round_origin=zero: the first round that sees a job arriving at s, the first multiple of
+        the round length at or after s (the first one is a round length in: a fixed clock from 0
+        decides at the end of its first interval)."""
+        length = self.cfg.round_len_s
+        return max(length, math.ceil(s / length) * length)
 
     # ---- fast-forward -----------------------------------------------------------------------
     def _can_fast_forward(self) -> bool:

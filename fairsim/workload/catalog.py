@@ -14,11 +14,15 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from fairsim.cluster import ClusterSpec, GpuSpec
 from fairsim.errors import InputError
+
+if TYPE_CHECKING:
+    from fairsim.workload.jobs import JobSet
 
 
 @dataclass(frozen=True, eq=False)
@@ -95,6 +99,12 @@ class Catalog:
                 f"{int(workers[bad][0])} workers is not in the catalog (allowed: {', '.join(map(str, counts))})",
             )
         return slot
+
+    def bind_jobs(self, jobs: JobSet, cluster: ClusterSpec) -> JobSet:
+        """The jobs JobSet.build made from this catalog, as this catalog rates them: a job's rate
+        is its model's at its gang, so unchanged here; a catalog whose jobs of one model differ
+        (Sia's at their own fixed batch) rates each job itself."""
+        return jobs
 
     def type_columns(self, cluster: ClusterSpec) -> np.ndarray:
         """Column of each cluster type in this catalog's arrays; a clear error when one is missing."""

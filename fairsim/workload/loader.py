@@ -1,7 +1,7 @@
 """One entry point from a workload config (``conf/workload/*.yaml``) to a trace and its catalog.
 
     workload = load_workload(cfg, cluster, seed)
-    jobs = bind_jobs(workload, cluster)   # JobSet.build, then the elastic attributes if asked for
+    jobs = bind_jobs(workload, cluster)   # JobSet.build, Catalog.bind_jobs, then the elastic attributes if asked for
 
 ``cfg["kind"]`` picks how the trace is made (KINDS), ``cfg["catalog"]`` which catalog gives
 the throughputs (CATALOGS; default per kind). Adding a kind or a catalog = one function and
@@ -275,9 +275,11 @@ def load_workload(cfg: Mapping[str, Any], cluster: ClusterSpec, seed: int) -> Wo
 
 
 def bind_jobs(workload: Workload, cluster: ClusterSpec) -> JobSet:
-    """The workload's jobs bound to the cluster (JobSet.build); with ``workload.elastic`` set,
-    the chosen jobs elastic (JobSet.elastic), otherwise exactly JobSet.build's."""
+    """The workload's jobs bound to the cluster (JobSet.build, then ``Catalog.bind_jobs``: a
+    catalog that rates each job itself); with ``workload.elastic`` set, the chosen jobs elastic
+    (JobSet.elastic)."""
     jobs = JobSet.build(workload.trace, workload.catalog, cluster, source=workload.source)
+    jobs = workload.catalog.bind_jobs(jobs, cluster)
     if workload.elastic is None:
         return jobs
     return dataclasses.replace(

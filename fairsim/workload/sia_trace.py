@@ -45,6 +45,7 @@ from fairsim.files import note_input
 from fairsim.workload.catalog import Catalog
 from fairsim.workload.elastic import rate_arrays
 from fairsim.workload.goodput import BatchLimits, PerfParams, PolluxCatalog, best_batch, fit_perf_params
+from fairsim.workload.jobs import JobSet
 
 FORMAT = "name,time,application,num_replicas,batch_size[,category]"
 REQUIRED = ("time", "application", "num_replicas")
@@ -309,6 +310,24 @@ class SiaApps:
             out[k] = gain * limits.init_batch / (step + (step - sync) * acc) / self.slowdown[m]
         return out
 
+    def step_progress(self, m: int, batch: int) -> np.ndarray:
+        """float [max_epochs]: the progress (examples at the initial batch's efficiency) one step
+        of total batch ``batch`` makes in each epoch: initial batch x the statistical gain
+        ``(var + sqr) / (var / scale + sqr)`` at that epoch's gradient statistics, scale = batch
+        / initial batch (the artifact's progress per step, ``job.py``)."""
+        init = self.limits[m][0].init_batch
+        epochs = np.arange(len(self.stats.epoch_ends[m]))
+        sqr, var = self.stats.grad_stats(m, epochs, batch)
+        denom = var / (batch / init) + sqr
+        gain = np.where(denom > 0, (var + sqr) / np.where(denom > 0, denom, 1.0), 1.0)
+        return init * gain
+
+    def epoch_steps(self, m: int, batch: int) -> np.ndarray:
+        """float [max_epochs]: steps of total batch ``batch`` each epoch of model m takes (its
+        length in examples at the initial batch's efficiency over ``step_progress``)."""
+        lengths = np.diff(np.concatenate([[0.0], self.stats.epoch_ends[m]]))
+        return lengths / self.step_progress(m, batch)
+
     @classmethod
     def load(cls, o: SiaOptions, models: Sequence[str], cluster: ClusterSpec, src: str) -> SiaApps:
         suffix = dict(o.profiles)
@@ -466,6 +485,20 @@ def read_sia_trace(path: Path, apps: SiaApps) -> pd.DataFrame:
     )
 
 
+def fixed_batches(path: Path) -> np.ndarray:
+    """int [J]: each row's ``batch_size`` (the batch a fixed-batch job trains at)."""
+    df = read_sia_table(path)
+    require("batch_size" in df.columns, str(path), "columns", f"missing batch_size (batch: fixed reads it; {FORMAT})")
+    batches = pd.to_numeric(df["batch_size"], errors="coerce").to_numpy(np.float64)
+    bad = ~(np.isfinite(batches) & (batches >= 1) & (batches == np.round(batches)))
+    if bad.any():
+        row = int(np.flatnonzero(bad)[0])
+        raise InputError(
+            f"{path}:{row + 2}", "batch_size", f"must be a positive integer, got {df['batch_size'][row]!r}"
+        )
+    return batches.astype(np.int64)
+
+
 def rigid_rows(path: Path) -> np.ndarray:
     """bool [J]: the rows whose ``category`` says rigid (none without that column)."""
     df = read_sia_table(path)
@@ -477,8 +510,11 @@ def rigid_rows(path: Path) -> np.ndarray:
 class SiaGoodput:
     """GoodputModel of Sia's jobs: the true goodput Sia's simulator advances a job with, at the
     batch its job chooses, per epoch (``SiaApps.epoch_rates``); ``batches``: per job, its fixed
-    batch (``batch: fixed``) or 0 (tuned); ``caps``: per job, the largest batch it is tuned up to
-    (0: the model's largest). Rates in examples/s at the initial batch's efficiency."""
+    batch (``batch: fixed``) or 0 (tuned); ``caps``: per job, the largest batch a tuned job is
+    tuned up to (0: the model's largest). A tuned job's rates are in examples/s at the initial
+    batch's efficiency; a fixed-batch job's in steps of its batch per second (its work counted in
+    those steps, ``SiaApps.epoch_steps``): the same progress, in the unit Gavel's throughputs
+    are counted in."""
 
     def __init__(
         self,
@@ -492,17 +528,38 @@ class SiaGoodput:
         self.caps = np.zeros(len(self.model), dtype=np.int64) if caps is None else np.asarray(caps, dtype=np.int64)
         self.gpus_per_host = int(gpus_per_host)
         self._table: dict[tuple, np.ndarray] = {}
+        self._step_ends: dict[tuple[int, int], np.ndarray] = {}
+
+    def step_ends(self, m: int, batch: int) -> np.ndarray:
+        """float [max_epochs]: steps of ``batch`` done at the end of each epoch of model m."""
+        key = (m, batch)
+        if key not in self._step_ends:
+            self._step_ends[key] = np.cumsum(self.apps.epoch_steps(m, batch))
+        return self._step_ends[key]
 
     def rates_at(self, m: int, t: int, gpus: int, hosts: int, batch: int, cap: int = 0) -> np.ndarray:
+        """float [max_epochs + 1]: the rate in each epoch, and last before the first measurement
+        (``SiaApps.epoch_rates``); at a fixed ``batch`` (> 0) in its steps per second; a tuned
+        batch at most ``cap`` (> 0)."""
         placement = self.apps.placement(t, gpus, hosts, self.gpus_per_host)
         key = (m, t, placement, batch, cap)
         if key not in self._table:
             rates = self.apps.epoch_rates(m, t, placement, batch or None, cap)
+            if batch:
+                per_step = self.apps.step_progress(m, batch)
+                rates = rates / np.concatenate([per_step, per_step[:1]])  # the last entry is epoch 0's
             packed = self.apps.placement(t, gpus, 1, self.gpus_per_host)
             if placement != packed and not (rates > 0).all():  # no profile spans Sia's hosts so: as packed
                 rates = np.where(rates > 0, rates, self.rates_at(m, t, gpus, 1, batch, cap))
             self._table[key] = rates
         return self._table[key]
+
+    def epoch(self, m: int, batch: int, done: float) -> int:
+        """The epoch a job of model m (at ``batch``, 0: tuned) is in after ``done`` of its work."""
+        if not batch:
+            return int(self.apps.stats.epoch(m, done))
+        ends = self.step_ends(m, batch)
+        return int(min(np.searchsorted(ends, done, side="right"), len(ends) - 1))
 
     def rate(
         self, jobs: np.ndarray, types: np.ndarray, gpus: np.ndarray, hosts: np.ndarray, done: np.ndarray
@@ -512,14 +569,30 @@ class SiaGoodput:
         for i in range(len(jobs)):
             if gpus[i] < 1 or types[i] < 0:
                 continue
-            m = int(self.model[jobs[i]])
             j = jobs[i]
-            table = self.rates_at(
-                m, int(types[i]), int(gpus[i]), int(max(hosts[i], 1)), int(self.batches[j]), int(self.caps[j])
-            )
+            m, batch = int(self.model[j]), int(self.batches[j])
+            table = self.rates_at(m, int(types[i]), int(gpus[i]), int(max(hosts[i], 1)), batch, int(self.caps[j]))
             # before any progress: the initial batch (the job has no fitted model yet)
-            out[i] = table[-1] if done[i] <= 0 else table[int(self.apps.stats.epoch(m, done[i]))]
+            out[i] = table[-1] if done[i] <= 0 else table[self.epoch(m, batch, done[i])]
         return out
+
+    def mean_rate(self, m: int, t: int, gpus: int, hosts: int, batch: int) -> float:
+        """The job's average rate over its whole training on this allocation (work over the sum
+        of the epochs' times); NaN if it cannot run there in some epoch."""
+        rate = self.rates_at(m, t, gpus, hosts, batch)[:-1]
+        if not (rate > 0).all():
+            return math.nan
+        ends = self.step_ends(m, batch) if batch else self.apps.stats.epoch_ends[m]
+        lengths = np.diff(np.concatenate([[0.0], ends]))
+        return float(ends[-1] / (lengths / rate).sum())
+
+
+def gang_rates(model: SiaGoodput, m: int, t: int, gpus: int, gpus_per_host: int, batch: int) -> tuple[float, float]:
+    """(packed, spread): a gang's average rate over its training (``SiaGoodput.mean_rate``) on
+    the fewest of fairsim's hosts, and spread over more (two hosts if it fits on one)."""
+    fewest = -(-gpus // gpus_per_host)
+    wider = fewest if gpus > gpus_per_host else min(gpus, 2)
+    return model.mean_rate(m, t, gpus, fewest, batch), model.mean_rate(m, t, gpus, wider, batch)
 
 
 def sia_catalog(apps: SiaApps, cluster: ClusterSpec, source: str) -> Catalog:
@@ -535,17 +608,10 @@ def sia_catalog(apps: SiaApps, cluster: ClusterSpec, source: str) -> Catalog:
     packed = np.full((len(apps.models), len(apps.gpu_types), len(counts)), np.nan)
     spread = packed.copy()
     for m in range(len(apps.models)):
-        ends = apps.stats.epoch_ends[m]
-        lengths = np.diff(np.concatenate([[0.0], ends]))
         for t in range(len(apps.gpu_types)):
             for i, n in enumerate(counts):
-                if n > cluster.counts[t]:
-                    continue
-                fewest = -(-n // gph)
-                for arr, hosts in ((packed, fewest), (spread, fewest if n > gph else min(n, 2))):
-                    rate = model.rates_at(m, t, int(n), int(hosts), 0)[:-1]
-                    if (rate > 0).all():
-                        arr[m, t, i] = ends[-1] / (lengths / rate).sum()
+                if n <= cluster.counts[t]:
+                    packed[m, t, i], spread[m, t, i] = gang_rates(model, m, t, int(n), gph, 0)
     spread = np.where(np.isfinite(packed), np.where(np.isfinite(spread), spread, packed), np.nan)
     return Catalog(
         name="sia",
@@ -570,6 +636,45 @@ class SiaCatalog(Catalog):
     apps: Any = None  # SiaApps
     options: Any = None  # SiaOptions
     path: Any = None  # Path of the workload CSV
+
+    def bind_jobs(self, jobs: JobSet, cluster: ClusterSpec) -> JobSet:
+        """Under ``batch: fixed`` each job trains at its own CSV batch, so its rate is its own,
+        not its model's: work in steps of that batch (``SiaApps.epoch_steps``), and on each type
+        its average steps/s over training at its gang (``gang_rates``), i.e. the iterations/s
+        the artifact's Gavel plans with. Under ``batch: tuned`` the jobs as JobSet.build made them."""
+        if self.options.batch != "fixed":
+            return jobs
+        batches = fixed_batches(self.path)[np.asarray(jobs.job_id, dtype=np.int64)]
+        model = SiaGoodput(self.apps, np.asarray(jobs.model), batches, cluster.gpus_per_host)
+        gph = cluster.gpus_per_host
+        work = np.array([model.step_ends(int(m), int(b))[-1] for m, b in zip(jobs.model, batches)])
+        packed = np.zeros((len(jobs), cluster.num_types))
+        spread = packed.copy()
+        memo: dict[tuple[int, int, int, int], tuple[float, float]] = {}  # (model, gpus, batch, type)
+        for j, (m, n, b) in enumerate(zip(jobs.model.tolist(), jobs.workers.tolist(), batches.tolist())):
+            for t in np.flatnonzero(jobs.feasible[j]).tolist():
+                if (m, n, b, t) not in memo:
+                    memo[(m, n, b, t)] = gang_rates(model, m, t, n, gph, b)
+                packed[j, t], spread[j, t] = memo[(m, n, b, t)]
+        spread = np.where(np.isfinite(spread), spread, packed)
+        feasible = jobs.feasible & np.isfinite(packed)
+        if not feasible.any(axis=1).all():
+            j = int(np.flatnonzero(~feasible.any(axis=1))[0])
+            raise InputError(
+                str(self.path),
+                "batch_size",
+                f"job {int(jobs.job_id[j])} ({jobs.model_name[j]}) cannot train at batch {int(batches[j])} on "
+                f"{int(jobs.workers[j])} GPUs of any type",
+            )
+        arrays = dict(
+            work=work,
+            tput_packed=np.where(feasible, packed, 0.0),
+            tput_spread=np.where(feasible, spread, 0.0),
+            feasible=feasible,
+        )
+        for a in arrays.values():
+            a.setflags(write=False)
+        return dataclasses.replace(jobs, work_unit="steps", **arrays)
 
 
 def load_sia(cfg: Mapping[str, Any], cluster: ClusterSpec, src: str) -> SiaCatalog:
@@ -596,16 +701,15 @@ def sia_elastic(jobs, catalog: SiaCatalog, cluster: ClusterSpec, chosen: np.ndar
     trains tuning up to its model's largest."""
     from fairsim.workload.elastic import ElasticJobs
 
-    table = read_sia_table(catalog.path)
     rows = np.asarray(jobs.job_id, dtype=np.int64)
     fixed = catalog.options.batch == "fixed"
-    batches = table["batch_size"].to_numpy(np.int64)[rows] if fixed else np.zeros(len(rows), dtype=np.int64)
+    batches = fixed_batches(catalog.path)[rows] if fixed else np.zeros(len(rows), dtype=np.int64)
     elastic = np.asarray(chosen, dtype=bool) & ~rigid_rows(catalog.path)[rows]
     sized = elastic & (not fixed)
     model = SiaGoodput(catalog.apps, np.asarray(jobs.model), batches, cluster.gpus_per_host)
     estimate = None
     if not fixed and catalog.options.scheduler_batch == "submitted":
-        submitted = table["batch_size"].to_numpy(np.int64)[rows]
+        submitted = fixed_batches(catalog.path)[rows]
         estimate = SiaGoodput(catalog.apps, np.asarray(jobs.model), batches, cluster.gpus_per_host, caps=submitted)
     return ElasticJobs(
         elastic=elastic if fixed else sized,
