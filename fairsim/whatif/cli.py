@@ -48,7 +48,9 @@ def parse(argv: list[str]) -> argparse.Namespace:
     ap.add_argument("--jct-target-h", type=float, required=True, help="the mean JCT to meet, in hours")
     ap.add_argument("--budget-per-h", type=float, default=None, help="leave out clusters costing more USD per hour")
     ap.add_argument("--name", default="whatif", help="the sweep's name: results/sweeps/<name>/")
-    ap.add_argument("--set", nargs="*", default=[], metavar="KEY=VALUE", help="more overrides for every cell")
+    ap.add_argument(
+        "--set", nargs="*", action="extend", default=[], metavar="KEY=VALUE", help="more overrides for every cell"
+    )
     return ap.parse_args(argv)
 
 
