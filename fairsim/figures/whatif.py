@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 
 from fairsim.figures.style import (
@@ -46,5 +47,10 @@ def draw(table: pd.DataFrame, target_h: float, out_dir: Path, stem: str = "whati
         axes[0][0].axhline(target_h, color="0.4", linestyle="--", linewidth=0.8, label=f"JCT target {target_h:g} h")
         panel_letters(axes[0])
         legend_outside(fig, axes[0])
-        note(fig, "One point per candidate cluster and policy; cost: every provisioned GPU for the run's span.")
+        unpriced = sorted(set(table.loc[~np.isfinite(table["cost_per_h_usd"]), "cluster"]))
+        note(
+            fig,
+            "One point per candidate cluster and policy; cost: every provisioned GPU for the run's span."
+            + (f" Not drawn, a GPU type without a price: {', '.join(unpriced)}." if unpriced else ""),
+        )
         return save(fig, out_dir, stem)
