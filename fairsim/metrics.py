@@ -36,6 +36,16 @@ fair share of the cluster would have given it, so tenants treated alike have equ
 their demand, and the index is 1 exactly then. GPU-hour shares are not used for the index: in a
 run that finishes every job each tenant ends up using about what it asked for, so their ratio to
 demand is near 1 under any policy and would hide the waiting that rho measures.
+
+Energy and cost (``fairsim.gpu_costs``: watts and USD per GPU-hour per type, from the shipped table
+or the cluster's config), computed from the tables the engine writes: a job's ``energy_kwh`` is
+its GPU-seconds on each type times that type's busy watts, its ``cost_usd`` its GPU-hours on each
+type times the type's price. The run's energy adds the idle GPUs: every provisioned GPU-second of
+the run's span (first round's start to last round's end, as for ``gpu_utilization``) that no job
+held, at the type's idle watts. The cluster's cost is every provisioned GPU for that span at its
+price, whether busy or not (what renting the cluster for the run costs); goodput per dollar,
+``finished_jobs_per_kusd``, is the jobs finished over the whole run per 1,000 USD of it. Per
+tenant: its jobs' energy and cost, and its finished jobs per 1,000 USD of its own jobs' cost.
 """
 
 from __future__ import annotations
@@ -46,6 +56,7 @@ import pandas as pd
 from fairsim.cluster import ClusterSpec
 from fairsim.fairness.fluid import fluid_finish_times
 from fairsim.fairness.share import share_rate
+from fairsim.gpu_costs import WATT_S_PER_KWH, GpuCosts, weighted
 from fairsim.workload.jobs import JobSet
 
 
@@ -105,7 +116,7 @@ def summarize(
     jct = done["jct_s"].to_numpy(float)
     makespan = float(table["finish_s"].max() - table["arrival_s"].min())
     busy_gpu_s = float((rounds["busy_gpus"] * rounds["duration_s"]).sum())
-    span = float(rounds["t_s"].iloc[-1] + rounds["duration_s"].iloc[-1] - rounds["t_s"].iloc[0]) if len(rounds) else 0.0
+    span = run_span_s(rounds)
     policy_rounds = rounds.loc[rounds["decided"], "policy_s"]  # time per decision, not per round
     switches = int(jobs["type_switches"].sum())
     summary = {
@@ -142,6 +153,51 @@ def summarize(
     return summary
 
 
+def run_span_s(rounds: pd.DataFrame) -> float:
+    """From the first round's start to the last round's end (0 without rounds)."""
+    return float(rounds["t_s"].iloc[-1] + rounds["duration_s"].iloc[-1] - rounds["t_s"].iloc[0]) if len(rounds) else 0.0
+
+
+def add_energy_cost(table: pd.DataFrame, costs: GpuCosts) -> pd.DataFrame:
+    """Add each job's ``energy_kwh`` (its GPU-seconds per type x that type's busy watts) and
+    ``cost_usd`` (its GPU-hours per type x that type's price, ``costs.pricing``) to the per-job table."""
+    gpu_s = table[[f"gpu_s_{name}" for name in costs.gpu_types]].to_numpy(float)
+    out = table.copy()
+    out["energy_kwh"] = weighted(gpu_s, costs.busy_w).sum(axis=1) / WATT_S_PER_KWH
+    out["cost_usd"] = weighted(gpu_s, costs.usd_per_gpu_h).sum(axis=1) / 3600.0
+    return out
+
+
+def energy_cost_summary(
+    table: pd.DataFrame, rounds: pd.DataFrame, cluster: ClusterSpec, costs: GpuCosts, window: tuple[int, int] | None
+) -> dict:
+    """The run's energy and cost. Energy and the cluster's cost cover the whole run (every job,
+    every provisioned GPU from the first round's start to the last round's end); ``jobs_cost_usd``
+    covers the reported jobs (the window's)."""
+    span = run_span_s(rounds)
+    busy = table[[f"gpu_s_{name}" for name in costs.gpu_types]].to_numpy(float).sum(axis=0)
+    idle = np.maximum(cluster.counts.astype(float) * span - busy, 0.0)
+    busy_kwh = float(weighted(busy, costs.busy_w).sum()) / WATT_S_PER_KWH
+    idle_kwh = float(weighted(idle, costs.idle_w).sum()) / WATT_S_PER_KWH
+    per_h = costs.per_h_usd(cluster.counts)
+    cluster_usd = per_h * span / 3600.0
+    finished = int(np.isfinite(table["finish_s"].to_numpy(float)).sum())
+    return {
+        "pricing": costs.pricing,
+        "energy_busy_kwh": busy_kwh,
+        "energy_idle_kwh": idle_kwh,
+        "energy_kwh": busy_kwh + idle_kwh,
+        "cluster_cost_per_h_usd": per_h,
+        "cluster_cost_usd": cluster_usd,
+        "jobs_cost_usd": float(in_window(table, window)["cost_usd"].to_numpy(float).sum()),
+        "finished_jobs_per_kusd": _per_kusd(finished, cluster_usd),
+    }
+
+
+def _per_kusd(jobs: float, usd: float) -> float:
+    return 1000.0 * jobs / usd if np.isfinite(usd) and usd > 0 else float("nan")
+
+
 def jain_index(values: np.ndarray) -> float:
     """Jain's fairness index of non-negative values: 1 when all equal, 1/n when one holds everything."""
     values = np.asarray(values, dtype=float)
@@ -160,6 +216,9 @@ TENANT_COLUMNS = (
     "rho_fluid_mean",
     "rho_mean",
     "starvation_max_s",
+    "energy_kwh",
+    "cost_usd",
+    "finished_jobs_per_kusd",
 )
 
 
@@ -186,9 +245,22 @@ def tenant_table(table: pd.DataFrame) -> pd.DataFrame:
                 "rho_fluid_mean": _stat(np.mean, finished["rho_fluid"].to_numpy(float)),
                 "rho_mean": _stat(np.mean, finished["rho"].to_numpy(float)),
                 "starvation_max_s": _stat(np.max, part["starvation_s"].to_numpy(float)),
+                **_tenant_energy_cost(part, len(finished)),
             }
         )
     return pd.DataFrame(rows, columns=list(TENANT_COLUMNS))
+
+
+def _tenant_energy_cost(part: pd.DataFrame, finished: int) -> dict:
+    """A tenant's energy and cost: its jobs' sums, and its finished jobs per 1,000 USD of them."""
+    if "cost_usd" not in part:
+        return {"energy_kwh": float("nan"), "cost_usd": float("nan"), "finished_jobs_per_kusd": float("nan")}
+    usd = float(part["cost_usd"].to_numpy(float).sum())
+    return {
+        "energy_kwh": float(part["energy_kwh"].to_numpy(float).sum()),
+        "cost_usd": usd,
+        "finished_jobs_per_kusd": _per_kusd(finished, usd),
+    }
 
 
 def tenant_summary(tenants: pd.DataFrame) -> dict:

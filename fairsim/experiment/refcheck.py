@@ -9,8 +9,10 @@ Each reference is one config (overrides of conf/config.yaml); its record is the 
 per-job table written as CSV (floats round-trip exactly) and the summary's values that do not
 depend on the machine (timings are left out). A comparison fails when a per-job table differs or
 a summary value changes or disappears; summary keys that are new are listed, not failed (a
-refactor may add a counter without moving a number). The set covers a testbed cell of every
-policy preset, FFT and Themis on large programs (the LP dive and the auction dive), and a Gavel replay.
+refactor may add a counter without moving a number), and so are per-job columns appended after
+the saved ones when the saved columns are identical (the table without them digests as saved).
+The set covers a testbed cell of every policy preset, FFT and Themis on large programs (the LP
+dive and the auction dive), and a Gavel replay.
 Each run's end is printed as it comes (on stderr); testbed_pollux alone takes about half an hour
 (NSGA-II every round), so ``--skip`` leaves it out of a quick check.
 """
@@ -73,13 +75,23 @@ def record(overrides: list[str]) -> dict:
     from fairsim.experiment.single import run_config
 
     out = run_config(compose_config(overrides + ["track=false"]))
-    buf = io.StringIO()
-    out.jobs.to_csv(buf, index=False)
     summary = {k: v for k, v in sorted(out.summary.items()) if not is_timed(k)}
+    columns = list(out.jobs.columns)
     return {
-        "jobs": hashlib.sha256(buf.getvalue().encode()).hexdigest(),
+        "jobs": table_digest(out.jobs),
         "summary": json.loads(json.dumps(summary, sort_keys=True, default=repr)),
+        "jobs_columns": columns,
+        # the digest of the table's first k columns, k = 1 .. all but one: a saved digest found here
+        # means the columns after the k-th are new and the first k unchanged
+        "jobs_leading": [table_digest(out.jobs[columns[:k]]) for k in range(1, len(columns))],
     }
+
+
+def table_digest(table) -> str:
+    """SHA-256 of a table written as CSV (floats round-trip exactly)."""
+    buf = io.StringIO()
+    table.to_csv(buf, index=False)
+    return hashlib.sha256(buf.getvalue().encode()).hexdigest()
 
 
 def _same(value) -> str:
@@ -88,17 +100,24 @@ def _same(value) -> str:
 
 
 def differences(want: dict, got: dict) -> tuple[list[str], list[str]]:
-    """(what differs, summary keys that are new) between a saved record and a fresh one."""
+    """(what differs, what is new: summary keys, and per-job columns appended after unchanged
+    ones) between a saved record and a fresh one."""
     if not isinstance(want, dict):
         return ["saved in an older format: save the references again on the code before the change"], []
-    bad = [] if want.get("jobs") == got["jobs"] else ["per-job table"]
+    bad, new_columns = [], []
+    if want.get("jobs") != got["jobs"]:
+        leading = got.get("jobs_leading", [])
+        if want.get("jobs") in leading:
+            new_columns = [f"column {c}" for c in got["jobs_columns"][leading.index(want["jobs"]) + 1 :]]
+        else:
+            bad.append("per-job table")
     before, now = want.get("summary") or {}, got["summary"]
     bad += [
         f"summary {k}: {before[k]!r} -> {now[k]!r}" if k in now else f"summary {k}: gone"
         for k in sorted(before)
         if _same(now.get(k, "<gone>")) != _same(before[k])
     ]
-    return bad, sorted(set(now) - set(before))
+    return bad, new_columns + sorted(set(now) - set(before))
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -125,7 +144,8 @@ def main(argv: list[str] | None = None) -> int:
                 f"[{k}/{len(names)}] {runs[run]} ran ({time.perf_counter() - start:.0f} s)", file=sys.stderr, flush=True
             )
     if args.save:
-        args.save.write_text(json.dumps(got, indent=1, sort_keys=True) + "\n")
+        saved = {n: {k: r[k] for k in ("jobs", "summary")} for n, r in got.items()}
+        args.save.write_text(json.dumps(saved, indent=1, sort_keys=True) + "\n")
         print(f"{len(got)} reference records written to {args.save}")
         return 0
     want = json.loads(args.compare.read_text())
@@ -140,7 +160,7 @@ def main(argv: list[str] | None = None) -> int:
         for line in bad:
             print(f"DIFFERS: {n} ({' '.join(refs[n])}): {line}")
         if new and not bad:
-            print(f"same: {n}; new summary keys: {', '.join(new)}")
+            print(f"same: {n}; new: {', '.join(new)}")
     print(f"{len(names) - failed} of {len(names)} reference runs identical")
     return 1 if failed else 0
 

@@ -33,7 +33,8 @@ from fairsim.errors import InputError, require
 from fairsim.experiment.run_folder import CONFIG, JOBS, PROVENANCE, ROUNDS, SCHEDULE, SUMMARY, TENANTS
 from fairsim.fairness.fluid import fluid_finish_times
 from fairsim.files import atomic_write, recording_inputs
-from fairsim.metrics import add_job_metrics, in_window, summarize, tenant_table
+from fairsim.gpu_costs import GpuCosts
+from fairsim.metrics import add_energy_cost, add_job_metrics, energy_cost_summary, in_window, summarize, tenant_table
 from fairsim.policies.base import Policy
 from fairsim.sim.config import SimConfig
 from fairsim.sim.engine import simulate
@@ -145,6 +146,13 @@ def build_cluster(cfg: DictConfig) -> ClusterSpec:
     return ClusterSpec.from_config(cluster_mapping(OmegaConf.to_container(cfg.cluster, resolve=True), src), source=src)
 
 
+def build_costs(cfg: DictConfig, cluster: ClusterSpec) -> GpuCosts:
+    """Power and prices for the cluster's types: the shipped table under cluster.power, cluster.price
+    and cluster.pricing (fairsim/gpu_costs.py)."""
+    src = f"cluster {cfg.cluster.get('name', '')}".strip()
+    return GpuCosts.for_cluster(cluster, OmegaConf.to_container(cfg.cluster, resolve=True), source=src)
+
+
 def build_jobs(cfg: DictConfig, cluster: ClusterSpec) -> tuple[Workload, JobSet]:
     """The configured workload and its jobs bound to the cluster."""
     workload = load_workload(OmegaConf.to_container(cfg.workload, resolve=True), cluster, int(cfg.seed))
@@ -171,6 +179,7 @@ def _run_config(cfg: DictConfig, progress: bool | None, fluid_cache: Path | None
 
     validate_top(cfg)
     cluster = build_cluster(cfg)
+    costs = build_costs(cfg, cluster)
     sim_cfg = SimConfig.from_config(OmegaConf.to_container(cfg.sim, resolve=True))
     workload, jobs = build_jobs(cfg, cluster)
     check_integer_steps(jobs, cluster, sim_cfg)
@@ -185,10 +194,11 @@ def _run_config(cfg: DictConfig, progress: bool | None, fluid_cache: Path | None
     ) as advance:
         result = simulate(jobs, cluster, policy, sim_cfg, seed=int(cfg.seed), until=awaited, progress=advance)
     fluid = fluid_finish_times if fluid_cache is None else FluidCache(fluid_cache)
-    table = add_job_metrics(result.jobs, jobs, cluster, result.rounds, fluid_finish=fluid)
+    table = add_energy_cost(add_job_metrics(result.jobs, jobs, cluster, result.rounds, fluid_finish=fluid), costs)
     stats = {**result.stats, "wall_s": time.perf_counter() - tick}
     tenants = tenant_table(in_window(table, workload.window))
     summary = summarize(table, result.rounds, cluster, stats, window=workload.window, tenants=tenants)
+    summary.update(energy_cost_summary(table, result.rounds, cluster, costs, workload.window))
     summary = {
         "policy": str(cfg.policy.get("name", "")),
         "cluster": cluster.name,
@@ -258,6 +268,9 @@ def format_summary(summary: dict) -> str:
             f"  migrations      {summary['migrations']} ({f('switches_to_faster_share', '.0%')} of type switches to a faster type), "
             f"{h('overhead_s_total')} of job time lost to overheads  (fewer and less are better)",
             f"  GPU utilization {f('gpu_utilization', '.1%')}  (higher is better)",
+            f"  energy, cost    {f('energy_kwh', '.1f')} kWh ({f('energy_idle_kwh', '.1f')} idle), "
+            f"{f('cluster_cost_usd', ',.2f')} USD at {f('cluster_cost_per_h_usd', ',.2f')} USD/h {summary.get('pricing', '')}; "
+            f"{f('finished_jobs_per_kusd', '.1f')} jobs per 1,000 USD  (lower, lower, higher are better)",
             f"  policy time     {f('policy_s_mean', '.4f')} s/decision, {summary['policy_calls']} decisions, {summary['rounds']} rounds, {f('wall_s', '.2f')} s wall",
         ]
         + (

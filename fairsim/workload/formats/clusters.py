@@ -31,6 +31,7 @@ import numpy as np
 from fairsim.cluster import CONFIG_KEYS, DATASHEET, FIGURES, gpu_specs
 from fairsim.errors import check_keys, require
 from fairsim.files import input_path
+from fairsim.gpu_costs import CONFIG_KEYS as COST_KEYS
 from fairsim.workload.formats import format_module, module_name
 from fairsim.workload.formats._cells import numbers
 from fairsim.workload.formats._csv_table import read_csv_table
@@ -71,7 +72,9 @@ def cluster_mapping(cfg: Mapping[str, Any], src: str) -> Mapping[str, Any]:
 
 
 def _with_spec_file(cfg: Mapping[str, Any], src: str) -> Mapping[str, Any]:
-    check_keys(cfg, (*CONFIG_KEYS, "gpu_specs"), src, noun="cluster key")  # a misspelt gpu_types must not pass unseen
+    check_keys(
+        cfg, (*CONFIG_KEYS, *COST_KEYS, "gpu_specs"), src, noun="cluster key"
+    )  # a misspelt gpu_types must not pass unseen
     if "gpu_specs" not in cfg:
         return cfg
     out = {k: v for k, v in cfg.items() if k != "gpu_specs"}

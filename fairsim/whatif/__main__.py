@@ -1,0 +1,5 @@
+import sys
+
+from fairsim.whatif.cli import main
+
+sys.exit(main())
