@@ -14,15 +14,11 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
 
 import numpy as np
 
 from fairsim.cluster import ClusterSpec, GpuSpec
 from fairsim.errors import InputError
-
-if TYPE_CHECKING:
-    from fairsim.workload.jobs import JobSet
 
 
 @dataclass(frozen=True, eq=False)
@@ -100,8 +96,9 @@ class Catalog:
             )
         return slot
 
-    def bind_jobs(self, jobs: JobSet, cluster: ClusterSpec) -> JobSet:
-        """The jobs JobSet.build made from this catalog, as this catalog rates them: a job's rate
+    def bind_jobs(self, jobs, cluster: ClusterSpec):
+        """The jobs (a JobSet: not imported here, jobs.py imports this module) JobSet.build made
+        from this catalog, as this catalog rates them: a job's rate
         is its model's at its gang, so unchanged here; a catalog whose jobs of one model differ
         (Sia's at their own fixed batch) rates each job itself."""
         return jobs
