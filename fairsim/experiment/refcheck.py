@@ -12,7 +12,7 @@ a summary value changes or disappears; summary keys that are new are listed, not
 refactor may add a counter without moving a number), and so are per-job columns appended after
 the saved ones when the saved columns are identical (the table without them digests as saved).
 The set covers a testbed cell of every policy preset, FFT and Themis on large programs (the LP
-dive and the auction dive), and a Gavel replay.
+dive and the auction dive), elastic jobs under Sia, and a Gavel replay.
 Each run's end is printed as it comes (on stderr); testbed_pollux alone takes about half an hour
 (NSGA-II every round), so ``--skip`` leaves it out of a quick check.
 """
@@ -46,6 +46,14 @@ def references() -> dict[str, list[str]]:
     }
     refs["ours_trace4_3000"] = ["policy=ours", "cluster=scale8", "workload=trace4", "num_jobs=3000", "load=1", "seed=0"]
     refs["themis_scale"] = ["policy=themis", "cluster=scale8", "workload=trace3", "num_jobs=1500", "load=1", "seed=0"]
+    # elastic jobs sized by Sia every 60 s: the engine's Allocation path, resizes and goodput steps
+    refs["sia_elastic"] = [
+        "policy=sia",
+        "workload=trace1",
+        "seed=0",
+        "+workload.elastic={fraction: 1.0}",
+        "sim.round_len_s=60",
+    ]
     refs["gavel_replay"] = [
         "policy=gavel_mmf",
         "workload=gavel_trace",
