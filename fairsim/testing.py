@@ -17,6 +17,17 @@ def toy_cluster(counts: dict[str, int], gpus_per_host: int = 4, **kw) -> Cluster
     return ClusterSpec.from_config({"name": "toy", "counts": counts, "gpus_per_host": gpus_per_host, **kw})
 
 
+def toy_elastic(model, n: int, lo: int = 1, hi: int = 8, elastic: bool = True) -> ElasticJobs:
+    """n jobs the scheduler may size from ``lo`` to ``hi`` GPUs (or not, ``elastic=False``), all
+    progressing at ``model``'s goodput: the ``elastic`` argument of ``toy_jobs``."""
+    return ElasticJobs(
+        elastic=np.full(n, elastic),
+        min_gpus=np.full(n, lo, dtype=np.int64),
+        max_gpus=np.full(n, hi, dtype=np.int64),
+        model=model,
+    )
+
+
 def toy_jobs(
     throughput,
     work,

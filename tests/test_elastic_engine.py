@@ -11,8 +11,7 @@ from fairsim.policies.base import Allocation, Policy
 from fairsim.policies.fifo import FifoPolicy
 from fairsim.sim.config import Overheads, SimConfig
 from fairsim.sim.engine import PolicyContractError, simulate
-from fairsim.testing import toy_cluster, toy_jobs
-from fairsim.workload.elastic import ElasticJobs
+from fairsim.testing import toy_cluster, toy_elastic, toy_jobs
 
 NO_OVERHEADS = Overheads(migration=False, preemption=False, profiling=False)
 RESTART_30 = Overheads(migration=True, preemption=True, profiling=False, restart_s=30.0)
@@ -34,12 +33,7 @@ class LinearGoodput:
 
 
 def elastic_jobs(model, n=1, work=4000.0, workers=1, lo=1, hi=8, elastic=True, arrival=None, **kw):
-    spec = ElasticJobs(
-        elastic=np.full(n, elastic),
-        min_gpus=np.full(n, lo, dtype=np.int64),
-        max_gpus=np.full(n, hi, dtype=np.int64),
-        model=model,
-    )
+    spec = toy_elastic(model, n, lo, hi, elastic)
     speed = model.speed[None, :] * workers
     return toy_jobs(
         np.repeat(speed, n, axis=0),
@@ -194,7 +188,7 @@ def test_the_survivor_grows_when_a_job_finishes(clock, second):
             n = view.num_jobs
             return Allocation(np.zeros(n, dtype=np.int64), np.full(n, 8 // n, dtype=np.int64))
 
-    spec = ElasticJobs(np.ones(2, bool), np.ones(2, np.int64), np.full(2, 8, np.int64), LinearGoodput([1.0]))
+    spec = toy_elastic(LinearGoodput([1.0]), 2)
     jobs = toy_jobs([[1.0], [1.0]], work=[1000.0, 3000.0], arrival=[0.0, 0.0], elastic=spec)
     res = run(jobs, Share(), clock, overheads=RESTART_30)
     assert res.jobs.finish_s.tolist() == pytest.approx([250.0, second])

@@ -10,8 +10,7 @@ from fairsim.errors import InputError
 from fairsim.policies.pollux import PolluxPolicy, Problem, crowding, fronts, type_preference
 from fairsim.sim.config import SimConfig
 from fairsim.sim.engine import simulate
-from fairsim.testing import toy_cluster, toy_jobs, toy_view
-from fairsim.workload.elastic import ElasticJobs
+from fairsim.testing import toy_cluster, toy_elastic, toy_jobs, toy_view
 
 
 def elastic_view(capacity, n=1, lo=1, hi=8, power=1.0, spread=1.0, gph=4, **kw):
@@ -198,7 +197,7 @@ def test_end_to_end_every_job_finishes_with_invariants_checked(clock):
             return np.array([1.0, 2.0])[types] * gpus**0.7 * np.where(hosts > -(-gpus // 4), 0.9, 1.0)
 
     n = 5
-    spec = ElasticJobs(np.ones(n, bool), np.ones(n, np.int64), np.full(n, 8, np.int64), Concave())
+    spec = toy_elastic(Concave(), n)
     jobs = toy_jobs(
         np.tile([[1.0, 2.0]], (n, 1)), work=np.linspace(2000, 6000, n), arrival=np.arange(n) * 100.0, elastic=spec
     )

@@ -1,7 +1,7 @@
 """The candidate clusters of a what-if: presets by name, or GPU counts written as ``TYPE=N,TYPE=N``.
 
-Counts become cluster presets of their own (``<folder>/cluster/<label>.yaml``, 4 GPUs per host and
-the paper testbed's links) in a config folder the sweep searches (``hydra.searchpath``), so every
+Counts become cluster presets of their own (``<folder>/cluster/<label>.yaml``: the paper testbed's
+preset, its host size and links, with these counts) in a config folder the sweep searches (``hydra.searchpath``), so every
 candidate is a ``cluster=<name>`` choice of one Hydra sweep. Each candidate is built here first
 (ClusterSpec and its prices), so a bad type or count, or an unknown preset, is refused before
 anything runs, and the budget is checked on the cluster's price per hour.
@@ -22,6 +22,7 @@ from fairsim.experiment.compose import CONF_DIR, compose_config
 from fairsim.experiment.single import build_cluster, build_costs
 
 SOURCE = "--clusters"
+HOSTS_FROM = "paper"  # the cluster preset whose host size and links counts are written with
 COUNTS = re.compile(r"^\s*([^=,\s]+)\s*=\s*([^=,]+?)\s*$")
 
 
@@ -73,7 +74,8 @@ def prepare(specs: list[str], conf_dir: Path, overrides: list[str]) -> list[Cand
         counts = parse_counts(spec) if "=" in spec else None
         if counts is not None:
             name = label(counts)
-            preset = {"name": name, "gpus_per_host": 4, "inter_host_gbps": 10, "intra_host_gbps": 100, "counts": counts}
+            base = yaml.safe_load((CONF_DIR / "cluster" / f"{HOSTS_FROM}.yaml").read_text())
+            preset = {**base, "name": name, "counts": counts}
             ClusterSpec.from_config(preset, source=f"{SOURCE} {spec}")  # a bad type or count: one line naming it
             (conf_dir / "cluster" / f"{name}.yaml").write_text(
                 f"# written by fairsim.whatif from --clusters {spec}\n" + yaml.safe_dump(preset, sort_keys=False)

@@ -485,10 +485,16 @@ def read_sia_trace(path: Path, apps: SiaApps) -> pd.DataFrame:
     )
 
 
-def fixed_batches(path: Path) -> np.ndarray:
-    """int [J]: each row's ``batch_size`` (the batch a fixed-batch job trains at)."""
+def submitted_batches(path: Path) -> np.ndarray:
+    """int [J]: each row's ``batch_size``, the batch its job was submitted with (what a
+    fixed-batch job trains at, and the most a tuned one tells the scheduler it tunes up to)."""
     df = read_sia_table(path)
-    require("batch_size" in df.columns, str(path), "columns", f"missing batch_size (batch: fixed reads it; {FORMAT})")
+    require(
+        "batch_size" in df.columns,
+        str(path),
+        "columns",
+        f"missing batch_size (batch: fixed and scheduler_batch: submitted read it; {FORMAT})",
+    )
     batches = pd.to_numeric(df["batch_size"], errors="coerce").to_numpy(np.float64)
     bad = ~(np.isfinite(batches) & (batches >= 1) & (batches == np.round(batches)))
     if bad.any():
@@ -644,7 +650,7 @@ class SiaCatalog(Catalog):
         the artifact's Gavel plans with. Under ``batch: tuned`` the jobs as JobSet.build made them."""
         if self.options.batch != "fixed":
             return jobs
-        batches = fixed_batches(self.path)[np.asarray(jobs.job_id, dtype=np.int64)]
+        batches = submitted_batches(self.path)[np.asarray(jobs.job_id, dtype=np.int64)]
         model = SiaGoodput(self.apps, np.asarray(jobs.model), batches, cluster.gpus_per_host)
         gph = cluster.gpus_per_host
         work = np.array([model.step_ends(int(m), int(b))[-1] for m, b in zip(jobs.model, batches)])
@@ -703,13 +709,13 @@ def sia_elastic(jobs, catalog: SiaCatalog, cluster: ClusterSpec, chosen: np.ndar
 
     rows = np.asarray(jobs.job_id, dtype=np.int64)
     fixed = catalog.options.batch == "fixed"
-    batches = fixed_batches(catalog.path)[rows] if fixed else np.zeros(len(rows), dtype=np.int64)
+    batches = submitted_batches(catalog.path)[rows] if fixed else np.zeros(len(rows), dtype=np.int64)
     elastic = np.asarray(chosen, dtype=bool) & ~rigid_rows(catalog.path)[rows]
     sized = elastic & (not fixed)
     model = SiaGoodput(catalog.apps, np.asarray(jobs.model), batches, cluster.gpus_per_host)
     estimate = None
     if not fixed and catalog.options.scheduler_batch == "submitted":
-        submitted = fixed_batches(catalog.path)[rows]
+        submitted = submitted_batches(catalog.path)[rows]
         estimate = SiaGoodput(catalog.apps, np.asarray(jobs.model), batches, cluster.gpus_per_host, caps=submitted)
     return ElasticJobs(
         elastic=elastic if fixed else sized,
