@@ -169,14 +169,21 @@ def add_energy_cost(table: pd.DataFrame, costs: GpuCosts) -> pd.DataFrame:
 
 
 def energy_cost_summary(
-    table: pd.DataFrame, rounds: pd.DataFrame, cluster: ClusterSpec, costs: GpuCosts, window: tuple[int, int] | None
+    table: pd.DataFrame,
+    rounds: pd.DataFrame,
+    cluster: ClusterSpec,
+    costs: GpuCosts,
+    window: tuple[int, int] | None,
+    down_gpu_s: np.ndarray | None = None,
 ) -> dict:
     """The run's energy and cost. Energy and the cluster's cost cover the whole run (every job,
-    every provisioned GPU from the first round's start to the last round's end); ``jobs_cost_usd``
-    covers the reported jobs (the window's)."""
+    every provisioned GPU from the first round's start to the last round's end; a GPU on a host
+    that is down, ``down_gpu_s`` per type, draws no power then, but is still paid for);
+    ``jobs_cost_usd`` covers the reported jobs (the window's)."""
     span = run_span_s(rounds)
     busy = table[[f"gpu_s_{name}" for name in costs.gpu_types]].to_numpy(float).sum(axis=0)
-    idle = np.maximum(cluster.counts.astype(float) * span - busy, 0.0)
+    down = 0.0 if down_gpu_s is None else down_gpu_s
+    idle = np.maximum(cluster.counts.astype(float) * span - busy - down, 0.0)
     busy_kwh = float(weighted(busy, costs.busy_w).sum()) / WATT_S_PER_KWH
     idle_kwh = float(weighted(idle, costs.idle_w).sum()) / WATT_S_PER_KWH
     per_h = costs.per_h_usd(cluster.counts)
@@ -192,6 +199,32 @@ def energy_cost_summary(
         "jobs_cost_usd": float(in_window(table, window)["cost_usd"].to_numpy(float).sum()),
         "finished_jobs_per_kusd": _per_kusd(finished, cluster_usd),
     }
+
+
+def capacity_summary(
+    table: pd.DataFrame, rounds: pd.DataFrame, cluster: ClusterSpec, stats: dict, window: tuple[int, int] | None
+) -> dict:
+    """What outages cost a run with a capacity timeline (``fairsim.capacity``; the engine's
+    ``capacity_gpus`` per round and its outage counters): the jobs evicted and the work they
+    redid, and each type's availability (the share of its GPU-time its hosts were up). Empty
+    for a cluster that never changes."""
+    if "capacity_gpus" not in rounds:
+        return {}
+    jobs = in_window(table, window)
+    span = run_span_s(rounds)
+    up_gpu_s = float((rounds["capacity_gpus"] * rounds["duration_s"]).sum())
+    busy_gpu_s = float((rounds["busy_gpus"] * rounds["duration_s"]).sum())
+    out = {
+        "evictions": int(jobs["evictions"].sum()),
+        "jobs_evicted": int((jobs["evictions"] > 0).sum()),
+        "work_lost_gpu_h": float(jobs["lost_gpu_s"].sum()) / 3600.0,
+        "availability": up_gpu_s / (cluster.total_gpus * span) if span > 0 else float("nan"),
+        "gpu_utilization_of_up": busy_gpu_s / up_gpu_s if up_gpu_s > 0 else float("nan"),
+    }
+    for name, count in zip(cluster.gpu_types, cluster.counts):
+        whole = float(count) * span
+        out[f"availability_{name}"] = 1.0 - stats[f"gpu_s_down_{name}"] / whole if whole > 0 else float("nan")
+    return out
 
 
 def _per_kusd(jobs: float, usd: float) -> float:

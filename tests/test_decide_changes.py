@@ -6,6 +6,7 @@ import pandas as pd
 import pytest
 from omegaconf import OmegaConf
 
+from fairsim.capacity import CapacityConfig
 from fairsim.experiment.compose import compose_config
 from fairsim.experiment.single import build_cluster, build_jobs
 from fairsim.policies.base import decides_by_changes
@@ -53,3 +54,19 @@ def test_the_incremental_decision_is_the_views(crowded, clock, by_changes, by_vi
     pd.testing.assert_frame_equal(a.jobs, b.jobs, check_exact=True)
     assert a.stats["policy_calls"] == b.stats["policy_calls"]
     assert np.count_nonzero(a.jobs["preemptions"]) or by_changes is FifoPolicy  # Tiresias was put to work
+
+
+@pytest.mark.parametrize("clock", ["events", "rounds"])
+@pytest.mark.parametrize("by_changes, by_view, options", CASES[::2])
+def test_the_incremental_decision_is_the_views_under_outages(crowded, clock, by_changes, by_view, options):
+    """Evicted jobs wait again and capacity moves: the incremental path must see both."""
+    jobs, cluster, sim = crowded
+    config = SimConfig.from_config({**sim, "clock": clock})
+    outages = CapacityConfig.from_config(
+        {"checkpoint_interval_s": 1800, "failures": {"gpu_mtbf_h": 160, "repair_h": 3}}, cluster
+    )
+    fast, slow = by_changes(**options), by_view(**options)
+    a = simulate(jobs, cluster, fast, config, seed=3, capacity=outages)
+    b = simulate(jobs, cluster, slow, config, seed=3, capacity=outages)
+    pd.testing.assert_frame_equal(a.jobs, b.jobs, check_exact=True)
+    assert a.jobs["evictions"].sum() > 10  # the outages hit running jobs

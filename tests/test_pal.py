@@ -1,5 +1,7 @@
 """PAL with GPU types as performance classes, on hand-made views."""
 
+import numpy as np
+
 from fairsim.policies.pal import HostMap, PalPolicy
 from fairsim.testing import toy_view
 
@@ -109,10 +111,16 @@ def test_order_options():
 
 def test_host_map_best_fit_then_fewest_hosts():
     view = toy_view([[1.0]], capacity=[10], gpus_per_host=4)  # hosts 4, 4, 2
-    hosts = HostMap(view.cluster)
+    hosts = HostMap(view.cluster, view.capacity)
     hosts.take(0, 2)  # best fit: the 2-GPU host
     assert hosts.free[0] == [4, 4, 0]
     hosts.take(0, 3)  # best fit among hosts with >= 3: first 4-GPU host
     assert hosts.free[0] == [1, 4, 0]
     hosts.take(0, 5)  # no single host: fullest first -> 4 from host 1, then 1 from host 0
     assert hosts.free[0] == [0, 0, 0]
+
+
+def test_host_map_leaves_out_the_hosts_an_outage_took():
+    view = toy_view([[1.0]], capacity=[10], gpus_per_host=4)  # hosts 4, 4, 2
+    assert HostMap(view.cluster, np.array([6])).free[0] == [4]  # down to the up hosts' GPUs, last hosts first
+    assert HostMap(view.cluster, np.array([8])).free[0] == [4, 4]

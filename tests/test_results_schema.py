@@ -41,6 +41,7 @@ CONFIGS = [
     ["policy=ours", "+fft_variant=age_weight_0", *SMALL],  # a variant's label
     ["policy=fifo", "workload=team_cluster"],  # a job log: tenants, rows dropped
     ["policy=sia", "num_jobs=20", "+workload.elastic={fraction: 1.0}", "sim.round_len_s=60"],  # elastic jobs
+    ["policy=ours", "num_jobs=20", "capacity=failures", "capacity.failures.gpu_mtbf_h=20"],  # outages
     [
         "policy=fifo",
         "num_jobs=20",

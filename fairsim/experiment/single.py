@@ -28,13 +28,22 @@ import numpy as np
 import pandas as pd
 from omegaconf import DictConfig, OmegaConf
 
+from fairsim.capacity import CapacityConfig
 from fairsim.cluster import ClusterSpec
 from fairsim.errors import InputError, require
 from fairsim.experiment.run_folder import CONFIG, JOBS, PROVENANCE, ROUNDS, SCHEDULE, SUMMARY, TENANTS
 from fairsim.fairness.fluid import fluid_finish_times
 from fairsim.files import atomic_write, recording_inputs
 from fairsim.gpu_costs import GpuCosts
-from fairsim.metrics import add_energy_cost, add_job_metrics, energy_cost_summary, in_window, summarize, tenant_table
+from fairsim.metrics import (
+    add_energy_cost,
+    add_job_metrics,
+    capacity_summary,
+    energy_cost_summary,
+    in_window,
+    summarize,
+    tenant_table,
+)
 from fairsim.policies.base import Policy
 from fairsim.sim.config import SimConfig
 from fairsim.sim.engine import simulate
@@ -153,6 +162,15 @@ def build_costs(cfg: DictConfig, cluster: ClusterSpec) -> GpuCosts:
     return GpuCosts.for_cluster(cluster, OmegaConf.to_container(cfg.cluster, resolve=True), source=src)
 
 
+def build_capacity(cfg: DictConfig, cluster: ClusterSpec) -> CapacityConfig | None:
+    """The run's capacity timeline (the ``capacity`` group, fairsim/capacity.py); None: none."""
+    raw = cfg.get("capacity")
+    if raw is None:
+        return None
+    src = f"capacity {raw.get('name', '')}".strip()
+    return CapacityConfig.from_config(OmegaConf.to_container(raw, resolve=True), cluster, source=src)
+
+
 def build_jobs(cfg: DictConfig, cluster: ClusterSpec) -> tuple[Workload, JobSet]:
     """The configured workload and its jobs bound to the cluster."""
     workload = load_workload(OmegaConf.to_container(cfg.workload, resolve=True), cluster, int(cfg.seed))
@@ -181,6 +199,7 @@ def _run_config(cfg: DictConfig, progress: bool | None, fluid_cache: Path | None
     cluster = build_cluster(cfg)
     costs = build_costs(cfg, cluster)
     sim_cfg = SimConfig.from_config(OmegaConf.to_container(cfg.sim, resolve=True))
+    capacity = build_capacity(cfg, cluster)
     workload, jobs = build_jobs(cfg, cluster)
     check_integer_steps(jobs, cluster, sim_cfg)
     sim_cfg.check_horizon(jobs, workload.source)
@@ -192,13 +211,21 @@ def _run_config(cfg: DictConfig, progress: bool | None, fluid_cache: Path | None
     with progress_bar(
         total, f"{cfg.policy.get('name', 'run')} on {cfg.workload.get('name', '')}", enabled=progress
     ) as advance:
-        result = simulate(jobs, cluster, policy, sim_cfg, seed=int(cfg.seed), until=awaited, progress=advance)
+        result = simulate(
+            jobs, cluster, policy, sim_cfg, seed=int(cfg.seed), until=awaited, progress=advance, capacity=capacity
+        )
     fluid = fluid_finish_times if fluid_cache is None else FluidCache(fluid_cache)
     table = add_energy_cost(add_job_metrics(result.jobs, jobs, cluster, result.rounds, fluid_finish=fluid), costs)
     stats = {**result.stats, "wall_s": time.perf_counter() - tick}
     tenants = tenant_table(in_window(table, workload.window))
     summary = summarize(table, result.rounds, cluster, stats, window=workload.window, tenants=tenants)
-    summary.update(energy_cost_summary(table, result.rounds, cluster, costs, workload.window))
+    down = (
+        np.array([stats[f"gpu_s_down_{name}"] for name in cluster.gpu_types])
+        if "capacity_gpus" in result.rounds
+        else None
+    )
+    summary.update(energy_cost_summary(table, result.rounds, cluster, costs, workload.window, down))
+    summary.update(capacity_summary(table, result.rounds, cluster, stats, workload.window))
     summary = {
         "policy": str(cfg.policy.get("name", "")),
         "cluster": cluster.name,
@@ -279,6 +306,16 @@ def format_summary(summary: dict) -> str:
                 f"{dropped_words(dropped_in(summary))}"
             ]
             if "log_rows" in summary
+            else []
+        )
+        + (
+            [
+                f"  outages         {summary['outages_failure']} failures, {summary['outages_maintenance']} maintenance, "
+                f"{summary['outages_reclaim']} reclaims; availability {f('availability', '.1%')}; "
+                f"{summary['evictions']} evictions of {summary['jobs_evicted']} jobs, "
+                f"{f('work_lost_gpu_h', '.1f')} GPU-h of work redone  (capacity=..., docs/capacity.md)"
+            ]
+            if "availability" in summary
             else []
         )
         + ([f"  unknown GPUs    {summary[UNKNOWN_KEY]}"] if summary.get(UNKNOWN_KEY) else [])

@@ -13,6 +13,7 @@ O(classes) per start, however long the queue.
 
 from __future__ import annotations
 
+import bisect
 from collections import deque
 
 import numpy as np
@@ -46,6 +47,7 @@ class FifoPolicy(Policy):
         if self.lines is None:
             self.lines = QueueLines(changes.workers, fastest_first_of(changes.throughput, changes.feasible))
         self.lines.join(changes.arrived)
+        self.lines.rejoin(changes.evicted)  # an outage stopped them: they wait again, at their arrival's place
         jobs, types = self.lines.start(changes.free.tolist(), self.backfill)
         return Moves(np.array(jobs, dtype=np.int64), np.array(types, dtype=np.int64))
 
@@ -67,6 +69,14 @@ class QueueLines:
         for j in jobs.tolist():
             c = self.class_of[j]
             self.lines[c].append(j)
+            self.waiting.add(c)
+
+    def rejoin(self, jobs: np.ndarray) -> None:
+        """Jobs that ran and wait again, each at its place in arrival order (engine index)."""
+        for j in sorted(jobs.tolist()):
+            c = self.class_of[j]
+            line = self.lines[c]
+            line.insert(bisect.bisect_left(line, j), j)
             self.waiting.add(c)
 
     def start(self, free: list[int], backfill: bool) -> tuple[list[int], list[int]]:

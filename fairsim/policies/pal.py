@@ -84,8 +84,14 @@ class HostMap:
     """Free GPUs on each host of each type, for one round's placement decisions. Plain Python
     lists: a type has tens of hosts, where numpy's per-call overhead would dominate."""
 
-    def __init__(self, cluster: ClusterSpec):
-        self.free = [cluster.host_sizes(k).tolist() for k in range(cluster.num_types)]
+    def __init__(self, cluster: ClusterSpec, capacity: np.ndarray):
+        # the hosts that are up: a type's capacity below its hosts' GPUs (an outage) drops its last hosts
+        self.free = []
+        for k in range(cluster.num_types):
+            sizes = cluster.host_sizes(k).tolist()
+            while sum(sizes) > capacity[k]:
+                sizes.pop()
+            self.free.append(sizes)
 
     def free_per_type(self) -> list[int]:
         return [sum(f) for f in self.free]
@@ -160,7 +166,7 @@ class PalPolicy(Policy):
         or evicts anyone behind it; with ``head_of_line`` it reserves the types it could use
         (no job behind it starts there), the typed form of PAL's cut at the first job that
         does not fit."""
-        hosts = HostMap(view.cluster)
+        hosts = HostMap(view.cluster, view.capacity)
         free = hosts.free_per_type()
         per_host = view.cluster.gpus_per_host
         assignment = view.empty_assignment()

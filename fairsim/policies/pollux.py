@@ -124,6 +124,7 @@ class PolluxPolicy(Policy):
         self.dropped_gpus = 0
         self.topped_up = 0
         self.short_generations = 0
+        self.zero_goodput = 0
 
     # ---- the decision ---------------------------------------------------------------------------
     def decide(self, view: PolicyView) -> Allocation:
@@ -147,6 +148,13 @@ class PolluxPolicy(Policy):
         best, major, kept = self._one_type(problem, best)
         self._remember(problem, ids, best, kept)
         run = kept > 0
+        # a count the search kept where the job makes no progress (its model does not fit that many
+        # GPUs of the type: after an outage the cut to one type can leave one) is not run
+        rows = np.flatnonzero(run)
+        stuck = rows[view.goodput(order[rows], major[rows], kept[rows]) <= 0]
+        if len(stuck):
+            run[stuck] = False
+            self.zero_goodput += len(stuck)
         types[order[run]] = major[run]
         counts[order[run]] = kept[run]
         return Allocation(types, counts)
@@ -203,6 +211,7 @@ class PolluxPolicy(Policy):
             "pollux_dropped_gpus": float(self.dropped_gpus),
             "pollux_topped_up_jobs": float(self.topped_up),
             "pollux_short_generations": float(self.short_generations),
+            "pollux_zero_goodput_jobs": float(self.zero_goodput),
         }
 
 

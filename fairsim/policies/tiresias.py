@@ -126,7 +126,12 @@ class TiresiasPolicy(Policy):
         the new order, no more free GPUs than at the previous decision: the same jobs run."""
         if self.queues is None:
             self.queues = [np.empty(0, dtype=np.int64) for _ in changes.capacity]
+            self.capacity = changes.capacity
         touched = set(self.bound[changes.finished].tolist())
+        # an outage: the evicted jobs' queues, and every queue whose type's capacity changed
+        touched.update(self.bound[changes.evicted].tolist())
+        touched.update(np.flatnonzero(changes.capacity != self.capacity).tolist())
+        self.capacity = changes.capacity
         for k in touched:
             self.queues[k] = self.queues[k][~np.isin(self.queues[k], changes.finished, assume_unique=True)]
         if len(changes.arrived):

@@ -26,11 +26,13 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from fairsim.capacity import CapacityConfig
 from fairsim.cluster import ClusterSpec
 from fairsim.errors import InputError
 from fairsim.policies.base import NOT_RUN, Allocation, Changes, Moves, Policy, PolicyView, decides_by_changes
 from fairsim.sim.config import SimConfig
 from fairsim.sim.invariants import RoundChecker
+from fairsim.sim.outages import Outages
 from fairsim.sim.overheads import job_costs, start_cost
 from fairsim.sim.placement import HostPlacer
 from fairsim.sim.running import CARRIED, RunningTable
@@ -114,6 +116,7 @@ class Engine:
         seed: int = 0,
         until: np.ndarray | None = None,
         progress: Callable[[int], None] | None = None,
+        capacity: CapacityConfig | None = None,
     ):
         self.jobs, self.cluster, self.policy, self.cfg, self.seed = jobs, cluster, policy, config, seed
         self.progress = progress  # called with the number of awaited jobs that finished in a round (display only)
@@ -140,6 +143,7 @@ class Engine:
         self._capacity_or_idle = np.r_[np.inf, self.capacity]  # GPUs per bincount(type + 1) slot
         self.used = np.zeros(cluster.num_types, dtype=np.int64)  # GPUs the running jobs hold, per type
         self.busy_gpus = 0  # their sum
+        self.outages = None if capacity is None or not capacity.changes else Outages(self, capacity)
         self.checker = RoundChecker() if config.check else None
         self.recorder = ScheduleRecorder(cluster.gpu_types) if config.record_schedule else None
         self.by_changes = decides_by_changes(policy)
@@ -150,6 +154,7 @@ class Engine:
         self._active_behind = False  # jobs arrived or finished since _active was built
         self._arrived_since: list[np.ndarray] = []  # since the previous decision
         self._finished_since: list[np.ndarray] = []
+        self._evicted_since: list[np.ndarray] = []
         self._stale = False  # the running jobs' rows moved on since the per-job arrays were written
         self._consolidated = np.empty(0, dtype=np.int64)  # jobs moved onto fewer hosts in the previous step
         self._static_for: np.ndarray | None = None  # the active array the cached view fields belong to
@@ -208,6 +213,9 @@ class Engine:
                 )
             if not self.n_active and next_arrival < n:  # idle cluster: jump to the next arrival
                 t = max(t, self._first_round_at(next_arrival_s) if on_grid else next_arrival_s)
+            if self.outages is not None and self.outages.next_s <= t:  # hosts leave or return: decide at once
+                self._outage(t)
+                changed = True
             if next_arrival_s <= t:
                 k = int(np.searchsorted(jobs.arrival, t, side="right"))
                 self._admit(next_arrival, k)
@@ -226,7 +234,9 @@ class Engine:
                     bulk_rounds += skipped
                     continue
             if not events and not changed and t < wake_s and self._can_skip_rounds():
-                replayed = self._replay_rounds(t, min(next_arrival_s, wake_s), cfg.max_rounds - rounds)
+                replayed = self._replay_rounds(
+                    t, min(next_arrival_s, wake_s), cfg.max_rounds - rounds, self._next_outage_s()
+                )
                 if replayed:
                     rows += replayed
                     t = replayed[-1][0] + cfg.round_len_s
@@ -247,13 +257,15 @@ class Engine:
             else:
                 moves, decided, policy_s = no_moves, False, 0.0  # an event-driven policy's decision reused
             limit = min(next_arrival_s, wake_s, hold_until if held else math.inf) - t if events else cfg.round_len_s
+            limit = min(limit, self._next_outage_s() - t)  # an outage ends the step, as an arrival ends an event's
             duration, finished = self._step(t, moves, limit)
             rows.append((t, duration, 1, self.n_active, self._last_running, self._last_busy_gpus, decided, policy_s))
             if self.checker is not None:
                 self._check(finished)
             t += duration
             rounds += 1
-            idle_steps = 0 if self._last_running or next_arrival < n else idle_steps + 1
+            waiting_for_hosts = self.outages is not None and self.outages.any_down()
+            idle_steps = 0 if self._last_running or next_arrival < n or waiting_for_hosts else idle_steps + 1
             if idle_steps == STALLED_STEPS:
                 raise self._stalled(t, self.n_active)
             changed = finished is not None
@@ -273,8 +285,13 @@ class Engine:
             "unarrived_jobs_at_end": n - int(np.searchsorted(jobs.arrival, t, side="right")),
             **self.policy.stats(),
         }
+        if self.outages is not None:
+            stats.update(self.outages.stats(t))
         schedule = None if self.recorder is None else self.recorder.table(jobs.job_id)
-        return SimResult(self._job_table(), pd.DataFrame(rows, columns=_ROUND_COLUMNS), stats, schedule)
+        rounds_table = pd.DataFrame(rows, columns=_ROUND_COLUMNS)
+        if self.outages is not None:
+            rounds_table["capacity_gpus"] = self.outages.capacity_at(rounds_table["t_s"].to_numpy())
+        return SimResult(self._job_table(), rounds_table, stats, schedule)
 
     # ---- the active set ---------------------------------------------------------------------
     def _admit(self, lo: int, hi: int) -> None:
@@ -344,7 +361,7 @@ class Engine:
                 gpus = self.jobs.workers[active] if gpus is None else gpus
                 rows = np.flatnonzero((assignment != cur) | ((cur >= 0) & (gpus != self.gang[active])))
                 moves = (active[rows], assignment[rows], gpus[rows])
-        self._arrived_since, self._finished_since = [], []
+        self._arrived_since, self._finished_since, self._evicted_since = [], [], []
         return moves, policy_s, wake_s
 
     def _changes(self, t: float, changed: bool) -> Changes:
@@ -358,6 +375,7 @@ class Engine:
                 capacity=self.capacity,
                 arrived=_joined(self._arrived_since),
                 finished=_joined(self._finished_since),
+                evicted=_joined(self._evicted_since),
                 free=free,
                 changed=changed,
                 _remaining=self._remaining,
@@ -398,7 +416,7 @@ class Engine:
         self._respread()
         started, kept_gpus = self._apply(t, *moves)
         if self.placer is not None and len(table):
-            self._settle_hosts(started, kept_gpus)
+            self._settle_hosts(t, started, kept_gpus)
         if self._elastic_running():
             self._refresh_goodput(t)
             limit = min(limit, cfg.round_len_s)  # goodput follows progress at least once a round
@@ -480,6 +498,8 @@ class Engine:
             s.first_start[run[first_run]] = t
         s.cur_type[run] = new_type
         s.prev_type[run] = new_type
+        if self.outages is not None:
+            self.outages.restored(t, run, s.done[run], s.penalty_left[run])
 
     def _respread(self) -> None:
         """Jobs consolidated in the previous step onto fewer hosts than before but more than they
@@ -532,7 +552,7 @@ class Engine:
         charged = moved | resumed | (first_run & (self.first_cost[run] > 0))
         s.penalty_left[run[charged]] = cost[charged]
 
-    def _settle_hosts(self, started: np.ndarray, kept_gpus: int) -> None:
+    def _settle_hosts(self, t: float, started: np.ndarray, kept_gpus: int) -> None:
         """After churn (jobs started, stopped or finished, or a job moved last step), move spread
         jobs onto fewer hosts where room opened up, smallest state first; a job moved so that
         kept its type pays a migration (a host move)."""
@@ -565,6 +585,44 @@ class Engine:
                     kind,
                     np.zeros(len(ids), dtype=bool),
                 )
+            if self.outages is not None:  # a host move saves the job's state: its new restore point
+                self.outages.restored(t, ids, table.done[rows], table.penalty[rows])
+
+    # ---- hosts that leave and return ------------------------------------------------------------
+    def _next_outage_s(self) -> float:
+        return math.inf if self.outages is None else self.outages.next_s
+
+    def _outage(self, t: float) -> None:
+        """Outages that begin or end by ``t``: jobs on hosts that go down are evicted, hosts that
+        come back are free, and the capacity views show is the up hosts' GPUs."""
+        went, came, capacity = self.outages.pop(t)
+        if len(went):
+            self._evict(t, went)
+            self.placer.take_down(went)
+        if len(came):
+            self.placer.bring_up(came)
+        if capacity is not None:
+            capacity.setflags(write=False)
+            self.capacity = capacity
+            self._capacity_or_idle = np.r_[np.inf, capacity]
+            self._active_behind = True  # a new active array: a policy's caches keyed on it start over
+
+    def _evict(self, t: float, hosts: np.ndarray) -> None:
+        """Stop the running jobs with a worker on ``hosts`` (going down): each loses the work
+        since its last checkpoint and any unpaid overhead; its next start pays a restart."""
+        table, s = self.table, self.s
+        if not len(table):
+            return
+        rows = np.flatnonzero(np.isin(self.placer.worker_host[table.ids], hosts).any(axis=1))
+        if not len(rows):
+            return
+        ids = table.ids[rows].copy()
+        lost, lost_gpu_s = self.outages.lost_work(t, ids, table.done[rows], table.tput[rows], table.workers[rows])
+        self._leave(rows)
+        s.done[ids] -= lost
+        s.penalty_left[ids] = 0.0
+        self.outages.evicted(ids, lost, lost_gpu_s)
+        self._evicted_since.append(ids)
 
     # ---- elastic jobs ---------------------------------------------------------------------------
     def _elastic_running(self) -> bool:
@@ -649,6 +707,8 @@ class Engine:
         k = float(np.ceil(table.rounds_to_first_finish(L))) - 1  # min of ceilings = ceiling of the min
         if next_arrival < len(jobs):
             k = min(k, float(np.ceil((jobs.arrival[next_arrival] - t) / L)))
+        if self.outages is not None:  # whole rounds that end by the next outage
+            k = min(k, math.floor((self.outages.next_s - t) / L) if math.isfinite(self.outages.next_s) else k)
         if not np.isfinite(k) or k < 2:
             return 0
         k = int(k)
@@ -656,11 +716,12 @@ class Engine:
         self._stale = True
         return k
 
-    def _replay_rounds(self, t: float, until: float, most: int) -> list[tuple]:
+    def _replay_rounds(self, t: float, until: float, most: int, ends_by: float = math.inf) -> list[tuple]:
         """The rounds from ``t`` on that start before ``until`` (the next arrival or the time the
-        policy asked to decide again), at most ``most``, in bulk and exactly as one by one
-        (``RunningTable.replay_rounds``): the policy's decision stands through them. Stops before a
-        round in which a job finishes. Returns their rows of the rounds table, one per round."""
+        policy asked to decide again) and end by ``ends_by`` (the next outage), at most ``most``, in
+        bulk and exactly as one by one (``RunningTable.replay_rounds``): the policy's decision
+        stands through them. Stops before a round in which a job finishes. Returns their rows of
+        the rounds table, one per round."""
         if not len(self.table) or self.recorder is not None:
             return []  # nothing runs (the loop's stall check sees it), or the schedule record keeps a row per round and job
         if len(self._consolidated) or (self.placer is not None and self.placer.would_settle(self.busy_gpus)):
@@ -670,8 +731,10 @@ class Engine:
         most = min(most, max(2, _REPLAY_SIZE // len(self.table)), self.table.rounds_to_first_finish(L) + 2)
         if math.isfinite(until):
             most = min(most, (until - t) / L + 2)
+        if t + L > ends_by:
+            return []
         starts = [t]
-        while len(starts) < most and starts[-1] + L < until:
+        while len(starts) < most and starts[-1] + L < until and starts[-1] + L + L <= ends_by:
             starts.append(starts[-1] + L)  # the clock's own sums, t += duration
         if len(starts) < 2:
             return []
@@ -990,6 +1053,9 @@ class Engine:
         )
         if self.elastic is not None:
             table["resizes"] = s.resizes
+        if self.outages is not None:
+            for name, column in self.outages.job_columns().items():
+                table[name] = column
         for k, name in enumerate(self.cluster.gpu_types):
             table[f"gpu_s_{name}"] = s.gpu_s_by_type[:, k]
         return table
@@ -1031,5 +1097,6 @@ def simulate(
     seed: int = 0,
     until: np.ndarray | None = None,
     progress: Callable[[int], None] | None = None,
+    capacity: CapacityConfig | None = None,
 ) -> SimResult:
-    return Engine(jobs, cluster, policy, config or SimConfig(), seed, until, progress).run()
+    return Engine(jobs, cluster, policy, config or SimConfig(), seed, until, progress, capacity).run()

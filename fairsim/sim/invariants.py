@@ -21,9 +21,46 @@ class RoundChecker:
         self.prev_done = np.empty(0)
 
     def __call__(self, engine, active: np.ndarray, assignment: np.ndarray, finished: np.ndarray) -> None:
-        _ensure((engine.s.done[self.prev_ids] >= self.prev_done).all(), "progress decreased")
+        # progress only goes back by the work an outage lost (counted in the outages' ledger; done
+        # less lost plus lost may differ from done in the last bit)
+        slack = 0.0 if engine.outages is None else 1e-12 * engine.jobs.work[self.prev_ids]
+        _ensure((_gross_done(engine, self.prev_ids) >= self.prev_done - slack).all(), "progress decreased")
         check_round(engine, active, assignment, finished)
-        self.prev_ids, self.prev_done = active.copy(), engine.s.done[active].copy()
+        if engine.outages is not None:
+            check_outages(engine, active, assignment)
+        self.prev_ids, self.prev_done = active.copy(), _gross_done(engine, active)
+
+
+def _gross_done(engine, ids: np.ndarray) -> np.ndarray:
+    """Work done plus work lost to outages: what a step may only add to."""
+    done = engine.s.done[ids]
+    return done if engine.outages is None else done + engine.outages.lost[ids]
+
+
+def check_outages(engine, active: np.ndarray, assignment: np.ndarray) -> None:
+    """A capacity timeline's invariants: no worker on a host that is down, a down host's GPUs
+    never free, the capacity shown to policies equal to the up hosts' GPUs, and no job that lost
+    more than it had done since its restore point."""
+    outages, placer = engine.outages, engine.placer
+    down = outages.timeline.down_hosts()
+    running = active[assignment >= 0]
+    on_down = np.isin(placer.worker_host[running], down).any(axis=1) if len(down) else np.zeros(len(running), bool)
+    _ensure(
+        not on_down.any(), lambda: f"job {int(engine.jobs.job_id[running[on_down][0]])} runs on a host that is down"
+    )
+    _ensure((placer.free[down] == 0).all(), "a host that is down has free GPUs")
+    up = engine.cluster.counts - np.bincount(
+        placer.host_type[down], weights=placer.host_size[down], minlength=engine.cluster.num_types
+    ).astype(np.int64)
+    _ensure(
+        (engine.capacity == up).all(),
+        f"the capacity shown {engine.capacity.tolist()} is not the up hosts' {up.tolist()}",
+    )
+    _ensure((outages.lost >= 0).all() and (outages.lost_gpu_s >= 0).all(), "negative work lost")
+    _ensure(
+        (engine.s.done[active] >= outages.restore_done[active] - 1e-9 * engine.jobs.work[active]).all(),
+        "a job went back before its restore point",
+    )
 
 
 def check_round(engine, active: np.ndarray, assignment: np.ndarray, finished: np.ndarray) -> None:
@@ -31,7 +68,8 @@ def check_round(engine, active: np.ndarray, assignment: np.ndarray, finished: np
     run = assignment >= 0
     gpus = engine.gang[active[run]]  # a rigid job's gang, an elastic job's allocated count
     used = np.bincount(assignment[run], weights=gpus, minlength=cluster.num_types)
-    _ensure((used <= cluster.counts).all(), f"a type is oversubscribed: {used.tolist()} > {cluster.counts.tolist()}")
+    capacity = engine.capacity  # the up hosts' GPUs (all of them without a capacity timeline)
+    _ensure((used <= capacity).all(), f"a type is oversubscribed: {used.tolist()} > {capacity.tolist()}")
     _ensure(len(np.unique(active)) == len(active), "a job is active twice")
     bad = ~jobs.feasible[active[run], assignment[run]]
     _ensure(

@@ -60,6 +60,19 @@ class HostPlacer:
         self.worker_host[jobs] = -1
         self._churn |= churn
 
+    def take_down(self, hosts: np.ndarray) -> None:
+        """Hosts that leave (failed, in maintenance, reclaimed): no GPU of theirs is free until
+        they return. The jobs on them were vacated first."""
+        if (self.free[hosts] != self.host_size[hosts]).any():
+            raise RuntimeError("placement: a host went down with a job still on it; the engine evicts them first")
+        self.free[hosts] = 0
+
+    def bring_up(self, hosts: np.ndarray) -> None:
+        """Hosts that return, every GPU free (room that spread jobs may consolidate into)."""
+        self.free[hosts] = self.host_size[hosts]
+        self.version[np.unique(self.host_type[hosts])] += 1
+        self._churn = True
+
     def place_new(self, jobs: np.ndarray, types: np.ndarray, workers: np.ndarray) -> np.ndarray:
         """Place jobs that start on a type (new, resumed or moved; the others keep their hosts),
         biggest gang first, then engine index, for a deterministic packing. ``workers`` is per job
