@@ -204,7 +204,7 @@ def energy_cost_summary(
 def capacity_summary(
     table: pd.DataFrame, rounds: pd.DataFrame, cluster: ClusterSpec, stats: dict, window: tuple[int, int] | None
 ) -> dict:
-    """What outages cost a run with a capacity timeline (``fairsim.capacity``; the engine's
+    """What outages cost a run with a capacity timeline (``fairsim.capacity_timeline``; the engine's
     ``capacity_gpus`` per round and its outage counters): the jobs evicted and the work they
     redid, and each type's availability (the share of its GPU-time its hosts were up). Empty
     for a cluster that never changes."""

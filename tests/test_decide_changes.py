@@ -6,7 +6,7 @@ import pandas as pd
 import pytest
 from omegaconf import OmegaConf
 
-from fairsim.capacity import CapacityConfig
+from fairsim.capacity_timeline import CapacityConfig
 from fairsim.experiment.compose import compose_config
 from fairsim.experiment.single import build_cluster, build_jobs
 from fairsim.policies.base import decides_by_changes

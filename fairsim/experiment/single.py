@@ -28,7 +28,7 @@ import numpy as np
 import pandas as pd
 from omegaconf import DictConfig, OmegaConf
 
-from fairsim.capacity import CapacityConfig
+from fairsim.capacity_timeline import CapacityConfig
 from fairsim.cluster import ClusterSpec
 from fairsim.errors import InputError, require
 from fairsim.experiment.run_folder import CONFIG, JOBS, PROVENANCE, ROUNDS, SCHEDULE, SUMMARY, TENANTS
@@ -163,7 +163,7 @@ def build_costs(cfg: DictConfig, cluster: ClusterSpec) -> GpuCosts:
 
 
 def build_capacity(cfg: DictConfig, cluster: ClusterSpec) -> CapacityConfig | None:
-    """The run's capacity timeline (the ``capacity`` group, fairsim/capacity.py); None: none."""
+    """The run's capacity timeline (the ``capacity`` group, fairsim/capacity_timeline.py); None: none."""
     raw = cfg.get("capacity")
     if raw is None:
         return None

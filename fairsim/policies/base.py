@@ -147,9 +147,7 @@ class Changes:
     capacity: np.ndarray  # int [T] GPUs per type
     arrived: np.ndarray  # int: jobs admitted since the previous decision, in arrival order
     finished: np.ndarray  # int: jobs that finished since the previous decision
-    evicted: (
-        np.ndarray
-    )  # int: running jobs stopped by an outage since then (fairsim.capacity); capacity may have changed too
+    evicted: np.ndarray  # int: running jobs an outage stopped since then (capacity may have changed too)
     free: np.ndarray  # int [T] GPUs of each type that no running job holds
     current_type: np.ndarray  # int [J] the type each job runs on now, -1 if it does not run
     arrival: np.ndarray  # float [J] seconds

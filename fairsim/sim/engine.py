@@ -26,7 +26,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from fairsim.capacity import CapacityConfig
+from fairsim.capacity_timeline import CapacityConfig
 from fairsim.cluster import ClusterSpec
 from fairsim.errors import InputError
 from fairsim.policies.base import NOT_RUN, Allocation, Changes, Moves, Policy, PolicyView, decides_by_changes

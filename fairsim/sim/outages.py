@@ -1,4 +1,4 @@
-"""Hosts that leave and return during a run (``fairsim.capacity``), as the engine applies them.
+"""Hosts that leave and return during a run (``fairsim.capacity_timeline``), as the engine applies them.
 
 At an outage's start the jobs with a worker on the host are evicted: each goes back to its last
 checkpoint, losing the work since then, and pays a restart (the preemption rule of
@@ -20,7 +20,7 @@ import math
 
 import numpy as np
 
-from fairsim.capacity import CAUSES, CapacityConfig, CapacityTimeline
+from fairsim.capacity_timeline import CAUSES, CapacityConfig, CapacityTimeline
 from fairsim.errors import InputError
 
 
