@@ -9,7 +9,7 @@ ARGS ?=
 SCALE ?= small
 RESULTS ?= results
 
-.PHONY: setup lock run test test-fast format docs smoke reproduce reproduce-load reproduce-choices reproduce-field reproduce-all verify manifest bench ui ui-stop clean
+.PHONY: setup lock run test test-fast format docs smoke reproduce reproduce-load reproduce-choices reproduce-field reproduce-capacity reproduce-all verify manifest bench ui ui-stop clean
 
 # pip and setuptools from the lock first, so that the lock's one source distribution
 # (antlr4-python3-runtime) and fairsim itself are built with the locked setuptools, not a newest one.
@@ -72,11 +72,16 @@ reproduce-field: $(STAMP)  ## FFT against Sia and Pollux: the paper_field sweep 
 	$(PY) -m fairsim.paper.reproduce --scale $(SCALE) --only field $(ARGS)
 	$(PY) -m fairsim.paper.reproduce --scale $(SCALE) --draw-only
 
-reproduce-all: $(STAMP)  ## reproduce, then reproduce-load, reproduce-choices and reproduce-field: every section of REPORT.md (about 70 min on 2 cores from empty results)
+reproduce-capacity: $(STAMP)  ## which claims survive outages: the paper_capacity sweep (testbed policies under failures, 10x failures and a spot pool) + its figure and REPORT.md section
+	$(PY) -m fairsim.paper.reproduce --scale $(SCALE) --only capacity $(ARGS)
+	$(PY) -m fairsim.paper.reproduce --scale $(SCALE) --draw-only
+
+reproduce-all: $(STAMP)  ## reproduce, then reproduce-load, reproduce-choices, reproduce-field and reproduce-capacity: every section of REPORT.md (about 85 min on 2 cores from empty results)
 	$(MAKE) reproduce
 	$(MAKE) reproduce-load
 	$(MAKE) reproduce-choices
 	$(MAKE) reproduce-field
+	$(MAKE) reproduce-capacity
 
 verify: $(STAMP)  ## recompute a fixed sample of the committed figures' cells (every testbed cell of seed 0, one full-scale FFT cell) and compare each per-job table with paper_figs/MANIFEST.json; about 1 min on 2 cores
 	$(PY) -m fairsim.paper.verify $(ARGS)
