@@ -3,9 +3,9 @@ known: without outages and under failures Tiresias is 2x FFT's avg JCT (FFT bett
 the spot pool 0.5x (FFT worse, "no")."""
 
 import pandas as pd
+from conftest import sweep_inputs
 from test_readings import CLAIM, cells, specs
 
-from conftest import sweep_inputs
 from fairsim.paper.figures import capacity
 
 
