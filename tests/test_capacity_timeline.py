@@ -51,6 +51,32 @@ def test_a_host_fails_under_a_four_gpu_job_mid_run(clock, tmp_path):
 
 
 @pytest.mark.parametrize("clock", CLOCKS)
+def test_the_failure_model_fails_the_host_under_the_job_at_its_drawn_time(clock):
+    """The same by the failure model: its first failure of the one host (at t1, read from the
+    timeline), a fixed half-hour repair, and a job sized to finish before the second failure
+    (t2). The job loses t1 mod 300 units, resumes at t1 + 1800 s with its 30 s restart, and does
+    the rest at 1 unit/s."""
+    cluster = toy_cluster({"V100": 4})
+    raw = {"checkpoint_interval_s": 300, "failures": {"gpu_mtbf_h": 4, "repair": "fixed", "repair_h": 0.5}}
+    timeline = CapacityTimeline(CapacityConfig.from_config(raw, cluster), cluster, seed=3)
+    t1 = timeline.next_s
+    timeline.pop(t1)
+    timeline.pop(timeline.next_s)  # the repair
+    t2 = timeline.next_s
+    kept = t1 - math.fmod(t1, 300.0)  # done at the last checkpoint
+    work = kept + (t2 - 100.0) - (t1 + 1830.0)  # finishes 100 s before the second failure
+    assert work > t1  # the failure falls mid-run
+    jobs = toy_jobs([[1.0]], [work], workers=[4])
+    outages = CapacityConfig.from_config(raw, cluster)
+    config = SimConfig.from_config({"clock": clock, "check": True})
+    result = simulate(jobs, cluster, FifoPolicy(), config, seed=3, capacity=outages)
+    job = result.jobs.iloc[0]
+    assert job["lost_work"] == pytest.approx(t1 - kept)
+    assert job["finish_s"] == pytest.approx(t2 - 100.0)
+    assert job["evictions"] == 1 and result.stats["outages_failure"] == 1
+
+
+@pytest.mark.parametrize("clock", CLOCKS)
 def test_a_maintenance_window_moves_the_job_to_the_other_host(clock):
     """Two hosts of 4 V100s; host 0 (where best fit puts the job) is in maintenance from 360 s
     to 720 s. At 360 s the job (1000 units at 1/s, a checkpoint every 100 s) loses 60 units
