@@ -17,25 +17,19 @@ from __future__ import annotations
 import argparse
 import statistics
 import tempfile
-import time
 from pathlib import Path
 
-from fairsim.experiment.compose import compose_config
+from fairsim.bench._timed import timed_run
 
 EVENT_DRIVEN = ["fifo", "srtf", "tiresias", "tiresias_random", "tiresias_las", "allox"]
 CLOCKS = ("rounds", "events")
 
 
 def run_once(policy: str, workload: str, clock: str, seed: int, cache: Path) -> dict:
-    from fairsim.experiment.single import run_config
-
-    cfg = compose_config([f"policy={policy}", f"workload={workload}", f"seed={seed}", f"sim.clock={clock}"])
-    tick = time.perf_counter()
-    out = run_config(cfg, fluid_cache=cache)
-    s = out.summary
+    s, total_s = timed_run([f"policy={policy}", f"workload={workload}", f"seed={seed}", f"sim.clock={clock}"], cache)
     return {
         "sim_s": s["sim_wall_s"],
-        "total_s": time.perf_counter() - tick,
+        "total_s": total_s,
         "steps": int(s["rounds"]),
         "decisions": int(s["policy_calls"]),
         "avg_jct_h": s["avg_jct_s"] / 3600,

@@ -17,25 +17,19 @@ from __future__ import annotations
 import argparse
 import statistics
 import tempfile
-import time
 from pathlib import Path
 
-from fairsim.experiment.compose import compose_config
+from fairsim.bench._timed import timed_run
 
 DEFAULT_SET = ["policy=ours", "workload=trace3", "cluster=scale8", "num_jobs=20000", "seed=0"]
 NONE = "none"
 
 
 def run_once(overrides: list[str], capacity: str, cache: Path) -> dict:
-    from fairsim.experiment.single import run_config
-
-    cfg = compose_config([*overrides, f"capacity={capacity}", "track=false"])
-    tick = time.perf_counter()
-    out = run_config(cfg, fluid_cache=cache)
-    s = out.summary
+    s, total_s = timed_run([*overrides, f"capacity={capacity}", "track=false"], cache)
     return {
         "sim_s": s["sim_wall_s"],
-        "total_s": time.perf_counter() - tick,
+        "total_s": total_s,
         "steps": int(s["rounds"]),
         "decisions": int(s["policy_calls"]),
         "outages": sum(int(s.get(f"outages_{c}", 0)) for c in ("failure", "maintenance", "reclaim")),

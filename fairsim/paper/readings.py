@@ -85,3 +85,20 @@ def survivors(verdicts: pd.DataFrame) -> tuple[list[str], dict[str, dict[str, st
         else:
             same.append(str(claim))
     return same, flips
+
+
+def verdict_table_lines(verdict: pd.DataFrame, names: Sequence[str]) -> list[str]:
+    """A claim x reading table of verdict marks, as REPORT.md's sections print it."""
+    return [
+        "| claim | " + " | ".join(names) + " |",
+        "|---|" + "---|" * len(names),
+        *[
+            f"| {str(claim).replace('|', '/')} | " + " | ".join(MARK.get(row[n], "?") for n in names) + " |"
+            for claim, row in verdict.iterrows()
+        ],
+    ]
+
+
+def verdict_counts(column: pd.Series) -> str:
+    """ "a yes, b weak, c no" of one reading's verdicts."""
+    return ", ".join(f"{int((column == v).sum())} {v}" for v in ("yes", "weak", "no"))

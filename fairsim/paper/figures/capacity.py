@@ -22,7 +22,16 @@ from fairsim.figures import style
 from fairsim.figures.data import Inputs, MissingInput
 from fairsim.figures.plots import ci_points, log_axis, ratio_table
 from fairsim.figures.stats import REFERENCE, nonneg_ci
-from fairsim.paper.readings import DEFAULT, MARK, on_settings, reading_verdicts, settings, survivors
+from fairsim.paper.readings import (
+    DEFAULT,
+    MARK,
+    on_settings,
+    reading_verdicts,
+    settings,
+    survivors,
+    verdict_counts,
+    verdict_table_lines,
+)
 
 ROLE = "capacity"
 COLUMN = "capacity.name"  # the cells' reading: the capacity preset they ran under
@@ -110,10 +119,6 @@ def value_rows(found: Mapping[str, pd.DataFrame]) -> list[str]:
     return lines
 
 
-def counts(column: pd.Series) -> str:
-    return ", ".join(f"{int((column == v).sum())} {v}" for v in ("yes", "weak", "no"))
-
-
 def report_section(inputs: Inputs, specs: Sequence[Mapping]) -> list[str]:
     try:
         found = readings(inputs)
@@ -148,17 +153,12 @@ def report_section(inputs: Inputs, specs: Sequence[Mapping]) -> list[str]:
         "Every testbed headline claim under each reading, judged as the headline table judges it "
         "(Y = yes, w = weak, N = no, - = not measured):",
         "",
-        "| claim | " + " | ".join(names) + " |",
-        "|---|" + "---|" * len(names),
-        *[
-            f"| {str(claim).replace('|', '/')} | " + " | ".join(MARK.get(row[n], "?") for n in names) + " |"
-            for claim, row in verdict.iterrows()
-        ],
+        *verdict_table_lines(verdict, names),
         "",
         "Verdicts of these "
         + str(len(verdict))
         + " testbed numbers: "
-        + "; ".join(f"{n} {counts(verdict[n])}" for n in names)
+        + "; ".join(f"{n} {verdict_counts(verdict[n])}" for n in names)
         + ". "
         + (
             f"The outages change {len(flips)}: "

@@ -24,7 +24,7 @@ import pandas as pd
 from fairsim.figures.data import Inputs, MissingInput
 from fairsim.figures.plots import ratio_figure
 from fairsim.figures.stats import REFERENCE, nonneg_ci
-from fairsim.paper.readings import MARK, claims_of, judge
+from fairsim.paper.readings import claims_of, judge, verdict_table_lines
 
 READINGS = {"rigid": "field", "elastic": "field_elastic"}  # reading -> sweep role
 NEWCOMERS = {"sia": "Sia", "pollux": "Pollux"}  # policy -> name in the text
@@ -169,12 +169,7 @@ def report_section(inputs: Inputs, specs: Sequence[Mapping]) -> list[str]:
             "Every testbed headline claim with the newcomer standing in for the claim's baselines, judged as the "
             "headline table judges it (Y = yes, w = weak, N = no, - = not measured):",
             "",
-            "| claim | " + " | ".join(names) + " |",
-            "|---|" + "---|" * len(names),
-            *[
-                f"| {str(claim).replace('|', '/')} | " + " | ".join(MARK.get(row[n], "?") for n in names) + " |"
-                for claim, row in verdict.iterrows()
-            ],
+            *verdict_table_lines(verdict, names),
             "",
             "Verdicts that hold (yes) against each newcomer: "
             + "; ".join(f"{n} {int((verdict[n] == 'yes').sum())} of {int(verdict[n].notna().sum())}" for n in names)

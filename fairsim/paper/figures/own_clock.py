@@ -19,7 +19,7 @@ import pandas as pd
 from fairsim.figures import style
 from fairsim.figures.data import Inputs, MissingInput
 from fairsim.figures.stats import nonneg_ci
-from fairsim.paper.readings import DEFAULT, MARK, reading_verdicts, survivors
+from fairsim.paper.readings import DEFAULT, MARK, reading_verdicts, survivors, verdict_counts
 
 ROLE = "own_clock"
 EVENT_DRIVEN = ("tiresias", "tiresias_random", "allox", "tiresias_las", "fifo", "srtf")
@@ -66,11 +66,6 @@ def clock_verdicts(inputs: Inputs, specs: Sequence[Mapping]) -> pd.DataFrame:
     """claim x reading: the testbed sweep as it is (``default``: FFT's clock), and with the
     event-driven baselines' cells taken from the own-clock sweep."""
     return reading_verdicts(specs, "testbed", inputs.sweep("testbed").cells, {OWN_CLOCK: inputs.sweep(ROLE).cells})
-
-
-def counts(column: pd.Series) -> str:
-    """ "a yes, b weak, c no" of one reading's verdicts."""
-    return ", ".join(f"{int((column == v).sum())} {v}" for v in ("yes", "weak", "no"))
 
 
 def draw(inputs: Inputs, out_dir: Path) -> list[Path]:
@@ -129,8 +124,8 @@ def report_section(inputs: Inputs, specs: Sequence[Mapping]) -> list[str]:
             for claim, row in verdict.iterrows()
         ],
         "",
-        f"Verdicts of these {len(verdict)} testbed numbers: FFT's clock {counts(verdict[DEFAULT])}; "
-        f"own clock {counts(verdict[OWN_CLOCK])}. "
+        f"Verdicts of these {len(verdict)} testbed numbers: FFT's clock {verdict_counts(verdict[DEFAULT])}; "
+        f"own clock {verdict_counts(verdict[OWN_CLOCK])}. "
         + (
             f"The clock changes {len(flips)}: "
             + "; ".join(
