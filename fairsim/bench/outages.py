@@ -8,8 +8,8 @@ Each run goes through the same config path as ``run.py`` (compose the config, ``
 with a fluid-reference cache in a temporary folder so the metrics' one-off fair-share schedule is
 not timed again in every repeat. Reported per capacity preset: median seconds of the simulation
 alone and of the whole run, steps, decisions, outages, evictions, avg JCT; then each preset's
-medians as a ratio to the run without outages. Runs alternate across presets, so a slow spell on
-a shared machine hits all of them.
+medians as a ratio to the run without outages. Runs alternate across presets, each preset first
+in turn, so a slow spell on a shared machine hits all of them.
 """
 
 from __future__ import annotations
@@ -53,8 +53,8 @@ def main(argv: list[str]) -> int:
     runs: dict[str, list[dict]] = {c: [] for c in presets}
     with tempfile.TemporaryDirectory() as tmp:
         cache = Path(tmp)
-        for _ in range(args.repeats + 1):  # the first round warms the cache and imports: not counted
-            for capacity in presets:
+        for i in range(args.repeats + 1):  # the first round warms the cache and imports: not counted
+            for capacity in presets[i % len(presets) :] + presets[: i % len(presets)]:  # each preset first in turn
                 runs[capacity].append(run_once(args.set, capacity, cache))
     med = {
         c: {k: statistics.median(r[k] for r in runs[c][1:]) for k in ("sim_s", "total_s")} | runs[c][0] for c in presets
