@@ -204,15 +204,18 @@ def energy_cost_summary(
 def capacity_summary(
     table: pd.DataFrame, rounds: pd.DataFrame, cluster: ClusterSpec, stats: dict, window: tuple[int, int] | None
 ) -> dict:
-    """What outages cost a run with a capacity timeline (``fairsim.capacity_timeline``; the engine's
-    ``capacity_gpus`` per round and its outage counters): the jobs evicted and the work they
-    redid, and each type's availability (the share of its GPU-time its hosts were up). Empty
-    for a cluster that never changes."""
+    """What outages cost a run with a capacity timeline (``fairsim.capacity_timeline``; the
+    engine's outage counters): the jobs evicted and the work they redid, and each type's
+    availability (the share of its GPU-time over the run's span its hosts were up). Empty for a
+    cluster that never changes (no ``capacity_gpus`` in its rounds)."""
     if "capacity_gpus" not in rounds:
         return {}
     jobs = in_window(table, window)
     span = run_span_s(rounds)
-    up_gpu_s = float((rounds["capacity_gpus"] * rounds["duration_s"]).sum())
+    # from the hosts' down time over the run's span, as gpu_utilization counts the span (the
+    # rounds table has no rows while an idle cluster waits for its next arrival)
+    down_gpu_s = sum(stats[f"gpu_s_down_{name}"] for name in cluster.gpu_types)
+    up_gpu_s = cluster.total_gpus * span - down_gpu_s
     busy_gpu_s = float((rounds["busy_gpus"] * rounds["duration_s"]).sum())
     out = {
         "evictions": int(jobs["evictions"].sum()),

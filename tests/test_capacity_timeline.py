@@ -12,6 +12,7 @@ import pytest
 
 from fairsim.capacity_timeline import CapacityConfig, CapacityTimeline
 from fairsim.errors import InputError
+from fairsim.metrics import capacity_summary
 from fairsim.policies.fifo import FifoPolicy
 from fairsim.sim.config import SimConfig
 from fairsim.sim.engine import simulate
@@ -299,3 +300,15 @@ def test_no_capacity_source_leaves_the_run_as_it_was():
     assert plain.jobs.equals(none.jobs)
     assert plain.rounds.drop(columns="policy_s").equals(none.rounds.drop(columns="policy_s"))  # policy_s: wall time
     assert "evictions" not in none.jobs and "capacity_gpus" not in none.rounds
+
+
+def test_availability_counts_only_hosts_down_not_an_idle_cluster_waiting():
+    """Two jobs a day apart: the idle cluster between them has no rounds, yet every host is up,
+    so availability is 1 (a maintenance window after the run changes nothing)."""
+    cluster = toy_cluster({"V100": 8})
+    jobs = toy_jobs([[1.0], [1.0]], [600.0, 600.0], arrival=[0.0, 86_400.0], workers=[4, 4])
+    result = run(jobs, cluster, {"maintenance": [{"start_h": 1000, "duration_h": 1}]}, "rounds")
+    assert result.rounds["duration_s"].sum() < 86_400  # the gap has no rows
+    summary = capacity_summary(result.jobs, result.rounds, cluster, result.stats, None)
+    assert summary["availability"] == 1.0 and summary["availability_V100"] == 1.0
+    assert summary["gpu_utilization_of_up"] == pytest.approx(2 * 600 * 4 / (8 * (86_400 + 600)))
