@@ -1,0 +1,157 @@
+"""A cluster's own failure records as a capacity trace (docs/capacity.md, "A log of failures").
+
+    python -m fairsim.experiment.outage_log my_sacct.csv --cluster paper --time End --status State \\
+        --statuses NODE_FAIL --type GPUType --gpu-map a10g=A10 --repair-h 24 --out failures.csv
+    python run.py workload=jobs_log workload.path=my_sacct.csv ... +capacity.trace=failures.csv
+
+Each row of the log whose status is one of ``--statuses`` (Slurm's NODE_FAIL by default) is a
+host that failed at its ``--time`` (the job's end) and came back ``--repair-h`` hours later. A row
+whose ``--type`` names a GPU type of the cluster takes a host of that type; without the column, or
+for a type the cluster lacks, the host is of the cluster's type with the most hosts. Times are
+seconds from ``--origin``: the earliest ``--submit`` of the log (default), the origin of a job-log
+workload whose first submitted job runs, or a timestamp. The output is a capacity trace file
+(``time_s, gpu_type, hosts, cause``): the hosts of each type available from each time on, with
+overlapping failures counted together and never below zero hosts.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import yaml
+
+from fairsim.cluster import ClusterSpec
+from fairsim.errors import InputError, require
+from fairsim.files import REPOSITORY, atomic_write, input_path
+
+SOURCE = "outage_log"
+
+
+def seconds_of(cells: pd.Series, column: str, where: str) -> np.ndarray:
+    """Numbers as seconds, or timestamps as seconds since the epoch; an unreadable cell refused."""
+    numeric = pd.to_numeric(cells, errors="coerce")
+    if numeric.notna().all():
+        return numeric.to_numpy(np.float64)
+    stamps = pd.to_datetime(cells, errors="coerce")
+    bad = np.flatnonzero((stamps.isna() & cells.notna()).to_numpy())
+    if len(bad):
+        raise InputError(
+            where, f"line {bad[0] + 2}: {column}", f"must be seconds or a timestamp, got {cells.iloc[bad[0]]!r}"
+        )
+    return (stamps - pd.Timestamp(0)).dt.total_seconds().to_numpy(np.float64)
+
+
+def failure_rows(
+    log: pd.DataFrame,
+    cluster: ClusterSpec,
+    *,
+    time: str,
+    status: str,
+    statuses: list[str],
+    submit: str | None,
+    origin: str | None,
+    type_column: str | None,
+    gpu_map: dict[str, str],
+    repair_h: float,
+    where: str,
+) -> pd.DataFrame:
+    """The capacity trace rows (time_s, gpu_type, hosts, cause) of the log's failures."""
+    for column in (time, status, submit, type_column):
+        require(
+            column is None or column in log,
+            where,
+            "header",
+            f"has no column {column!r} (has: {', '.join(log.columns)})",
+        )
+    failed = log[log[status].astype(str).str.strip().str.upper().isin({s.upper() for s in statuses})]
+    if origin is not None:
+        start = float(seconds_of(pd.Series([origin]), "--origin", where)[0])
+    else:
+        require(submit is not None, where, "--submit", "names the submission column the origin is taken from")
+        start = float(np.nanmin(seconds_of(log[submit], submit, where)))
+    at = seconds_of(failed[time], time, where) - start
+    default = int(np.argmax(cluster.hosts_per_type))
+    kinds = np.full(len(failed), default)
+    if type_column is not None:
+        known = {t.lower(): k for k, t in enumerate(cluster.gpu_types)}
+        for i, raw in enumerate(failed[type_column].astype(str).str.strip().tolist()):
+            name = gpu_map.get(raw, gpu_map.get(raw.lower(), raw)).lower()
+            kinds[i] = known.get(name, default)
+    changes = sorted(
+        [(float(t), int(k), -1) for t, k in zip(at, kinds) if np.isfinite(t)]
+        + [(float(t) + repair_h * 3600.0, int(k), +1) for t, k in zip(at, kinds) if np.isfinite(t)]
+    )
+    down = np.zeros(cluster.num_types, dtype=np.int64)
+    rows = []
+    for t, k, step in changes:
+        down[k] -= step
+        hosts = int(max(cluster.hosts_per_type[k] - down[k], 0))
+        if rows and rows[-1][0] == t and rows[-1][1] == cluster.gpu_types[k]:
+            rows[-1] = (t, cluster.gpu_types[k], hosts, "failure")
+        else:
+            rows.append((t, cluster.gpu_types[k], hosts, "failure"))
+    rows = [r for r in rows if r[0] >= 0]  # a failure before the origin: the part after it counts
+    return pd.DataFrame(rows, columns=["time_s", "gpu_type", "hosts", "cause"])
+
+
+def cluster_of(name_or_path: str) -> ClusterSpec:
+    path = Path(name_or_path)
+    if not path.suffix:
+        path = REPOSITORY / "conf" / "cluster" / f"{name_or_path}.yaml"
+    path = input_path(path)
+    require(path.is_file(), SOURCE, "--cluster", f"no cluster preset or file {name_or_path!r}")
+    return ClusterSpec.from_config(yaml.safe_load(path.read_text()), source=f"cluster {path.stem}")
+
+
+def main(argv: list[str]) -> int:
+    ap = argparse.ArgumentParser(prog="python -m fairsim.experiment.outage_log", description=__doc__.splitlines()[0])
+    ap.add_argument("log", help="a CSV job log (a Slurm sacct export, Acme's or Helios' trace, ...)")
+    ap.add_argument("--cluster", required=True, help="a cluster preset's name or a cluster YAML file")
+    ap.add_argument("--time", required=True, help="the column of the failure's time (the job's end)")
+    ap.add_argument("--status", required=True, help="the column of how the job ended")
+    ap.add_argument("--statuses", nargs="+", default=["NODE_FAIL"], help="the statuses that mean a node failed")
+    ap.add_argument("--submit", help="the submission column (the origin is its earliest value)")
+    ap.add_argument("--origin", help="the origin instead: seconds or a timestamp")
+    ap.add_argument("--type", dest="type_column", help="the column naming the GPU type")
+    ap.add_argument("--gpu-map", nargs="*", default=[], metavar="NAME=TYPE", help="the log's GPU names -> types")
+    ap.add_argument("--repair-h", type=float, default=24.0, help="hours a failed host stays out (default 24)")
+    ap.add_argument("--out", required=True, help="the capacity trace CSV to write")
+    args = ap.parse_args(argv)
+    try:
+        require(args.repair_h > 0, SOURCE, "--repair-h", f"must be a number of hours > 0, got {args.repair_h!r}")
+        gpu_map = {}
+        for pair in args.gpu_map:
+            require("=" in pair, SOURCE, "--gpu-map", f"entries are NAME=TYPE, got {pair!r}")
+            name, kind = pair.split("=", 1)
+            gpu_map[name.strip()] = kind.strip()
+        path = input_path(args.log)
+        require(path.is_file(), SOURCE, "log", f"no such file: {args.log}")
+        cluster = cluster_of(args.cluster)
+        rows = failure_rows(
+            pd.read_csv(path, dtype=str, keep_default_na=False, na_values=[""]),
+            cluster,
+            time=args.time,
+            status=args.status,
+            statuses=args.statuses,
+            submit=args.submit,
+            origin=args.origin,
+            type_column=args.type_column,
+            gpu_map=gpu_map,
+            repair_h=args.repair_h,
+            where=str(path),
+        )
+    except InputError as err:
+        print(f"error: {err}", file=sys.stderr)
+        return 2
+    out = Path(args.out)
+    atomic_write(out, lambda p: rows.to_csv(p, index=False))
+    print(f"{out}: {len(rows)} rows of {cluster.name}'s hosts available over time; run with +capacity.trace={out}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
