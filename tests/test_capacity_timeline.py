@@ -9,6 +9,7 @@ import math
 
 import numpy as np
 import pytest
+from conftest import ROOT
 
 from fairsim.capacity_timeline import CapacityConfig, CapacityTimeline
 from fairsim.errors import InputError
@@ -312,3 +313,33 @@ def test_availability_counts_only_hosts_down_not_an_idle_cluster_waiting():
     summary = capacity_summary(result.jobs, result.rounds, cluster, result.stats, None)
     assert summary["availability"] == 1.0 and summary["availability_V100"] == 1.0
     assert summary["gpu_utilization_of_up"] == pytest.approx(2 * 600 * 4 / (8 * (86_400 + 600)))
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("preset", sorted(p.stem for p in (ROOT / "conf" / "policy").glob("*.yaml")))
+def test_every_policy_preset_runs_through_outages_with_invariants_checked(preset):
+    """Hosts that fail every half hour on average and come back in six minutes: every policy
+    keeps the contract (no job on a down host, capacity respected) and every job finishes."""
+    from fairsim.experiment.compose import compose_config
+    from fairsim.experiment.single import build_policy
+
+    rng = np.random.default_rng(7)
+    n = 40
+    tput = rng.uniform(0.2, 2.0, size=(n, 3))
+    jobs = toy_jobs(
+        tput,
+        work=rng.uniform(300, 3000, n),
+        arrival=np.sort(rng.uniform(0, 5_000, n)),
+        workers=rng.choice([1, 2, 4], n),
+        state_bytes=rng.uniform(0, 2e9, n),
+        spread=tput * 0.7,
+    )
+    cluster = toy_cluster({"T4": 4, "A10": 4, "V100": 8})
+    outages = CapacityConfig.from_config(
+        {"checkpoint_interval_s": 600, "failures": {"gpu_mtbf_h": 2, "repair_h": 0.1}}, cluster
+    )
+    small = ["policy.population=16", "policy.generations=8"] if preset == "pollux" else []  # its search, cut down
+    policy = build_policy(compose_config([f"policy={preset}", *small]).policy)
+    res = simulate(jobs, cluster, policy, SimConfig.from_config({"clock": "events", "check": True}), capacity=outages)
+    assert np.isfinite(res.jobs["finish_s"]).all()
+    assert res.stats["outages_failure"] > 10 and res.jobs["evictions"].sum() > 0
