@@ -72,11 +72,11 @@ reproduce-field: $(STAMP)  ## FFT against Sia and Pollux: the paper_field sweep 
 	$(PY) -m fairsim.paper.reproduce --scale $(SCALE) --only field $(ARGS)
 	$(PY) -m fairsim.paper.reproduce --scale $(SCALE) --draw-only
 
-reproduce-capacity: $(STAMP)  ## which claims survive outages: the paper_capacity sweep (testbed policies under failures, 10x failures and a spot pool) + its figure and REPORT.md section
+reproduce-capacity: $(STAMP)  ## which claims survive outages: the paper_capacity sweep (240 cells, about 7 min: testbed policies under failures, 10x failures and a spot pool) + its figure and REPORT.md section
 	$(PY) -m fairsim.paper.reproduce --scale $(SCALE) --only capacity $(ARGS)
 	$(PY) -m fairsim.paper.reproduce --scale $(SCALE) --draw-only
 
-reproduce-all: $(STAMP)  ## reproduce, then reproduce-load, reproduce-choices, reproduce-field and reproduce-capacity: every section of REPORT.md (about 85 min on 2 cores from empty results)
+reproduce-all: $(STAMP)  ## reproduce, then reproduce-load, reproduce-choices, reproduce-field and reproduce-capacity: every section of REPORT.md (about 80 min on 2 cores from empty results)
 	$(MAKE) reproduce
 	$(MAKE) reproduce-load
 	$(MAKE) reproduce-choices
