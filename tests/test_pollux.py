@@ -207,3 +207,37 @@ def test_end_to_end_every_job_finishes_with_invariants_checked(clock):
     assert {"pollux_dropped_gpus", "pollux_short_generations"} <= set(res.stats)
     # the first job grows past its first GPU, Pollux's exploration: 1, then up to 2, 4, ...
     assert res.jobs.resizes.iloc[0] >= 1
+
+
+@pytest.mark.parametrize(("explore_from", "sizes"), [("given", [1, 2, 4]), ("trained", [1, 1, 2])])
+def test_a_job_explores_from_the_gpus_it_was_given_or_has_trained_on(explore_from, sizes):
+    # a lone linear job on 16 GPUs grows as fast as its bound lets it. At the second decision it
+    # holds 1 GPU but has made no progress yet (still in its checkpoint-restore delay): under
+    # "given" its bound is already 2 x 1; under "trained" (the artifact's, whose bound reads the
+    # replicas of the step times its job has recorded) it stays 1 until the job has trained on it
+    policy = PolluxPolicy(explore_from=explore_from)
+    got = []
+    done = [0.0, 0.0, 5.0]
+    for k in range(3):
+        ran = k > 0
+        view = elastic_view(
+            [16],
+            hi=16,
+            now=100.0 + 60.0 * k,
+            done=[done[k]],
+            last_type=[0] if ran else None,
+            prev_type=[0] if ran else None,
+            first_start=[100.0] if ran else None,
+        )
+        view = dataclasses.replace(view, gpus=np.array([got[-1] if ran else 0]))
+        if k == 0:
+            policy.reset(view.cluster, 1, 0)
+        answer = policy.decide(view)
+        assert answer.types.tolist() == [0]
+        got.append(int(answer.gpus[0]))
+    assert got == sizes
+
+
+def test_explore_from_must_be_known():
+    with pytest.raises(InputError, match="explore_from"):
+        PolluxPolicy(explore_from="profiled")

@@ -42,6 +42,9 @@ sim=sia_compat seed=0``) with the matching policy:
           steps/s at its gang, the iterations/s their predict_throughput gives the LP
   pollux  policy=pollux workload.scheduler_batch=tuned   (the artifact's type-blind jobs carry no
           submitted batch: its Pollux judges them at batches up to the application's largest)
+          policy.explore_from=trained   a job's bound grows from the most GPUs it has trained on:
+              max_profiled_replicas reads its Job's recorded step times, which it records only
+              after its checkpoint-restore delay (job.py step, update_params)
 
 Reported per (policy, workload): both average JCTs and fairsim's deviation in %, the deviation of
 the p99 JCT (their print_run_stats.py's: the sorted JCTs at index int(0.99 n)), both makespans
@@ -102,7 +105,7 @@ OUR_POLICY = {
         "+policy.mechanism.reset_counters=false",
         "+policy.mechanism.time_counted=round",
     ],
-    "pollux": ["policy=pollux", "workload.scheduler_batch=tuned"],
+    "pollux": ["policy=pollux", "workload.scheduler_batch=tuned", "policy.explore_from=trained"],
 }
 WORKLOAD = re.compile(r"^([A-Za-z0-9_.-]+)/workload-(\d+)$")
 

@@ -23,7 +23,9 @@ and cluster_unaware.py; facts and line numbers in docs/baselines.md "Pollux"):
   Scaled by hosts / GPUs, times the re-allocation factor (age - restarts x delay) / (age + delay)
   where a job's row changes; power mean ((sum (s + 0.001)^p) / jobs)^(1/p), geometric for p = 0.
 - A job may grow to twice the most GPUs it has run on (at least 1, at most its ``max_gpus`` and
-  the smallest type's GPUs): Pollux explores scale step by step.
+  the smallest type's GPUs): Pollux explores scale step by step. ``explore_from`` says what
+  counts: the GPUs a decision gave the job (``given``) or, as the artifact's bound reads the step
+  times its job recorded after its checkpoint-restore delay, those it has trained on (``trained``).
 - Types: the search sees hosts, not types. A job given GPUs of several types keeps those of the
   type it has most of (ties: the higher memory bandwidth, their fixed order of GPU power) and the
   rest stay idle this round (``mixed_types: drop``, the artifact's rule; a rigid gang the drop
@@ -50,6 +52,7 @@ from fairsim.errors import InputError
 from fairsim.policies.base import Allocation, Policy, PolicyView
 
 MIXED_TYPES = ("drop", "repair")
+EXPLORE_FROM = ("given", "trained")
 SPEEDUP_FLOOR = 1e-3  # added to every scaled speedup in the power mean (pollux_unaware.py), so 0 has a value
 COUNT = np.int16  # GPUs of one job on one host in the search's states (small: the search is memory-bound)
 
@@ -78,10 +81,17 @@ class PolluxPolicy(Policy):
         explore_factor: float = 2.0,
         mating_tries: int = 100,
         mixed_types: str = "drop",
+        explore_from: str = "given",
     ):
         if mixed_types not in MIXED_TYPES:
             raise InputError(
                 "policy", "mixed_types", f"unknown mixed_types {mixed_types!r} (allowed: {', '.join(MIXED_TYPES)})"
+            )
+        if explore_from not in EXPLORE_FROM:
+            raise InputError(
+                "policy",
+                "explore_from",
+                f"unknown explore_from {explore_from!r} (allowed: {', '.join(EXPLORE_FROM)})",
             )
         if not (isinstance(p, int | float) and math.isfinite(p)):
             raise InputError("policy", "p", f"{p!r} must be a finite number (Pollux's -1; 0: geometric mean)")
@@ -110,6 +120,7 @@ class PolluxPolicy(Policy):
         self.reset_prob, self.zero_row_prob, self.zero_prob = float(reset_prob), float(zero_row_prob), float(zero_prob)
         self.max_hosts_per_job, self.explore_factor = max_hosts_per_job, float(explore_factor)
         self.mating_tries, self.mixed_types = mating_tries, mixed_types
+        self.explore_from = explore_from
 
     def reset(self, cluster: ClusterSpec, num_jobs: int, seed: int) -> None:
         self.rng = np.random.default_rng(seed)
@@ -119,6 +130,7 @@ class PolluxPolicy(Policy):
         self.restarts = np.zeros(num_jobs, dtype=np.int64)
         self.started = np.zeros(num_jobs, dtype=bool)
         self.most_gpus = np.zeros(num_jobs, dtype=np.int64)  # the most GPUs each job has run on
+        self.done_seen = np.zeros(num_jobs)  # each job's work done at the previous decision (explore_from: trained)
         self.front: np.ndarray | None = None  # the previous decision's first front, [K, jobs, N]
         self.front_jobs = np.empty(0, dtype=np.int64)  # its jobs (engine indices)
         self.dropped_gpus = 0
@@ -133,6 +145,8 @@ class PolluxPolicy(Policy):
         if n == 0:
             self.front = None
             return Allocation(types, counts)
+        if self.explore_from == "trained":
+            self._note_trained(view)
         # jobs in the repair's order: least GPU time received first, then arrival (pollux_unaware.py)
         order = np.lexsort((np.arange(n), view.arrival, view.attained_gpu_s))
         ids = view.job_id[order]
@@ -158,6 +172,16 @@ class PolluxPolicy(Policy):
         types[order[run]] = major[run]
         counts[order[run]] = kept[run]
         return Allocation(types, counts)
+
+    def _note_trained(self, view: PolicyView) -> None:
+        """The most GPUs each job has trained on: a job that made progress since the previous
+        decision did so on the GPUs it holds now (the artifact's bound reads the replicas of the
+        step times its job recorded, and a job records one only once its checkpoint-restore delay
+        is over: job.py step and update_params)."""
+        ids = view.job_id
+        progressed = (view.gpus > 0) & (view.done > self.done_seen[ids])
+        self.most_gpus[ids[progressed]] = np.maximum(self.most_gpus[ids[progressed]], view.gpus[progressed])
+        self.done_seen[ids] = view.done
 
     def _adapt_front(self, ids: np.ndarray) -> np.ndarray:
         """The previous first front over this decision's jobs: a job that was there keeps its
@@ -203,7 +227,8 @@ class PolluxPolicy(Policy):
         # cluster_unaware.py / job.py: every start after the first and every change of hosts is a restart
         self.restarts[ids[run & moved & self.started[ids]]] += 1
         self.started[ids[run]] = True
-        self.most_gpus[ids] = np.maximum(self.most_gpus[ids], kept)
+        if self.explore_from == "given":
+            self.most_gpus[ids] = np.maximum(self.most_gpus[ids], kept)
         self.alloc[ids] = state
 
     def stats(self) -> dict[str, float]:
