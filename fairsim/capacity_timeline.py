@@ -156,14 +156,6 @@ class CapacityConfig:
         return out
 
 
-def _host_sizes(cluster: ClusterSpec) -> np.ndarray:
-    return np.concatenate([cluster.host_sizes(t) for t in range(cluster.num_types)]).astype(float)
-
-
-def _host_types(cluster: ClusterSpec) -> np.ndarray:
-    return np.repeat(np.arange(cluster.num_types), cluster.hosts_per_type)
-
-
 def _failures(raw: Any, cluster: ClusterSpec, source: str) -> HostProcess | None:
     """Failures at a rate per GPU: a host of g GPUs fails g times as often as one GPU's share,
     so one setting serves clusters of any host size (GPU faults dominate, docs/capacity.md)."""
@@ -184,7 +176,7 @@ def _failures(raw: Any, cluster: ClusterSpec, source: str) -> HostProcess | None
         f"must map GPU types to {{gpu_mtbf_h}}, got {by_type!r}",
     )
     for name, entry in by_type.items():
-        k = _type_index(cluster, name, source, f"failures.by_type.{name}")
+        k = cluster.type_index(name, source, f"failures.by_type.{name}")
         require(
             isinstance(entry, Mapping) and set(entry) == {"gpu_mtbf_h"},
             source,
@@ -194,7 +186,7 @@ def _failures(raw: Any, cluster: ClusterSpec, source: str) -> HostProcess | None
         per_gpu[k] = _POSITIVE_H.check(entry["gpu_mtbf_h"], source, f"failures.by_type.{name}.gpu_mtbf_h")
     return HostProcess(
         cause="failure",
-        up_h=per_gpu[_host_types(cluster)] / _host_sizes(cluster),
+        up_h=per_gpu[cluster.host_types] / cluster.host_gpus,
         down_h=float(raw.get("repair_h", 24.0)),
         distribution=raw.get("distribution", "exponential"),
         weibull_shape=float(raw.get("weibull_shape", 1.0)),
@@ -225,13 +217,11 @@ def _spot(raw: Any, cluster: ClusterSpec, source: str) -> HostProcess | None:
         f"must be a list of the cluster's GPU types (or null: every type), got {names!r}",
     )
     kinds = (
-        range(cluster.num_types)
-        if names is None
-        else [_type_index(cluster, n, source, "spot.gpu_types") for n in names]
+        range(cluster.num_types) if names is None else [cluster.type_index(n, source, "spot.gpu_types") for n in names]
     )
     hosts = raw.get("hosts")
-    up = np.full(int(cluster.hosts_per_type.sum()), math.inf)
-    offset = np.concatenate([[0], np.cumsum(cluster.hosts_per_type)])
+    up = np.full(len(cluster.host_types), math.inf)
+    offset = cluster.host_offsets
     for k in kinds:
         have = int(cluster.hosts_per_type[k])
         n = have if hosts is None else Number(lo=1, hi=have, integer=True).check(hosts, source, "spot.hosts")
@@ -252,7 +242,7 @@ def _windows(raw: Any, cluster: ClusterSpec, source: str) -> tuple[Window, ...]:
             require(key in w, source, f"{where}.{key}", "is required")
         start = Number(lo=0).check(w["start_h"], source, f"{where}.start_h")
         duration = _POSITIVE_H.check(w["duration_h"], source, f"{where}.duration_h")
-        kind = None if w.get("gpu_type") is None else _type_index(cluster, w["gpu_type"], source, f"{where}.gpu_type")
+        kind = None if w.get("gpu_type") is None else cluster.type_index(w["gpu_type"], source, f"{where}.gpu_type")
         most = int(cluster.hosts_per_type.max() if kind is None else cluster.hosts_per_type[kind])
         hosts = w.get("hosts")
         if hosts is not None:
@@ -299,7 +289,7 @@ def _trace(raw: Any, cluster: ClusterSpec, source: str) -> tuple[tuple[float, in
                 f"line {line}: time_s",
                 f"must be a time >= 0, got {row['time_s']!r}",
             )
-            kind = _type_index(cluster, row["gpu_type"], where, f"line {line}: gpu_type")
+            kind = cluster.type_index(row["gpu_type"], where, f"line {line}: gpu_type")
             most = int(cluster.hosts_per_type[kind])
             require(
                 hosts.is_integer() and 0 <= hosts <= most,
@@ -315,17 +305,6 @@ def _trace(raw: Any, cluster: ClusterSpec, source: str) -> tuple[tuple[float, in
     return tuple(rows)
 
 
-def _type_index(cluster: ClusterSpec, name: Any, source: str, key: str) -> int:
-    canon = cluster.canonical(name, source, key)
-    require(
-        canon in cluster.gpu_types,
-        source,
-        key,
-        f"{name!r} is not in this cluster (has: {', '.join(cluster.gpu_types)})",
-    )
-    return cluster.gpu_types.index(canon)
-
-
 # ---- the timeline the engine reads ------------------------------------------------------------
 _DOWN, _UP, _WINDOW_START, _WINDOW_END, _TRACE = range(5)
 _STREAMS = {"failure": 0xFA11, "reclaim": 0x5B07}  # each process's draws, per host, apart from the others
@@ -338,9 +317,7 @@ class CapacityTimeline:
 
     def __init__(self, cfg: CapacityConfig, cluster: ClusterSpec, seed: int):
         self.cfg, self.cluster = cfg, cluster
-        self.host_offset = np.concatenate([[0], np.cumsum(cluster.hosts_per_type)]).astype(np.int64)
-        self.host_type = np.repeat(np.arange(cluster.num_types), cluster.hosts_per_type)
-        self.host_size = np.concatenate([cluster.host_sizes(t) for t in range(cluster.num_types)])
+        self.host_offset, self.host_type, self.host_size = cluster.host_offsets, cluster.host_types, cluster.host_gpus
         n = len(self.host_type)
         self.holds = np.zeros((n, len(CAUSES)), dtype=np.int64)  # how many outages of each cause hold a host down
         self.since = np.full((n, len(CAUSES)), np.nan)  # when the current outage of each cause began

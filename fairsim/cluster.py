@@ -24,7 +24,7 @@ import csv
 import difflib
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import cached_property, lru_cache
 from importlib import resources
 from pathlib import Path
 from typing import Any
@@ -268,12 +268,10 @@ class ClusterSpec:
         known = self.known_types()
         return tuple(known[name.lower()] for name in self.gpu_types)
 
-    def type_index(self, name: str) -> int:
-        canon = self.canonical(name)
+    def type_index(self, name: str, source: str = "cluster", field: str = "gpu type") -> int:
+        canon = self.canonical(name, source, field)
         if canon not in self.gpu_types:
-            raise InputError(
-                "cluster", "gpu type", f"{name!r} is not in this cluster (has: {', '.join(self.gpu_types)})"
-            )
+            raise InputError(source, field, f"{name!r} is not in this cluster (has: {', '.join(self.gpu_types)})")
         return self.gpu_types.index(canon)
 
     def host_sizes(self, t: int) -> np.ndarray:
@@ -284,6 +282,29 @@ class ClusterSpec:
         if n_hosts:
             sizes[-1] = rest
         return sizes
+
+    # Hosts are numbered type after type, in the cluster's type order: the hosts of type t are
+    # host_offsets[t] .. host_offsets[t + 1] - 1 (placement, outages and Pollux's search share it).
+    @cached_property
+    def host_offsets(self) -> np.ndarray:
+        """int [T + 1]: the first host of each type, then the number of hosts."""
+        return _frozen(np.concatenate([[0], np.cumsum(self.hosts_per_type)]).astype(np.int64))
+
+    @cached_property
+    def host_types(self) -> np.ndarray:
+        """int [hosts]: each host's type."""
+        return _frozen(np.repeat(np.arange(self.num_types), self.hosts_per_type))
+
+    @cached_property
+    def host_gpus(self) -> np.ndarray:
+        """int [hosts]: the GPUs on each host."""
+        return _frozen(np.concatenate([self.host_sizes(t) for t in range(self.num_types)]).astype(np.int64))
+
+    def gpus_on(self, hosts: np.ndarray) -> np.ndarray:
+        """int [T]: the GPUs of each type on ``hosts`` (global host indices)."""
+        return np.bincount(self.host_types[hosts], weights=self.host_gpus[hosts], minlength=self.num_types).astype(
+            np.int64
+        )
 
     def describe(self) -> str:
         mix = " + ".join(f"{c} {n}" for n, c in zip(self.gpu_types, self.counts))

@@ -124,7 +124,7 @@ class PolluxPolicy(Policy):
 
     def reset(self, cluster: ClusterSpec, num_jobs: int, seed: int) -> None:
         self.rng = np.random.default_rng(seed)
-        self.host_type = np.repeat(np.arange(cluster.num_types), cluster.hosts_per_type)  # int [N]
+        self.host_type = cluster.host_types  # int [N]
         self.preference = type_preference(cluster)  # types, most preferred first (a tie of a mixed allocation)
         self.alloc = np.zeros((num_jobs, len(self.host_type)), dtype=np.int64)  # GPUs per host of each job now
         self.restarts = np.zeros(num_jobs, dtype=np.int64)
@@ -262,8 +262,7 @@ class Problem:
         host_type = policy.host_type
         self.host_type, self.preference = host_type, policy.preference
         # host capacity from the view's GPUs per type: whole hosts first, the remainder on the last
-        first = np.r_[0, np.cumsum(view.cluster.hosts_per_type)[:-1]]
-        rank = np.arange(len(host_type)) - first[host_type]
+        rank = np.arange(len(host_type)) - view.cluster.host_offsets[host_type]
         self.host_cap = np.clip(view.capacity[host_type] - rank * gph, 0, gph).astype(COUNT)
         self.allowed = view.feasible[order][:, host_type] & (self.host_cap[None, :] > 0)
         self.per_host_max = np.where(self.allowed, self.host_cap[None, :], 0).astype(COUNT)

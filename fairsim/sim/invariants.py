@@ -49,9 +49,7 @@ def check_outages(engine, active: np.ndarray, assignment: np.ndarray) -> None:
         not on_down.any(), lambda: f"job {int(engine.jobs.job_id[running[on_down][0]])} runs on a host that is down"
     )
     _ensure((placer.free[down] == 0).all(), "a host that is down has free GPUs")
-    up = engine.cluster.counts - np.bincount(
-        placer.host_type[down], weights=placer.host_size[down], minlength=engine.cluster.num_types
-    ).astype(np.int64)
+    up = engine.cluster.counts - engine.cluster.gpus_on(down)
     _ensure(
         (engine.capacity == up).all(),
         f"the capacity shown {engine.capacity.tolist()} is not the up hosts' {up.tolist()}",

@@ -60,11 +60,8 @@ class Outages:
         went, came = self.timeline.pop(t)
         if not (len(went) or len(came)):
             return went, came, None
-        timeline = self.timeline
-        down = timeline.down_hosts()
         cluster = self.engine.cluster
-        lost = np.bincount(timeline.host_type[down], weights=timeline.host_size[down], minlength=cluster.num_types)
-        capacity = cluster.counts - lost.astype(np.int64)
+        capacity = cluster.counts - cluster.gpus_on(self.timeline.down_hosts())
         self._log.append((t, int(capacity.sum())))
         return went, came, capacity
 

@@ -25,8 +25,7 @@ class HostPlacer:
     def __init__(self, cluster: ClusterSpec, num_jobs: int, max_workers: int, consolidate: bool = True):
         self.cluster = cluster
         self.consolidate = consolidate
-        self.host_offset = np.concatenate([[0], np.cumsum(cluster.hosts_per_type)]).astype(np.int64)
-        self.host_size = np.concatenate([cluster.host_sizes(t) for t in range(cluster.num_types)])
+        self.host_offset, self.host_size, self.host_type = cluster.host_offsets, cluster.host_gpus, cluster.host_types
         self.free = self.host_size.copy()
         self.worker_host = np.full((num_jobs, max(1, max_workers)), -1, dtype=np.int64)
         self.gph = cluster.gpus_per_host
@@ -35,7 +34,6 @@ class HostPlacer:
         # a consolidation that failed fails again until a GPU of its type is freed (taking GPUs
         # only lowers the free counts, so a job needs as many hosts as before or more): each
         # type's freed GPUs have a version, and a spread job remembers the version it failed at
-        self.host_type = np.repeat(np.arange(cluster.num_types), cluster.hosts_per_type)
         self.version = np.zeros(cluster.num_types, dtype=np.int64)
         self.failed_at = np.full(num_jobs, -1, dtype=np.int64)
 
