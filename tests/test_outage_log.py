@@ -53,7 +53,7 @@ def test_without_a_type_column_the_largest_type_fails(tmp_path):
     "extra, words",
     [
         (["--repair-h", "0"], "--repair-h"),
-        (["--type", "Gpu"], "has no column 'Gpu'"),
+        (["--type", "Gpu"], "header: misses the column(s) Gpu"),
         (["--gpu-map", "a10g"], "NAME=TYPE"),
     ],
 )

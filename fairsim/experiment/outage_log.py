@@ -22,31 +22,22 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
-import yaml
 
 from fairsim.cluster import ClusterSpec
 from fairsim.errors import InputError, require
-from fairsim.files import REPOSITORY, atomic_write, input_path
+from fairsim.experiment.cli import check_group_choices
+from fairsim.experiment.compose import CONF_DIR, compose_config
+from fairsim.experiment.single import build_cluster
+from fairsim.files import atomic_write, input_path
+from fairsim.workload.formats import placed
+from fairsim.workload.formats._csv_table import CsvTable, read_csv_table
+from fairsim.workload.formats.csv import seconds_since_epoch
 
 SOURCE = "outage_log"
 
 
-def seconds_of(cells: pd.Series, column: str, where: str) -> np.ndarray:
-    """Numbers as seconds, or timestamps as seconds since the epoch; an unreadable cell refused."""
-    numeric = pd.to_numeric(cells, errors="coerce")
-    if numeric.notna().all():
-        return numeric.to_numpy(np.float64)
-    stamps = pd.to_datetime(cells, errors="coerce")
-    bad = np.flatnonzero((stamps.isna() & cells.notna()).to_numpy())
-    if len(bad):
-        raise InputError(
-            where, f"line {bad[0] + 2}: {column}", f"must be seconds or a timestamp, got {cells.iloc[bad[0]]!r}"
-        )
-    return (stamps - pd.Timestamp(0)).dt.total_seconds().to_numpy(np.float64)
-
-
 def failure_rows(
-    log: pd.DataFrame,
+    table: CsvTable,
     cluster: ClusterSpec,
     *,
     time: str,
@@ -57,23 +48,18 @@ def failure_rows(
     type_column: str | None,
     gpu_map: dict[str, str],
     repair_h: float,
-    where: str,
 ) -> pd.DataFrame:
-    """The capacity trace rows (time_s, gpu_type, hosts, cause) of the log's failures."""
-    for column in (time, status, submit, type_column):
-        require(
-            column is None or column in log,
-            where,
-            "header",
-            f"has no column {column!r} (has: {', '.join(log.columns)})",
-        )
-    failed = log[log[status].astype(str).str.strip().str.upper().isin({s.upper() for s in statuses})]
+    """The capacity trace rows (time_s, gpu_type, hosts, cause) of the log's failures. Times are
+    read as the job-log reader reads them (epoch seconds or ISO 8601 timestamps)."""
+    log = table.cells
+    rows = np.flatnonzero(log[status].str.strip().str.upper().isin({s.upper() for s in statuses}).to_numpy())
     if origin is not None:
-        start = float(seconds_of(pd.Series([origin]), "--origin", where)[0])
+        start = float(seconds_since_epoch(pd.Series([origin]), None, "--origin", lambda _: SOURCE)[0])
     else:
-        require(submit is not None, where, "--submit", "names the submission column the origin is taken from")
-        start = float(np.nanmin(seconds_of(log[submit], submit, where)))
-    at = seconds_of(failed[time], time, where) - start
+        require(submit is not None, SOURCE, "--submit", "names the submission column the origin is taken from")
+        start = float(np.nanmin(seconds_since_epoch(log[submit], None, submit, table.where)))
+    failed = log.iloc[rows]
+    at = seconds_since_epoch(failed[time], None, time, placed(table.where, rows)) - start
     default = int(np.argmax(cluster.hosts_per_type))
     kinds = np.full(len(failed), default)
     if type_column is not None:
@@ -98,19 +84,15 @@ def failure_rows(
     return pd.DataFrame(rows, columns=["time_s", "gpu_type", "hosts", "cause"])
 
 
-def cluster_of(name_or_path: str) -> ClusterSpec:
-    path = Path(name_or_path)
-    if not path.suffix:
-        path = REPOSITORY / "conf" / "cluster" / f"{name_or_path}.yaml"
-    path = input_path(path)
-    require(path.is_file(), SOURCE, "--cluster", f"no cluster preset or file {name_or_path!r}")
-    return ClusterSpec.from_config(yaml.safe_load(path.read_text()), source=f"cluster {path.stem}")
+def cluster_of(name: str) -> ClusterSpec:
+    """A cluster preset (conf/cluster/, or a config folder of your own) as a run builds it."""
+    return build_cluster(compose_config(check_group_choices([f"cluster={name}"], CONF_DIR)))
 
 
 def main(argv: list[str]) -> int:
     ap = argparse.ArgumentParser(prog="python -m fairsim.experiment.outage_log", description=__doc__.splitlines()[0])
     ap.add_argument("log", help="a CSV job log (a Slurm sacct export, Acme's or Helios' trace, ...)")
-    ap.add_argument("--cluster", required=True, help="a cluster preset's name or a cluster YAML file")
+    ap.add_argument("--cluster", required=True, help="a cluster preset's name (conf/cluster/)")
     ap.add_argument("--time", required=True, help="the column of the failure's time (the job's end)")
     ap.add_argument("--status", required=True, help="the column of how the job ended")
     ap.add_argument("--statuses", nargs="+", default=["NODE_FAIL"], help="the statuses that mean a node failed")
@@ -128,11 +110,11 @@ def main(argv: list[str]) -> int:
             require("=" in pair, SOURCE, "--gpu-map", f"entries are NAME=TYPE, got {pair!r}")
             name, kind = pair.split("=", 1)
             gpu_map[name.strip()] = kind.strip()
-        path = input_path(args.log)
-        require(path.is_file(), SOURCE, "log", f"no such file: {args.log}")
+        needed = tuple(c for c in (args.time, args.status, args.submit, args.type_column) if c is not None)
+        table = read_csv_table(input_path(args.log), None, required=needed, quoted=True)
         cluster = cluster_of(args.cluster)
         rows = failure_rows(
-            pd.read_csv(path, dtype=str, keep_default_na=False, na_values=[""]),
+            table,
             cluster,
             time=args.time,
             status=args.status,
@@ -142,7 +124,6 @@ def main(argv: list[str]) -> int:
             type_column=args.type_column,
             gpu_map=gpu_map,
             repair_h=args.repair_h,
-            where=str(path),
         )
     except InputError as err:
         print(f"error: {err}", file=sys.stderr)

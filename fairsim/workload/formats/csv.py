@@ -187,7 +187,7 @@ def _submissions(values: pd.Series, fmt: Any, column: str, where: Where) -> np.n
     return (stamps - stamps.min()).dt.total_seconds().to_numpy(np.float64, na_value=np.nan)
 
 
-def _seconds(values: pd.Series, fmt: Any, column: str, where: Where) -> np.ndarray:
+def seconds_since_epoch(values: pd.Series, fmt: Any, column: str, where: Where) -> np.ndarray:
     """float64 seconds since 1970 of a start or end column (epoch seconds or timestamps); NaN where missing."""
     text = filled(values)
     missing = _missing(text)
@@ -201,7 +201,7 @@ def _seconds(values: pd.Series, fmt: Any, column: str, where: Where) -> np.ndarr
 
 def _between(raw: pd.DataFrame, start: str, end: str, fmt: Any, where: Where) -> np.ndarray:
     """Durations from start and end columns; NaN where either is missing; an end before its start refused."""
-    began, ended = _seconds(raw[start], fmt, start, where), _seconds(raw[end], fmt, end, where)
+    began, ended = seconds_since_epoch(raw[start], fmt, start, where), seconds_since_epoch(raw[end], fmt, end, where)
     with np.errstate(invalid="ignore"):
         backwards = ended < began
     if backwards.any():
