@@ -66,6 +66,25 @@ def toy_jobs(
     return JobSet(work_unit=work_unit, elastic=elastic, **arrays)
 
 
+def toy_mixed_jobs(
+    seed: int, n: int, work: tuple[float, float], span_s: float, max_state_bytes: float
+) -> tuple[JobSet, np.ndarray]:
+    """n random jobs on three types: throughputs in [0.2, 2) units/s (70% of that spread over
+    hosts), work uniform in ``work``, arrivals uniform over ``span_s``, gangs of 1, 2 or 4, state
+    up to ``max_state_bytes``. Returns the jobs and their packed throughput table."""
+    rng = np.random.default_rng(seed)
+    tput = rng.uniform(0.2, 2.0, size=(n, 3))
+    jobs = toy_jobs(
+        tput,
+        work=rng.uniform(*work, n),
+        arrival=np.sort(rng.uniform(0, span_s, n)),
+        workers=rng.choice([1, 2, 4], n),
+        state_bytes=rng.uniform(0, max_state_bytes, n),
+        spread=tput * 0.7,
+    )
+    return jobs, tput
+
+
 def toy_view(
     throughput,
     capacity,

@@ -17,7 +17,7 @@ from fairsim.metrics import capacity_summary
 from fairsim.policies.fifo import FifoPolicy
 from fairsim.sim.config import SimConfig
 from fairsim.sim.engine import simulate
-from fairsim.testing import toy_cluster, toy_jobs
+from fairsim.testing import toy_cluster, toy_jobs, toy_mixed_jobs
 
 CLOCKS = ["events", "rounds"]
 
@@ -323,17 +323,7 @@ def test_every_policy_preset_runs_through_outages_with_invariants_checked(preset
     from fairsim.experiment.compose import compose_config
     from fairsim.experiment.single import build_policy
 
-    rng = np.random.default_rng(7)
-    n = 40
-    tput = rng.uniform(0.2, 2.0, size=(n, 3))
-    jobs = toy_jobs(
-        tput,
-        work=rng.uniform(300, 3000, n),
-        arrival=np.sort(rng.uniform(0, 5_000, n)),
-        workers=rng.choice([1, 2, 4], n),
-        state_bytes=rng.uniform(0, 2e9, n),
-        spread=tput * 0.7,
-    )
+    jobs, _ = toy_mixed_jobs(7, 40, work=(300, 3000), span_s=5_000, max_state_bytes=2e9)
     cluster = toy_cluster({"T4": 4, "A10": 4, "V100": 8})
     outages = CapacityConfig.from_config(
         {"checkpoint_interval_s": 600, "failures": {"gpu_mtbf_h": 2, "repair_h": 0.1}}, cluster

@@ -13,7 +13,7 @@ from fairsim.policies.srtf import SrtfPolicy
 from fairsim.policies.tiresias import TiresiasLasPolicy, TiresiasPolicy
 from fairsim.sim.config import Overheads, SimConfig
 from fairsim.sim.engine import PolicyContractError, simulate
-from fairsim.testing import toy_cluster, toy_jobs
+from fairsim.testing import toy_cluster, toy_jobs, toy_mixed_jobs
 
 GB_PER_S_AT_10GBPS = 1.25e9
 NO_OVERHEADS = Overheads(migration=False, preemption=False, restart_s=0)
@@ -162,17 +162,7 @@ def test_round_based_policies_keep_their_period_under_events():
 
 
 def test_event_clock_results_are_bit_identical_across_runs():
-    rng = np.random.default_rng(4)
-    n = 80
-    tput = rng.uniform(0.2, 2.0, size=(n, 3))
-    jobs = toy_jobs(
-        tput,
-        work=rng.uniform(100, 5000, n),
-        arrival=np.sort(rng.uniform(0, 20_000, n)),
-        workers=rng.choice([1, 2, 4], n),
-        state_bytes=rng.uniform(0, 5e9, n),
-        spread=tput * 0.7,
-    )
+    jobs, _ = toy_mixed_jobs(4, 80, work=(100, 5000), span_s=20_000, max_state_bytes=5e9)
     cluster = toy_cluster({"T4": 4, "A10": 4, "V100": 8})
     for make in (FifoPolicy, SrtfPolicy, TiresiasPolicy, TiresiasLasPolicy):
         a = simulate(jobs, cluster, make(), events(check=True))
@@ -241,17 +231,7 @@ def test_every_policy_preset_runs_under_the_event_clock_with_invariants_checked(
     from fairsim.experiment.compose import compose_config
     from fairsim.experiment.single import build_policy
 
-    rng = np.random.default_rng(7)
-    n = 40
-    tput = rng.uniform(0.2, 2.0, size=(n, 3))
-    jobs = toy_jobs(
-        tput,
-        work=rng.uniform(300, 3000, n),
-        arrival=np.sort(rng.uniform(0, 5_000, n)),
-        workers=rng.choice([1, 2, 4], n),
-        state_bytes=rng.uniform(0, 2e9, n),
-        spread=tput * 0.7,
-    )
+    jobs, tput = toy_mixed_jobs(7, 40, work=(300, 3000), span_s=5_000, max_state_bytes=2e9)
     cluster = toy_cluster({"T4": 4, "A10": 4, "V100": 8})
     policy = build_policy(compose_config([f"policy={preset}"]).policy)
     res = simulate(jobs, cluster, policy, events(check=True))
