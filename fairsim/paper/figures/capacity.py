@@ -80,7 +80,7 @@ def draw(inputs: Inputs, out_dir: Path) -> list[Path]:
         fig, axes = style.new_figure(len(RATIOS), width=4.2)
         for ax, (metric, ylabel) in zip(axes[0], RATIOS.items()):
             part = table[table["metric"] == metric]
-            policies = [p for p in style.policy_order(part["policy"])]
+            policies = style.policy_order(part["policy"])
             _, extent = ci_points(
                 ax,
                 part,
@@ -125,13 +125,11 @@ def report_section(inputs: Inputs, specs: Sequence[Mapping]) -> list[str]:
     except MissingInput:
         return []
     shown = {name: cells for name, cells in found.items() if name != NONE}
-    verdict = reading_verdicts(specs, "testbed", found[NONE], shown).rename(
-        columns={DEFAULT: READINGS[NONE], **{n: READINGS.get(n, n) for n in shown}}
-    )
+    judged = reading_verdicts(specs, "testbed", found[NONE], shown)  # columns: DEFAULT, then the presets
+    _, flips = survivors(judged)
+    verdict = judged.rename(columns={DEFAULT: READINGS[NONE], **{n: READINGS.get(n, n) for n in shown}})
     seeds = ", ".join(map(str, sorted(np.unique(np.concatenate([c["seed"].unique() for c in shown.values()])))))
     names = list(verdict.columns)
-    verdict_default = verdict.rename(columns={READINGS[NONE]: DEFAULT})
-    _, flips = survivors(verdict_default)
     lines = [
         "## Which claims survive a cluster that changes",
         "",
@@ -165,7 +163,7 @@ def report_section(inputs: Inputs, specs: Sequence[Mapping]) -> list[str]:
             + "; ".join(
                 f"{claim} ("
                 + ", ".join(
-                    f"{READINGS.get(r, r)}: {MARK.get(verdict_default.at[claim, DEFAULT], '?')} -> {MARK.get(v, '?')}"
+                    f"{READINGS.get(r, r)}: {MARK.get(judged.at[claim, DEFAULT], '?')} -> {MARK.get(v, '?')}"
                     for r, v in moved.items()
                 )
                 + ")"
