@@ -102,6 +102,29 @@ def test_type_order_option():
         GavelMechanism(type_order=["v100"]).reset(cluster, 1)
 
 
+def test_fastest_type_visited_first_whatever_the_cluster_order():
+    # the cluster lists the slow type first (as conf/cluster/paper.yaml lists T4 before V100);
+    # job 0 tops both types' queues, so the type visited first gets it. Gavel's fixed list
+    # (v100, p100, k80) serves its fastest type first: so does the default order
+    cluster = toy_cluster({"K80": 1, "V100": 1})
+    tput = [[1.0, 3.0], [2.0, 4.0]]  # every job faster on V100 (type 1)
+    x = fixed([[0.5, 0.5], [0.1, 0.2]])
+    fastest = Driver(GavelMechanism(), tput, [1, 1], cluster=cluster)
+    assert list(fastest.step(x, changed=True)) == [1, 0]
+    as_listed = Driver(GavelMechanism(type_order="cluster"), tput, [1, 1], cluster=cluster)
+    assert list(as_listed.step(x, changed=True)) == [0, 1]
+
+
+def test_fastest_order_ranks_by_mean_relative_throughput():
+    from fairsim.policies.mechanism import fastest_first
+
+    # job 0 is fastest on type 2, job 1 on type 0; type 1 is second for both and wins on the mean
+    view = toy_view([[1.0, 3.0, 4.0], [4.0, 3.0, 1.0]], [1, 1, 1])
+    assert fastest_first(view).tolist() == [1, 0, 2]  # means 0.75, 0.625, 0.625: tie kept in cluster order
+    with pytest.raises(InputError, match="type_order"):
+        GavelMechanism(type_order="slowest")
+
+
 def test_gang_on_one_type_never_split():
     # a 2-GPU job with 1 GPU of each type cannot run; the 1-GPU job behind it still starts
     d = Driver(GavelMechanism(), [[1.0, 1.0], [1.0, 1.0]], [1, 1], workers=[2, 1])
@@ -208,12 +231,12 @@ def test_mechanism_options_come_as_a_mapping_from_the_policy_yaml():
 
 def _reference_assignment(mech, view):
     """Gavel's round written out plainly: per type, sort by (priority, deficit, X) descending,
-    ties by arrival; greedy whole-gang placement, types in cluster order, a job placed once."""
+    ties by arrival; greedy whole-gang placement, types in the mechanism's order, a job placed once."""
     prio, ids = mech.priorities(view), view.job_id
     x, deficit = mech.target[ids], mech.deficit[ids]
     n, t = prio.shape
     assignment, placed = [-1] * n, [False] * n
-    for k in range(t):
+    for k in mech.order_list:
         free = int(view.capacity[k])
         for j in sorted(range(n), key=lambda j: (-prio[j, k], -deficit[j, k], -x[j, k], j)):
             if not placed[j] and view.feasible[j, k] and view.workers[j] <= free:

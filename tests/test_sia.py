@@ -148,6 +148,21 @@ def test_the_realloc_factor_keeps_an_old_job_where_it_is(now, restarts, moves):
     assert (answer.types.tolist(), answer.gpus.tolist()) == ([1 if moves else 0], [4])
 
 
+def test_the_realloc_factor_leaves_a_job_that_holds_nothing_alone():
+    # a waiting rigid 1-GPU job (aged 100 s, 1 restart: factor 70 / 130) on a free GPU. Its one
+    # configuration has speedup 1, coefficient 1 < lambda_n 1.1: worth running. The artifact
+    # scales only jobs that held a configuration last round, so it runs; scaled anyway
+    # (realloc_scaled=all) the coefficient is round((70 / 130)^-0.5, 2) = 1.36 > 1.1 and it waits
+    view = toy_view([[1.0]], [4], now=100.0, first_start=[0.0])
+    for scaled, expect in (("held", [0]), ("all", [-1])):
+        policy = SiaPolicy(realloc_scaled=scaled)
+        policy.reset(view.cluster, 1, 0)
+        policy.restarts[0] = 1
+        assert policy.decide(view).types.tolist() == expect
+    with pytest.raises(InputError, match=re.escape("realloc_scaled")):
+        SiaPolicy(realloc_scaled="some")
+
+
 def test_rigid_jobs_only_choose_a_type():
     # a rigid 2-GPU job: its own gang on the faster type
     view = toy_view([[1.0, 3.0]], [4, 4], workers=[2])

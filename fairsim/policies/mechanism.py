@@ -8,8 +8,8 @@ GPU type k, and realizes it in rounds (its ``Scheduler._schedule_jobs_on_workers
   (job time, not GPU time: a gang of 8 counts its wall time once). A zero target gives priority
   0; a zero fraction gives ``X * 1e9``.
 - Per type, jobs are sorted by (priority, deficit, X) descending, ties in arrival order. The
-  types are visited in the cluster's order (Gavel: v100, p100, k80), all of one type's queue
-  before the next; a job takes its whole gang from one type and is placed at most once; a job
+  types are visited fastest first, all of one type's queue before the next (``type_order``
+  below); a job takes its whole gang from one type and is placed at most once; a job
   that does not fit in the GPUs left is skipped. Zero-priority jobs still fill GPUs left over.
 - X is recomputed only when a job arrived or finished, and at most once every
   ``recompute_min_interval_s`` (Gavel: 1920 s). Recomputing is a reset: every active job's
@@ -24,6 +24,15 @@ GPU type k, and realizes it in rounds (its ``Scheduler._schedule_jobs_on_workers
 Received time: a job's time in a round is how long it held its GPUs (the engine's ``run_s``
 grows by it), which with ``round_end: latest_finish`` is shorter than the round when the job
 finishes early or runs whole steps only -- as Gavel counts ``finish - round start`` per job.
+
+Type order (``type_order``). Gavel's scheduler visits a fixed list, v100, p100, k80, for its
+heterogeneity-aware policies (``_schedule_jobs_on_workers``; its agnostic ones shuffle it). On
+its throughputs that list is fastest first for every job type, so ``fastest`` (the default)
+generalises it to any cluster: at each recompute of X the types are ranked by the active jobs'
+mean relative throughput (a job's throughput on the type over its best type's; 0 where it cannot
+run), highest first, ties in the cluster's order. Where every job ranks the types alike (Gavel's
+cluster, the paper catalog's T4 < A10 < V100) this is that one fixed list. ``cluster`` visits
+the cluster file's order; a list of type names fixes the order by hand.
 
 State lives in arrays indexed by the engine's stable job index (``view.job_id``).
 """
@@ -45,6 +54,7 @@ from fairsim.solve.budget import DEFAULT_LIMITS, LP_ITERATIONS, Budget, Limits, 
 FractionsFn = Callable[[PolicyView], np.ndarray]
 UNALLOCATED = ("reserve", "skip")
 QUEUES = ("per_type", "global")
+TYPE_ORDERS = ("fastest", "cluster")  # or a list of the cluster's type names
 TIME_COUNTED = ("held", "round")
 _NO_FRACTION_BOOST = 1e9  # Gavel: priority of a job that has not run on k yet (finite so ties still order)
 
@@ -55,7 +65,7 @@ class GavelMechanism:
         recompute_min_interval_s: float = 1920.0,
         unallocated: str = "reserve",
         initial_time_rounds: float = 0.5,
-        type_order: Sequence[str] | None = None,
+        type_order: str | Sequence[str] = "fastest",
         recompute_when_idle: bool = True,
         queue: str = "per_type",
         reset_counters: bool = True,
@@ -86,10 +96,10 @@ class GavelMechanism:
             f"must be true or false, got {recompute_when_idle!r}",
         )
         require(
-            type_order is None or (isinstance(type_order, Sequence) and not isinstance(type_order, str)),
+            type_order in TYPE_ORDERS or (isinstance(type_order, Sequence) and not isinstance(type_order, str)),
             "policy",
             "mechanism.type_order",
-            f"must be a list of GPU type names or null, got {type_order!r}",
+            f"must be one of {', '.join(TYPE_ORDERS)} or a list of GPU type names, got {type_order!r}",
         )
         require(queue in QUEUES, "policy", "mechanism.queue", f"{queue!r} is not one of {', '.join(QUEUES)}")
         require(
@@ -110,7 +120,8 @@ class GavelMechanism:
         self.time_counted = time_counted
         self.unallocated = unallocated
         self.initial_time_rounds = float(initial_time_rounds)
-        self.type_order_names = None if type_order is None else [str(t) for t in type_order]
+        self.by_speed = type_order == "fastest"
+        self.type_order_names = None if type_order in TYPE_ORDERS else [str(t) for t in type_order]
         self.recompute_when_idle = recompute_when_idle  # Gavel forces a reset when nothing ran
 
     # ---- lifecycle -------------------------------------------------------------------------
@@ -261,6 +272,9 @@ class GavelMechanism:
         )
         self.target[ids] = np.clip(x, 0.0, 1.0) * view.feasible  # no target where the job cannot run
         self.in_x[ids] = True
+        if self.by_speed:
+            self.order = fastest_first(view)
+            self.order_list = self.order.tolist()
         self.last_reset = view.now
         self.pending = False
         self.epoch += 1
@@ -394,6 +408,16 @@ class GavelMechanism:
                 else:
                     reserved += workers[j]
         return assignment, reserved
+
+
+def fastest_first(view: PolicyView) -> np.ndarray:
+    """The view's GPU types ranked by the jobs' mean relative throughput, highest first, ties in
+    the cluster's order: a job's throughput on a type over its best type's (0 where it cannot run;
+    a job that can run nowhere counts for nothing)."""
+    tput = np.where(view.feasible, view.throughput, 0.0)
+    best = tput.max(axis=1, initial=0.0)
+    relative = np.divide(tput, best[:, None], out=np.zeros_like(tput), where=best[:, None] > 0)
+    return np.argsort(-relative.sum(axis=0), kind="stable").astype(np.int64)
 
 
 def _same_frozen(a: np.ndarray, b: np.ndarray) -> bool:

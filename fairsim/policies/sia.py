@@ -15,9 +15,12 @@ docs/baselines.md "Sia"):
   is known at every count and projected to the other types from its 1-GPU profiles (scaled by
   the two types' 1-GPU ratio). Rigid jobs are known on every type. ``oracle``: goodput known
   everywhere from the start.
-- Restarts: every configuration other than the job's current one is scaled by Pollux's
-  re-allocation factor (age - restarts x penalty) / (age + penalty), 1 while the job is younger
-  than the penalty; a job in the middle of a restart keeps its configuration. The penalty is
+- Restarts: a job that held a configuration in the previous round has every other
+  configuration scaled by Pollux's re-allocation factor (age - restarts x penalty) / (age +
+  penalty), 1 while the job is younger than the penalty; a job that holds nothing is not scaled
+  (the artifact's ``if prev_config_idx is not None``; ``realloc_scaled=all`` scales every
+  configuration but the current one of every job). A job in
+  the middle of a restart keeps its configuration. The penalty is
   ``restart_penalty_s``, or per model ``restart_penalty_by_model`` {model name: seconds} (the
   artifact's table, sia.py: imagenet 250, bert 120, yolov3 45, deepspeech2 25, others 30).
 - Objective: coefficients round(speedup^p, 2), clipped at ``clip``; with p < 0 the program
@@ -44,6 +47,7 @@ from fairsim.solve.budget import Budget, Limits
 from fairsim.solve.choice import choose_options
 
 BOOTSTRAPS = ("profiled", "oracle")
+REALLOC_SCALED = ("held", "all")  # which jobs' other configurations the re-allocation factor scales
 TINY_GAIN = 1e-4  # a normalised goodput at or below this is no configuration at all (the artifact's floor)
 
 
@@ -67,11 +71,19 @@ class SiaPolicy(Policy):
         mip_nodes: int = 10000,
         host_gpus: dict | None = None,
         growth_cap: float | None = None,
+        realloc_scaled: str = "held",
     ):
         if bootstrap not in BOOTSTRAPS:
             raise InputError(
                 "policy", "bootstrap", f"unknown bootstrap {bootstrap!r} (allowed: {', '.join(BOOTSTRAPS)})"
             )
+        if realloc_scaled not in REALLOC_SCALED:
+            raise InputError(
+                "policy",
+                "realloc_scaled",
+                f"unknown value {realloc_scaled!r} (allowed: {', '.join(REALLOC_SCALED)})",
+            )
+        self.realloc_scaled = realloc_scaled
         if p == 0:
             raise InputError("policy", "p", "p must be non-zero (allowed: p < 0, Sia's -0.5, or p > 0)")
         for name, value in (("clip", clip), ("restart_penalty_s", restart_penalty_s), ("mip_gap", mip_gap)):
@@ -201,7 +213,8 @@ class SiaPolicy(Policy):
         running = view.last_type >= 0
         current = running[rows] & (kinds == view.last_type[rows]) & (gpus == view.gpus[rows])
         factor = self._realloc_factor(view)
-        speedup = np.where(current, speedup, speedup * factor[rows])
+        scaled = ~current if self.realloc_scaled == "all" else running[rows] & ~current
+        speedup = np.where(scaled, speedup * factor[rows], speedup)
         with np.errstate(divide="ignore"):  # a factor of 0 (restarts ate its life) makes 0^p: inf, clipped
             coefficient = np.minimum(np.round(np.power(speedup, self.p), 2), self.clip)
         coefficient = coefficient + np.where(current, 0.0, self.lambda_a)
