@@ -7,6 +7,7 @@ from conftest import sweep_inputs
 from test_readings import CLAIM, cells, specs
 
 from fairsim.paper.figures import capacity
+from fairsim.paper.report_table import expand
 
 
 def reading(name: str, tiresias_over_fft: float) -> pd.DataFrame:
@@ -32,7 +33,7 @@ def test_each_preset_is_a_reading_beside_the_testbed_cells(tmp_path):
 
 
 def test_the_section_names_the_verdicts_the_outages_change(tmp_path):
-    lines = capacity.report_section(inputs(tmp_path), specs())
+    lines = expand(capacity.report_section(inputs(tmp_path), specs()), tmp_path / "out")
     assert lines[0] == "## Which claims survive a cluster that changes"
     assert f"| {CLAIM} | Y | Y | N |" in lines
     summary = next(line for line in lines if line.startswith("Verdicts of these"))
@@ -44,7 +45,7 @@ def test_the_section_names_the_verdicts_the_outages_change(tmp_path):
 def test_the_figure_draws_the_ratios_per_reading(tmp_path):
     paths = capacity.draw(inputs(tmp_path), tmp_path / "out")
     data = pd.read_csv(next(p for p in paths if p.suffix == ".csv"))
-    jct = data[(data["metric"] == "avg_jct_s") & (data["policy"] == "tiresias")].set_index("reading")["mean"]
+    jct = data[(data["metric"] == "avg_jct_ratio") & (data["policy"] == "tiresias")].set_index("reading")["mean"]
     assert jct.to_dict() == {"none": 2.0, "failures": 2.0, "spot": 0.5}
 
 

@@ -220,7 +220,9 @@ def test_every_figure_draws_pdf_png_and_data_byte_identical_on_rerun(tmp_path):
     assert second == {k: v for k, v in first.items() if k.stem in ("fig7", "fig13", "fig13a_timing")}
     fig7_data = pd.read_csv(tmp_path / "a" / "data" / "fig7.csv")
     rows = fig7_data[
-        (fig7_data["metric"] == "avg_jct_s") & (fig7_data["policy"] == "gavel") & (fig7_data["workload"] == "trace1")
+        (fig7_data["metric"] == "avg_jct_ratio")
+        & (fig7_data["policy"] == "gavel")
+        & (fig7_data["workload"] == "trace1")
     ]
     ours, paper = rows[rows["source"] == "ours"], rows[rows["source"] == "paper"]
     assert ours["mean"].item() == pytest.approx(2.0) and ours["n"].item() == 2

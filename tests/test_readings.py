@@ -7,6 +7,7 @@ import yaml
 from conftest import ROOT, sweep_inputs
 
 from fairsim.paper.figures import own_clock
+from fairsim.paper.report_table import expand
 
 CLAIM = "avg JCT vs Tiresias (testbed) [least-service queue]"
 
@@ -68,7 +69,7 @@ def test_the_event_clock_cells_stand_in_for_the_baselines_and_flip_their_verdict
 
 def test_own_clock_section_names_the_verdicts_the_clock_changes(tmp_path):
     data = sweep_inputs(tmp_path, {"testbed": cells(2.0), "own_clock": cells(0.5, policies=("tiresias",))})
-    lines = own_clock.report_section(data, specs())
+    lines = expand(own_clock.report_section(data, specs()), tmp_path / "out")
     assert lines[0] == "## Each policy on its own clock"
     assert f"| {CLAIM} | Y | N |" in lines
     summary = next(line for line in lines if line.startswith("Verdicts of these"))

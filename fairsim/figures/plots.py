@@ -23,6 +23,8 @@ from fairsim.figures.stats import (
     paired_ratios,
     positive_ci,
     ratio_ci,
+    ratio_name,
+    with_ratio_names,
 )
 
 HOUR = 1 / 3600
@@ -385,7 +387,9 @@ def pooled_ratio_panel(
         drawn += paper_marks(ax, marks, positions, "policy", "workload", present)
     log_axis(ax, extent + [r["paper"] for r in drawn])
     ax.set_ylabel("baseline / FFT")
-    return table.assign(workload="all"), drawn
+    # the data name each metric as the ratio it is (the paper's marks carry the metric in both columns)
+    drawn = [{**r, **{k: ratio_name(r[k]) for k in ("metric", "workload") if r.get(k) in metrics}} for r in drawn]
+    return with_ratio_names(table.assign(workload="all")), drawn
 
 
 def ratio_figure(
@@ -417,7 +421,7 @@ def ratio_figure(
         style.legend_outside(fig, axes[0])
         footnote(fig, table, extra="Dashed line: 1 (parity).")
         fig.suptitle(title, fontsize=9)
-        return style.save(fig, out_dir, stem, with_paper(table, paper_rows))
+        return style.save(fig, out_dir, stem, with_ratio_names(with_paper(table, paper_rows)))
 
 
 def with_paper(table: pd.DataFrame, paper_rows: list[dict]) -> pd.DataFrame:

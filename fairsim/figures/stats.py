@@ -167,6 +167,18 @@ def summarize_groups(
     return pd.DataFrame(rows, columns=[*keys, "mean", "lo", "hi", "n"])
 
 
+def ratio_name(metric: str) -> str:
+    """The column name of a metric shown as a ratio of two policies: avg_jct_s -> avg_jct_ratio,
+    rho_fluid_mean -> rho_fluid_mean_ratio."""
+    base = metric[: -len("_s")] if metric.endswith("_s") else metric
+    return base if base.endswith("_ratio") else base + "_ratio"
+
+
+def with_ratio_names(table: pd.DataFrame) -> pd.DataFrame:
+    """A long table of ratios (column ``metric``) with each metric named as a ratio."""
+    return table.assign(metric=table["metric"].map(ratio_name)) if "metric" in table else table
+
+
 def hours_name(metric: str) -> str:
     """The column name of a seconds metric shown in hours: avg_jct_s -> avg_jct_h."""
     for tail in ("_s_total", "_s"):

@@ -3,7 +3,9 @@ paper-vs-ours rows the worked-example figures and tables add to REPORT.md."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
+from types import MappingProxyType
 from typing import NamedTuple
 
 import pandas as pd
@@ -18,6 +20,7 @@ class Check(NamedTuple):
     quantity: str
     paper: str
     ours: str
+    values: Mapping[str, object] = MappingProxyType({})  # the numbers ``ours`` is formed from (data/examples.csv)
 
 
 def markdown(table: pd.DataFrame, floatfmt: str = ".3g") -> str:

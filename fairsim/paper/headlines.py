@@ -13,7 +13,7 @@ A claim whose sweep or policy did not run says so instead of a number.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 import pandas as pd
@@ -37,6 +37,14 @@ class Row:
     paper: str
     ours: str
     verdict: str
+    values: Mapping[str, object] = field(
+        default_factory=dict
+    )  # the numbers ``ours`` is formed from (data/headlines.csv)
+
+
+def interval_values(prefix: str, ci: Interval) -> dict[str, float]:
+    """An interval's mean and bounds as columns ``<prefix>_mean``, ``_lo``, ``_hi``."""
+    return {f"{prefix}_mean": ci.mean, f"{prefix}_lo": ci.lo, f"{prefix}_hi": ci.hi}
 
 
 def verdict(ci: Interval, threshold: float, expect_above: bool) -> str:
@@ -74,7 +82,8 @@ def evaluate_ratio(spec: Mapping, inputs: Inputs) -> list[Row]:
         for baseline, ratios in found.items():
             ci = ratio_ci(ratios)
             name = f"{claim} [{style.label(baseline)}]" if len(found) > 1 else claim
-            rows.append(Row(name, paper, f"{fmt(ci)} (n={ci.n})", verdict(ci, 1.0, expect_above=True)))
+            values = {"baseline": baseline, **interval_values("ratio", ci), "n": ci.n}
+            rows.append(Row(name, paper, f"{fmt(ci)} (n={ci.n})", verdict(ci, 1.0, expect_above=True), values))
         return rows
     groups = [
         (b, w, ratio_ci(part))
@@ -92,7 +101,16 @@ def evaluate_ratio(spec: Mapping, inputs: Inputs) -> list[Row]:
     ours = f"up to {fmt(best)} ({where}, n={best.n}); > 1 in {above}/{len(groups)} settings"
     if missing:
         ours += f"; not run: {', '.join(missing)}"
-    return [Row(claim, paper, ours, verdict(best, 1.0, expect_above=True))]
+    values = {
+        "baseline": baseline,
+        "selected": where,
+        **interval_values("ratio", best),
+        "n": best.n,
+        "parity": 1,
+        "settings_above_parity": above,
+        "settings": len(groups),
+    }
+    return [Row(claim, paper, ours, verdict(best, 1.0, expect_above=True), values)]
 
 
 def evaluate_compare(spec: Mapping, inputs: Inputs) -> list[Row]:
@@ -125,7 +143,15 @@ def evaluate_compare(spec: Mapping, inputs: Inputs) -> list[Row]:
             f"FFT {fmt(value[REFERENCE], unit, digits)} vs {style.label(other)} {fmt(value[other], unit, digits)}; "
             f"difference {fmt(diff, unit, digits)} (n={diff.n})"
         )
-        rows.append(Row(claim, str(spec["paper"]), ours, verdict(diff, 0.0, expect_above=higher)))
+        values = {
+            "baseline": other,
+            "unit": unit,
+            **interval_values("fft", value[REFERENCE]),
+            **interval_values("baseline", value[other]),
+            **interval_values("difference", diff),
+            "n": diff.n,
+        }
+        rows.append(Row(claim, str(spec["paper"]), ours, verdict(diff, 0.0, expect_above=higher), values))
     return rows
 
 
@@ -151,6 +177,7 @@ def evaluate_profile_error(spec: Mapping, inputs: Inputs) -> list[Row]:
             str(spec["paper"]),
             f"{fmt(ci)} (n={ci.n})",
             verdict(ci, float(spec["limit"]), expect_above=False),
+            {**interval_values("ratio", ci), "n": ci.n, "limit_ratio": float(spec["limit"])},
         )
     ]
 
@@ -160,6 +187,12 @@ EVALUATORS: dict[str, Callable[[Mapping, Inputs], list[Row]]] = {
     "compare": evaluate_compare,
     "profile_error": evaluate_profile_error,
 }
+
+
+def headline_frame(rows: list[Row]) -> pd.DataFrame:
+    """One row per headline number: the claim, the paper's value, the verdict and the numbers
+    ours is formed from (data/headlines.csv)."""
+    return pd.DataFrame([{"claim": r.claim, "paper": r.paper, "verdict": r.verdict, **r.values} for r in rows])
 
 
 def evaluate(specs: list[Mapping], inputs: Inputs, gaps: Mapping[str, str] | None = None) -> list[Row]:

@@ -17,6 +17,7 @@ import pandas as pd
 
 from fairsim.figures.data import Inputs, SweepData
 from fairsim.paper.headlines import Row, evaluate
+from fairsim.paper.report_table import ReportTable
 
 SETTING = ["workload", "cluster", "seed"]  # what makes two cells comparable (same trace, same cluster, same seed)
 JUDGED_KINDS = ("ratio", "compare")  # the claims decided by cells of one sweep
@@ -87,16 +88,22 @@ def survivors(verdicts: pd.DataFrame) -> tuple[list[str], dict[str, dict[str, st
     return same, flips
 
 
-def verdict_table_lines(verdict: pd.DataFrame, names: Sequence[str]) -> list[str]:
-    """A claim x reading table of verdict marks, as REPORT.md's sections print it."""
-    return [
-        "| claim | " + " | ".join(names) + " |",
-        "|---|" + "---|" * len(names),
-        *[
-            f"| {str(claim).replace('|', '/')} | " + " | ".join(MARK.get(row[n], "?") for n in names) + " |"
-            for claim, row in verdict.iterrows()
+def verdict_report_table(
+    name: str, verdict: pd.DataFrame, names: Sequence[str], headers: Sequence[str] | None = None
+) -> ReportTable:
+    """A claim x reading table of verdict marks, as REPORT.md's sections print it, with its
+    verdicts (words) as data/<name>.csv; ``headers``: the readings' column titles (their names)."""
+    frame = verdict[list(names)].rename_axis("claim").reset_index()
+    frame["claim"] = frame["claim"].astype(str)
+    return ReportTable(
+        name,
+        ["claim", *(headers or names)],
+        [
+            [claim, *(MARK.get(row[n], "?") for n in names)]
+            for claim, row in zip(frame["claim"], verdict[list(names)].to_dict("records"))
         ],
-    ]
+        frame,
+    )
 
 
 def verdict_counts(column: pd.Series) -> str:

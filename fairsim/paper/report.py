@@ -6,40 +6,52 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
+import pandas as pd
+
 from fairsim.figures import style
 from fairsim.figures.data import Inputs
 from fairsim.figures.stats import METHOD_NOTE
-from fairsim.paper.headlines import Row
+from fairsim.paper.headlines import Row, headline_frame
+from fairsim.paper.report_table import ReportTable, expand
 
 
-def _cell(text: str) -> str:
-    return str(text).replace("|", "\\|")
-
-
-def sweep_lines(inputs: Inputs) -> list[str]:
-    lines = [
-        "| role | sweep | cells | policies | traces | cluster | seeds | jobs per run |",
-        "|---|---|---|---|---|---|---|---|",
-    ]
+def sweeps_table(inputs: Inputs) -> ReportTable:
+    header = ["role", "sweep", "cells", "policies", "traces", "cluster", "seeds", "jobs per run"]
+    rows, values = [], []
     for role, sweep in inputs.sweeps.items():
         c = sweep.cells
         jobs = c["finished_jobs"] if "finished_jobs" in c else c["num_jobs"]
         lo, hi = int(jobs.min()), int(jobs.max())
-        lines.append(
-            " | ".join(
-                [
-                    f"| {role}",
-                    sweep.name,
-                    str(len(c)),
-                    ", ".join(style.label(p) for p in style.policy_order(c["policy"])),
-                    ", ".join(style.workload_order(c["workload"])),
-                    ", ".join(sorted(map(str, c["cluster"].unique()))),
-                    ", ".join(map(str, sorted(c["seed"].unique()))),
-                    (f"{lo}" if lo == hi else f"{lo}-{hi}") + " |",
-                ]
-            )
+        policies = ", ".join(style.label(p) for p in style.policy_order(c["policy"]))
+        traces = ", ".join(style.workload_order(c["workload"]))
+        clusters = ", ".join(sorted(map(str, c["cluster"].unique())))
+        seeds = ", ".join(map(str, sorted(c["seed"].unique())))
+        rows.append(
+            [role, sweep.name, str(len(c)), policies, traces, clusters, seeds, f"{lo}" if lo == hi else f"{lo}-{hi}"]
         )
-    return lines
+        values.append(
+            {
+                "role": role,
+                "sweep": sweep.name,
+                "cells": len(c),
+                "policies": policies,
+                "traces": traces,
+                "clusters": clusters,
+                "seeds": seeds,
+                "jobs_per_run_min": lo,
+                "jobs_per_run_max": hi,
+            }
+        )
+    return ReportTable("sweeps", header, rows, pd.DataFrame(values))
+
+
+def headline_table(rows: Sequence[Row]) -> ReportTable:
+    return ReportTable(
+        "headlines",
+        ["claim (PAPER.md sec. 4)", "paper", "ours", "direction"],
+        [[r.claim, r.paper, r.ours, r.verdict] for r in rows],
+        headline_frame(list(rows)),
+    )
 
 
 def stale_lines(inputs: Inputs) -> list[str]:
@@ -74,19 +86,23 @@ def stale_lines(inputs: Inputs) -> list[str]:
     return lines
 
 
-def example_lines(examples: Sequence) -> list[str]:
+def example_lines(examples: Sequence) -> list:
     """The worked examples and catalog figures/tables (``fairsim.figures.tables.Check`` rows)."""
     if not examples:
         return []
+    frame = pd.DataFrame([{"item": c.item, "quantity": c.quantity, "paper": c.paper, **c.values} for c in examples])
     return [
         "## Worked examples and catalog (Figs. 1-3, 5, 6; Tables 1, 2)",
         "",
         "Small deterministic instances (experiments/paper_examples.yaml) and the paper catalog; no seeds, no",
         "intervals. Where the paper gives no number, its qualitative claim is quoted.",
         "",
-        "| item | quantity | paper | ours |",
-        "|---|---|---|---|",
-        *[f"| {_cell(c.item)} | {_cell(c.quantity)} | {_cell(c.paper)} | {_cell(c.ours)} |" for c in examples],
+        ReportTable(
+            "examples",
+            ["item", "quantity", "paper", "ours"],
+            [[c.item, c.quantity, c.paper, c.ours] for c in examples],
+            frame,
+        ),
         "",
     ]
 
@@ -131,9 +147,7 @@ def write_report(
         "",
         f"Direction reproduced: {counts['yes']} yes, {counts['weak']} weak, {counts['no']} no, of {len(rows)} numbers.",
         "",
-        "| claim (PAPER.md sec. 4) | paper | ours | direction |",
-        "|---|---|---|---|",
-        *[f"| {_cell(r.claim)} | {_cell(r.paper)} | {_cell(r.ours)} | {_cell(r.verdict)} |" for r in rows],
+        headline_table(rows),
         "",
         *example_lines(examples),
         *sections,
@@ -157,7 +171,7 @@ def write_report(
         "",
         "## Sweeps",
         "",
-        *sweep_lines(inputs),
+        sweeps_table(inputs),
         "",
         *stale_lines(inputs),
         "",
@@ -167,5 +181,5 @@ def write_report(
         "",
     ]
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text("\n".join(lines))
+    path.write_text("\n".join(expand(lines, path.parent)))
     return path

@@ -4,7 +4,8 @@ reclaims a host of each type (sweep ``paper_capacity``, presets conf/capacity/),
 same cells without outages (the ``paper_testbed`` sweep).
 
 capacity.{pdf,png}: avg JCT and mean rho (fluid) of each baseline as a ratio to FFT, pooled over
-traces x seeds, per reading (> 1: FFT better). data/capacity.csv: the plotted ratios.
+traces x seeds, per reading (> 1: FFT better). data/capacity.csv: the plotted ratios;
+data/capacity_values.csv and capacity_verdicts.csv: the section's two tables.
 REPORT.md: per reading, what the outages cost each policy (availability, evictions, work
 redone, avg JCT, mean rho), then every testbed headline claim's verdict per reading and which
 verdicts the outages change.
@@ -21,7 +22,7 @@ import pandas as pd
 from fairsim.figures import style
 from fairsim.figures.data import Inputs, MissingInput
 from fairsim.figures.plots import ci_points, log_axis, ratio_table
-from fairsim.figures.stats import REFERENCE, nonneg_ci
+from fairsim.figures.stats import REFERENCE, hours_name, nonneg_ci, with_ratio_names
 from fairsim.paper.readings import (
     DEFAULT,
     MARK,
@@ -30,8 +31,9 @@ from fairsim.paper.readings import (
     settings,
     survivors,
     verdict_counts,
-    verdict_table_lines,
+    verdict_report_table,
 )
+from fairsim.paper.report_table import ReportTable, interval_text
 
 ROLE = "capacity"
 COLUMN = "capacity.name"  # the cells' reading: the capacity preset they ran under
@@ -98,28 +100,36 @@ def draw(inputs: Inputs, out_dir: Path) -> list[Path]:
         style.panel_letters(axes[0])
         style.legend_outside(fig, axes[0], title="capacity")
         fig.suptitle("Baselines / FFT under outages, traces 1-2 pooled (> 1: FFT better)", fontsize=9)
-        return style.save(fig, out_dir, "capacity", table)
+        return style.save(fig, out_dir, "capacity", with_ratio_names(table))
 
 
-def value_rows(found: Mapping[str, pd.DataFrame]) -> list[str]:
-    lines = []
+def value_table(found: Mapping[str, pd.DataFrame]) -> ReportTable:
+    """Per reading and policy, what the outages cost (data/capacity_values.csv); without outages
+    availability is 1 and nothing is evicted or redone."""
+    rows, frame = [], []
     for name, cells in found.items():
         for policy in style.policy_order(cells["policy"]):
             part = cells[cells["policy"] == policy]
-            values = []
+            shown, values = [], {"capacity": name, "policy": policy, "n": len(part)}
             for metric, (_, scale, d) in METRICS.items():
+                column = hours_name(metric) if scale != 1.0 else metric
                 if metric not in part or part[metric].isna().all():
-                    values.append("1" if metric == "availability" else "0" if name == NONE else "-")
+                    if metric == "availability" or name == NONE:
+                        values[f"{column}_mean"] = 1 if metric == "availability" else 0
+                        shown.append(str(values[f"{column}_mean"]))
+                    else:
+                        shown.append("-")
                     continue
                 ci = nonneg_ci(part[metric].astype(float) * scale)
-                values.append(f"{ci.mean:.{d}f} [{ci.lo:.{d}f}, {ci.hi:.{d}f}]")
-            lines.append(
-                f"| {READINGS.get(name, name)} | {style.label(policy)} | {len(part)} | " + " | ".join(values) + " |"
-            )
-    return lines
+                shown.append(interval_text(ci.mean, ci.lo, ci.hi, d))
+                values |= {f"{column}_mean": ci.mean, f"{column}_lo": ci.lo, f"{column}_hi": ci.hi}
+            rows.append([READINGS.get(name, name), style.label(policy), str(len(part)), *shown])
+            frame.append(values)
+    header = ["capacity", "policy", "n", *(label for label, _, _ in METRICS.values())]
+    return ReportTable("capacity_values", header, rows, pd.DataFrame(frame))
 
 
-def report_section(inputs: Inputs, specs: Sequence[Mapping]) -> list[str]:
+def report_section(inputs: Inputs, specs: Sequence[Mapping]) -> list:
     try:
         found = readings(inputs)
     except MissingInput:
@@ -144,14 +154,12 @@ def report_section(inputs: Inputs, specs: Sequence[Mapping]) -> list[str]:
         "when it runs again. *no outages*: the testbed sweep's cells on the same traces and seeds. Mean over "
         "traces x seeds with a 95% t-interval cut at 0; n = cells.",
         "",
-        "| capacity | policy | n | " + " | ".join(label for label, _, _ in METRICS.values()) + " |",
-        "|---|---|---|" + "---|" * len(METRICS),
-        *value_rows(found),
+        value_table(found),
         "",
         "Every testbed headline claim under each reading, judged as the headline table judges it "
         "(Y = yes, w = weak, N = no, - = not measured):",
         "",
-        *verdict_table_lines(verdict, names),
+        verdict_report_table("capacity_verdicts", verdict, names),
         "",
         "Verdicts of these "
         + str(len(verdict))

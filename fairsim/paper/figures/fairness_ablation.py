@@ -17,7 +17,8 @@ import pandas as pd
 
 from fairsim.figures import style
 from fairsim.figures.data import Inputs
-from fairsim.figures.stats import REFERENCE, mean_ci, nonneg_ci, paired_differences
+from fairsim.figures.stats import REFERENCE, hours_name, mean_ci, nonneg_ci, paired_differences
+from fairsim.paper.report_table import ReportTable
 
 VARIANTS = {"ours_nofair": "no rho", "ours_constmu": "constant mu", "ours_noswitch": "no switching penalty"}
 METRICS = {  # column: (label, scale, digits)
@@ -55,10 +56,16 @@ def _cells(inputs: Inputs) -> pd.DataFrame:
 
 
 def draw(inputs: Inputs, out_dir: Path) -> list[Path]:
-    return [style.save_data(ablation_table(_cells(inputs)), out_dir, "fairness_ablation")]
+    table = ablation_table(_cells(inputs))
+    return [style.save_data(table.assign(metric=table["metric"].map(unit_name)), out_dir, "fairness_ablation")]
 
 
-def report_section(inputs: Inputs, specs: Sequence[Mapping]) -> list[str]:
+def unit_name(metric: str) -> str:
+    """The metric's name in the unit the section shows it in (seconds as hours end in _h)."""
+    return hours_name(metric) if METRICS[metric][1] != 1.0 else metric
+
+
+def report_section(inputs: Inputs, specs: Sequence[Mapping]) -> list:
     table = ablation_table(_cells(inputs))
     if table.empty or not set(VARIANTS) & set(table["policy"]):
         return []
@@ -69,16 +76,21 @@ def report_section(inputs: Inputs, specs: Sequence[Mapping]) -> list[str]:
         "Traces 1-2, mean over traces x seeds with a 95% t-interval; for each variant the paired difference to "
         "FFT (variant - FFT, same trace and seed) follows in parentheses, marked * where its interval excludes 0.",
         "",
-        "| policy | " + " | ".join(METRICS[m][0] for m in metrics) + " |",
-        "|---|" + "---|" * len(metrics),
     ]
     changed: dict[str, list[str]] = {}
+    rows, frame = [], []
     for policy in [REFERENCE, *VARIANTS]:
         mine = table[table["policy"] == policy].set_index("metric")
         if mine.empty:
             continue
         cells = []
+        values = {"policy": policy}
         for m in metrics:
+            values |= {
+                f"{unit_name(m)}_{k}": mine.at[m, k]
+                for k in ("mean", "lo", "hi", "n", "diff", "diff_lo", "diff_hi", "changes")
+                if k in mine
+            }
             digits = METRICS[m][2]
             r = mine.loc[m]
             text = f"{r['mean']:.{digits}f}" + (
@@ -90,8 +102,10 @@ def report_section(inputs: Inputs, specs: Sequence[Mapping]) -> list[str]:
                     changed.setdefault(policy, []).append(METRICS[m][0])
             cells.append(text)
         name = style.label(policy) + (f" ({VARIANTS[policy]})" if policy in VARIANTS else "")
-        lines.append(f"| {name} | " + " | ".join(cells) + " |")
-    lines.append("")
+        rows.append([name, *cells])
+        frame.append(values)
+    header = ["policy", *(METRICS[m][0] for m in metrics)]
+    lines += [ReportTable("fairness_ablation_table", header, rows, pd.DataFrame(frame)), ""]
     for policy, label in VARIANTS.items():
         if policy in set(table["policy"]):
             what = ", ".join(changed.get(policy, [])) or "none of these metrics"

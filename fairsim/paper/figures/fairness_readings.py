@@ -20,6 +20,7 @@ import pandas as pd
 from fairsim.figures import style
 from fairsim.figures.data import Inputs
 from fairsim.figures.stats import nonneg_ci
+from fairsim.paper.report_table import ReportTable
 
 READINGS = {"fluid": "rho_fluid", "dynamic": "rho", "static": "rho_static"}
 DEFAULT = "fluid"
@@ -64,7 +65,28 @@ def _ci(row: pd.Series, stat: str, digits: int) -> str:
     )
 
 
-def report_section(inputs: Inputs, specs: Sequence[Mapping]) -> list[str]:
+def section_table(table: pd.DataFrame, readings: list[str]) -> ReportTable:
+    """The section's table: per policy, each reading's share of rho < 1 (%) and mean rho, with
+    the paper's share beside the policy (data/fairness_readings_table.csv)."""
+    rows, frame = [], []
+    for policy in style.policy_order(table["policy"]):
+        mine = table[table["policy"] == policy].set_index("reading")
+        shares = [_ci(mine.loc[r], "lt1_share", 0) if r in mine.index else "n/a" for r in readings]
+        means = [_ci(mine.loc[r], "mean", 2) if r in mine.index else "n/a" for r in readings]
+        paper = f" (paper {PAPER_SHARE[policy]:.0f}%)" if policy in PAPER_SHARE else ""
+        rows.append([f"{style.label(policy)}{paper}", *shares, *means])
+        values = {"policy": policy, "paper_lt1_share_pct": PAPER_SHARE.get(policy, float("nan"))}
+        for r in readings:
+            if r in mine.index:
+                for stat, name in (("lt1_share", "lt1_share_pct"), ("mean", "rho_mean")):
+                    values |= {f"{name}_{r}": mine.at[r, stat], f"{name}_{r}_lo": mine.at[r, f"{stat}_lo"]}
+                    values |= {f"{name}_{r}_hi": mine.at[r, f"{stat}_hi"]}
+        frame.append(values)
+    header = ["policy", *(f"share rho<1 (%), {r}" for r in readings), *(f"mean rho, {r}" for r in readings)]
+    return ReportTable("fairness_readings_table", header, rows, pd.DataFrame(frame))
+
+
+def report_section(inputs: Inputs, specs: Sequence[Mapping]) -> list:
     table = readings_table(inputs.sweep("testbed").cells)
     if table.empty:
         return []
@@ -76,18 +98,7 @@ def report_section(inputs: Inputs, specs: Sequence[Mapping]) -> list[str]:
         "mean over traces x seeds with a 95% t-interval cut to the quantity's range (>= 0; shares <= 100%). Paper (Fig. 8a): share of jobs "
         "with rho < 1 FFT 70%, Gavel 38%, Tiresias 49%.",
         "",
-        "| policy | "
-        + " | ".join(f"share rho<1 (%), {r}" for r in readings)
-        + " | "
-        + " | ".join(f"mean rho, {r}" for r in readings)
-        + " |",
-        "|---|" + "---|" * (2 * len(readings)),
+        section_table(table, readings),
+        "",
     ]
-    for policy in style.policy_order(table["policy"]):
-        mine = table[table["policy"] == policy].set_index("reading")
-        shares = [_ci(mine.loc[r], "lt1_share", 0) if r in mine.index else "n/a" for r in readings]
-        means = [_ci(mine.loc[r], "mean", 2) if r in mine.index else "n/a" for r in readings]
-        paper = f" (paper {PAPER_SHARE[policy]:.0f}%)" if policy in PAPER_SHARE else ""
-        lines.append(f"| {style.label(policy)}{paper} | " + " | ".join(shares) + " | " + " | ".join(means) + " |")
-    lines.append("")
     return lines

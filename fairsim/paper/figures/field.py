@@ -10,8 +10,9 @@ FFT's 5-minute rounds. The sweeps' default grid has Sia only (Pollux's search co
 decision; ``policy=sia,pollux`` adds it); the section shows whichever newcomers ran.
 
 field.{pdf,png}: avg JCT and mean rho (fluid) of each policy as a ratio to FFT (> 1: FFT better).
-data/field.csv: the plotted ratios. REPORT.md: the per-policy table and every testbed headline
-claim re-judged with each newcomer standing in for the claim's baselines.
+data/field.csv: the plotted ratios. REPORT.md: the per-policy table (data/field_values.csv) and
+one row per distinct comparison of FFT with each newcomer's reading: avg JCT, makespan, mean and
+max rho, max starvation and type switches, paired per trace and seed (data/field_comparisons.csv).
 """
 
 from __future__ import annotations
@@ -23,8 +24,18 @@ import pandas as pd
 
 from fairsim.figures.data import Inputs, MissingInput
 from fairsim.figures.plots import ratio_figure
-from fairsim.figures.stats import REFERENCE, nonneg_ci
-from fairsim.paper.readings import claims_of, judge, verdict_table_lines
+from fairsim.figures.stats import (
+    REFERENCE,
+    hours_name,
+    mean_ci,
+    nonneg_ci,
+    paired_differences,
+    paired_ratios,
+    ratio_ci,
+    ratio_name,
+)
+from fairsim.paper.headlines import verdict
+from fairsim.paper.report_table import ReportTable, interval_text
 
 READINGS = {"rigid": "field", "elastic": "field_elastic"}  # reading -> sweep role
 NEWCOMERS = {"sia": "Sia", "pollux": "Pollux"}  # policy -> name in the text
@@ -33,14 +44,25 @@ LEFT_OUT = {  # why a newcomer's cells may be missing: the default grid leaves i
     "`paper_field` and `paper_field_elastic` take `policy=sia,pollux` to add it)",
 }
 BASELINES = ("gavel", "themis", "tiresias")
-METRICS = {  # column: (label, scale, digits)
-    "avg_jct_s": ("avg JCT (h)", 1 / 3600, 2),
-    "makespan_s": ("makespan (h)", 1 / 3600, 1),
-    "rho_fluid_mean": ("mean rho, fluid", 1.0, 2),
-    "rho_fluid_max": ("max rho, fluid", 1.0, 1),
-    "starvation_max_s": ("max starvation (h)", 1 / 3600, 1),
+METRICS = {  # cell column: (label, scale, digits, the column in data/ with its unit)
+    "avg_jct_s": ("avg JCT (h)", 1 / 3600, 2, "avg_jct_h"),
+    "makespan_s": ("makespan (h)", 1 / 3600, 1, "makespan_h"),
+    "rho_fluid_mean": ("mean rho, fluid", 1.0, 2, "rho_fluid_mean"),
+    "rho_fluid_max": ("max rho, fluid", 1.0, 1, "rho_fluid_max"),
+    "starvation_max_s": ("max starvation (h)", 1 / 3600, 1, "starvation_max_h"),
 }
 RATIOS = {"avg_jct_s": "avg JCT / FFT", "rho_fluid_mean": "mean rho / FFT"}
+# one row per distinct comparison of FFT with a newcomer: (metric, what the row says, how it is
+# paired: "ratio" newcomer / FFT per (trace, seed), > 1 = FFT better; "difference" newcomer -
+# FFT in hours, > 0 = FFT better)
+COMPARISONS = (
+    ("avg_jct_s", "avg JCT, newcomer / FFT", "ratio"),
+    ("makespan_s", "makespan, newcomer / FFT", "ratio"),
+    ("rho_fluid_mean", "mean rho (fluid), newcomer / FFT", "ratio"),
+    ("rho_fluid_max", "max rho (fluid), newcomer / FFT", "ratio"),
+    ("starvation_max_s", "max starvation, newcomer - FFT (h)", "difference"),
+    ("type_switches", "GPU-type switches, newcomer / FFT", "ratio"),
+)
 
 
 def newcomer_cells(inputs: Inputs) -> pd.DataFrame:
@@ -73,45 +95,60 @@ def policies_shown(cells: pd.DataFrame) -> list[str]:
     return [p for p in named if p in present]
 
 
-def value_rows(cells: pd.DataFrame) -> list[str]:
-    lines = []
+def value_table(cells: pd.DataFrame) -> ReportTable:
+    """Each policy's own values, mean over traces x seeds (data/field_values.csv)."""
+    rows, frame = [], []
     for policy in policies_shown(cells):
         part = cells[cells["policy"] == policy]
-        values = []
-        for metric, (_, scale, d) in METRICS.items():
+        shown, values = [], {"policy": policy, "n": len(part)}
+        for metric, (_, scale, d, column) in METRICS.items():
             ci = nonneg_ci(part[metric].astype(float) * scale)
-            values.append(f"{ci.mean:.{d}f} [{ci.lo:.{d}f}, {ci.hi:.{d}f}]")
-        lines.append(f"| {policy} | {len(part)} | " + " | ".join(values) + " |")
-    return lines
+            shown.append(interval_text(ci.mean, ci.lo, ci.hi, d))
+            values |= {f"{column}_mean": ci.mean, f"{column}_lo": ci.lo, f"{column}_hi": ci.hi}
+        rows.append([policy, str(len(part)), *shown])
+        frame.append(values)
+    header = ["policy", "n", *(label for label, _, _, _ in METRICS.values())]
+    return ReportTable("field_values", header, rows, pd.DataFrame(frame))
 
 
-def stood_in(specs: Sequence[Mapping], newcomer: str) -> list[dict]:
-    """The testbed claims with ``newcomer`` standing in for every baseline each names: a ratio
-    claim's baselines become the newcomer, a comparison's other policies too."""
-    out = []
-    for spec in claims_of(specs, "testbed"):
-        spec = dict(spec)
-        if spec["kind"] == "ratio":
-            spec["baselines"] = [newcomer]
-        else:
-            spec["policies"] = [REFERENCE, newcomer]
-        out.append(spec)
-    return out
+def newcomers_ran(cells: pd.DataFrame) -> list[str]:
+    """The newcomers' (policy, reading) names that have cells, in NEWCOMERS' and READINGS' order."""
+    names = set(cells["policy"])
+    return [f"{p} ({r})" for p in NEWCOMERS for r in READINGS if f"{p} ({r})" in names]
 
 
-def verdicts(inputs: Inputs, specs: Sequence[Mapping]) -> pd.DataFrame:
-    """claim x (newcomer, reading) -> verdict of the claim with the newcomer as its baseline."""
-    cells = all_cells(inputs)
-    columns = {}
-    for newcomer in NEWCOMERS:
-        for reading in READINGS:
-            name = f"{newcomer} ({reading})"
-            if name not in set(cells["policy"]):
-                continue
-            mine = cells[cells["policy"].isin((REFERENCE, name))].replace({"policy": {name: newcomer}})
-            rows = judge(stood_in(specs, newcomer), "testbed", mine, name)
-            columns[name] = {r.claim: r.verdict for r in rows}
-    return pd.DataFrame(columns)
+def comparison_table(cells: pd.DataFrame) -> ReportTable:
+    """One row per distinct comparison: FFT against one newcomer's reading on one metric, paired
+    per (trace, seed), with its verdict for FFT (data/field_comparisons.csv)."""
+    rows, frame = [], []
+    for name in newcomers_ran(cells):
+        for metric, what, pairing in COMPARISONS:
+            if pairing == "ratio":
+                ci = ratio_ci(paired_ratios(cells, metric, name))
+                text, column, threshold = f"{ci.mean:.2f}x [{ci.lo:.2f}, {ci.hi:.2f}]", f"{ratio_name(metric)}", 1.0
+            else:
+                ci = mean_ci(-paired_differences(cells, metric, name) / 3600)
+                text, column, threshold = (
+                    interval_text(ci.mean, ci.lo, ci.hi, 1),
+                    hours_name(metric) + "_difference",
+                    0.0,
+                )
+            judged = verdict(ci, threshold, expect_above=True)
+            rows.append([name, what, text, str(ci.n), judged])
+            frame.append(
+                {
+                    "newcomer": name,
+                    "comparison": what,
+                    "metric": column,
+                    "mean": ci.mean,
+                    "lo": ci.lo,
+                    "hi": ci.hi,
+                    "n": ci.n,
+                    "fft_better_verdict": judged,
+                }
+            )
+    header = ["newcomer", "comparison", "value [95% interval]", "n", "FFT better?"]
+    return ReportTable("field_comparisons", header, rows, pd.DataFrame(frame))
 
 
 def ran(cells: pd.DataFrame) -> list[str]:
@@ -134,18 +171,19 @@ def draw(inputs: Inputs, out_dir: Path) -> list[Path]:
     )
 
 
-def report_section(inputs: Inputs, specs: Sequence[Mapping]) -> list[str]:
+def report_section(inputs: Inputs, specs: Sequence[Mapping]) -> list:
     try:
         cells = all_cells(inputs)
-        verdict = verdicts(inputs, specs)
     except MissingInput:
         return []
     seeds = ", ".join(map(str, sorted(cells["seed"].unique())))
     present = ran(cells)
     absent = [NEWCOMERS[p] + LEFT_OUT.get(p, "") for p in NEWCOMERS if p not in present]
     not_run = f" Not run here: {' and '.join(absent)}." if absent else ""
-    lines = [
-        "## FFT against the field's newer baselines (Sia, Pollux)",
+    comparisons = comparison_table(cells)
+    counts = comparisons.frame["fft_better_verdict"].value_counts()
+    return [
+        "## FFT against the field's newer baselines (" + ", ".join(NEWCOMERS[p] for p in present) + ")",
         "",
         " and ".join(NEWCOMERS[p] for p in present)
         + " on traces 1-2 (seeds "
@@ -154,26 +192,20 @@ def report_section(inputs: Inputs, specs: Sequence[Mapping]) -> list[str]:
         "sweep on the same traces and seeds. *rigid*: every job a gang of its requested size, so the newcomers choose "
         "only a GPU type (Pollux, unaware of types, only a GPU count it believes interchangeable); *elastic*: the same "
         "jobs elastic, sized by the newcomers through their goodput (docs/elastic.md); the other policies run an "
-        "elastic job at its requested count, which is the rigid run. The newcomers decide every 60 s, as in their "
-        "authors' simulator; the others keep FFT's 5-minute rounds. Mean over traces x seeds with a 95% t-interval "
-        "cut at 0; n = cells." + not_run,
+        "elastic job at its requested count, which is the rigid run. Clocks: the newcomers decide every 60 s, "
+        "their authors' simulator's interval (`sim.round_len_s=60`); FFT and the paper's baselines keep FFT's "
+        "5-minute rounds. Mean over traces x seeds with a 95% t-interval cut at 0; n = cells." + not_run,
         "",
-        "| policy | n | " + " | ".join(label for label, _, _ in METRICS.values()) + " |",
-        "|---|---|" + "---|" * len(METRICS),
-        *value_rows(cells),
+        value_table(cells),
+        "",
+        "FFT against each newcomer, one row per distinct comparison, paired per trace and seed (ratios: geometric "
+        "mean with a t-interval of the log ratios, > 1: FFT better; the starvation difference: mean with a "
+        "t-interval, > 0: FFT better). *yes* = the whole interval is on FFT's side, *weak* = the mean is, *no* = "
+        "the mean is on the newcomer's side:",
+        "",
+        comparisons,
+        "",
+        f"FFT better in {int(counts.get('yes', 0))} of {len(comparisons.frame)} comparisons (yes), "
+        f"{int(counts.get('weak', 0))} weak, {int(counts.get('no', 0))} no.",
+        "",
     ]
-    if not verdict.empty:
-        names = list(verdict.columns)
-        lines += [
-            "",
-            "Every testbed headline claim with the newcomer standing in for the claim's baselines, judged as the "
-            "headline table judges it (Y = yes, w = weak, N = no, - = not measured):",
-            "",
-            *verdict_table_lines(verdict, names),
-            "",
-            "Verdicts that hold (yes) against each newcomer: "
-            + "; ".join(f"{n} {int((verdict[n] == 'yes').sum())} of {int(verdict[n].notna().sum())}" for n in names)
-            + ".",
-        ]
-    lines.append("")
-    return lines

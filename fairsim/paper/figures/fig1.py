@@ -83,12 +83,22 @@ def draw(
     lo, hi = every["speedup"].min(), every["speedup"].max()
     opt = every.set_index("model").loc["OPT-6.7B", "state_gb"] if "OPT-6.7B" in set(every["model"]) else float("nan")
     return [
-        Check("Fig. 1a", f"{fast} / {slow} speedup across the Table 2 models", "1.6x-2.71x", f"{lo:.2f}x-{hi:.2f}x"),
+        Check(
+            "Fig. 1a",
+            f"{fast} / {slow} speedup across the Table 2 models",
+            "1.6x-2.71x",
+            f"{lo:.2f}x-{hi:.2f}x",
+            {"speedup_min_ratio": lo, "speedup_max_ratio": hi},
+        ),
         Check(
             "Fig. 1a",
             f"{fast} / {slow} speedup, the four jobs shown",
             "1.6x-2.71x",
             ", ".join(f"{m} {v:.2f}x" for m, v in zip(shown["model"], shown["speedup"])),
+            {
+                "models": ", ".join(shown["model"]),
+                **{f"speedup_{m}_ratio": v for m, v in zip(shown["model"], shown["speedup"])},
+            },
         ),
-        Check("Fig. 1b", "OPT-6.7B training state", "about 107 GB", f"{opt:.1f} GB"),
+        Check("Fig. 1b", "OPT-6.7B training state", "about 107 GB", f"{opt:.1f} GB", {"state_gb": opt}),
     ]

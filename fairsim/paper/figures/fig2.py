@@ -44,17 +44,20 @@ def draw(inputs, out_dir: Path) -> list[Check]:
             "J4 under FFT: finish, migration(s)",
             "14.4 min on the T4, not moved",
             f"{fft['finish_s'] / 60:.2f} min, {int(fft['type_switches'])} migration(s)",
+            {"finish_min": fft["finish_s"] / 60, "migrations": int(fft["type_switches"])},
         ),
         Check(
             "Fig. 2",
             "J4 under overhead-agnostic SRTF: finish, migration(s)",
             "moved back and forth, finishes later",
             f"{agn['finish_s'] / 60:.2f} min, {int(agn['type_switches'])} migration(s)",
+            {"finish_min": agn["finish_s"] / 60, "migrations": int(agn["type_switches"])},
         ),
         Check(
             "Fig. 2 / sec. 2",
             "share of J4's time spent migrating under overhead-agnostic SRTF",
             "about 40%",
             f"{agn['overhead_s'] / agn['jct_s']:.0%}",
+            {"migrating_pct": 100 * agn["overhead_s"] / agn["jct_s"]},
         ),
     ]

@@ -47,5 +47,10 @@ def draw(inputs, out_dir: Path) -> list[Check]:
             "migrations Gavel's rounds cause (2 jobs, 16 epochs each)",
             "one per round the jobs swap",
             f"{int(gavel['type_switches'].sum())} in {len(runs['gavel'].rounds)} rounds of {gavel_round_len_s():g} s",
+            {
+                "migrations": int(gavel["type_switches"].sum()),
+                "rounds": len(runs["gavel"].rounds),
+                "round_len_s": gavel_round_len_s(),
+            },
         )
     ]

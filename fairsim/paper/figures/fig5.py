@@ -56,5 +56,6 @@ def draw(inputs, out_dir: Path) -> list[Check]:
             "a starved job's rho",
             "rises while it waits, falls once it runs",
             f"rises for {first / 300:.0f} rounds to {peak:.1f}, the job starts, then {after:.1f}",
+            {"rounds_waited": first / 300, "rho_peak": peak, "rho_after_start": after},
         )
     ]

@@ -27,6 +27,14 @@ def draw(inputs, out_dir: Path) -> list[Check]:
     jobs = result.jobs.set_index("job_id")
     spread = jobs[jobs["spread_rounds"] > 0]
     state_gb = dict(zip(example.jobs.job_id, example.jobs.state_bytes / 1e9))
+    values = {}
+    for j, r in spread.iterrows():
+        label = example.labels[j]
+        values |= {
+            f"{label}_state_gb": state_gb[j],
+            f"{label}_spread_rounds": int(r["spread_rounds"]),
+            f"{label}_overhead_s": r["overhead_s"],
+        }
     moves = [
         f"{example.labels[j]} ({state_gb[j]:.0f} GB): spread {int(r['spread_rounds'])} rounds, "
         + (f"then consolidated ({r['overhead_s']:.1f} s overhead)" if r["migrations"] else "never moved")
@@ -38,5 +46,6 @@ def draw(inputs, out_dir: Path) -> list[Check]:
             "consolidation at churn",
             "spread multi-worker jobs move onto fewer hosts, smallest state first",
             "; ".join(moves) or "no job spread",
+            values,
         )
     ]

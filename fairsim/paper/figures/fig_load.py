@@ -23,6 +23,7 @@ from fairsim.figures.data import Inputs, SweepData
 from fairsim.figures.plots import log_axis
 from fairsim.figures.stats import nonneg_ci, paired_ratios, ratio_ci
 from fairsim.paper.readings import MARK, judge
+from fairsim.paper.report_table import ReportTable
 from fairsim.paper.values import paper_values
 
 ROLE = "load"
@@ -176,7 +177,7 @@ def _ranges(loads: Sequence[float]) -> str:
     return ", ".join(f"{v:g}" for v in loads) if loads else "none"
 
 
-def report_section(inputs: Inputs, specs: Sequence[Mapping]) -> list[str]:
+def report_section(inputs: Inputs, specs: Sequence[Mapping]) -> list:
     """Markdown lines: per claim, the loads at which its direction holds under each arrival model."""
     sweep = inputs.sweep(ROLE)
     verdicts = claim_verdicts(sweep, specs)
@@ -185,7 +186,6 @@ def report_section(inputs: Inputs, specs: Sequence[Mapping]) -> list[str]:
     arrivals = sorted({a for a, _ in verdicts.columns})
     loads = sorted({v for _, v in verdicts.columns})
     seeds = sorted(sweep.cells["seed"].unique())
-    head = "| claim | " + " | ".join(f"{a} {v:g}" for a in arrivals for v in loads) + " | holds (Y) at loads |"
     lines = [
         "## Which claims hold where (load x arrival model)",
         "",
@@ -194,18 +194,25 @@ def report_section(inputs: Inputs, specs: Sequence[Mapping]) -> list[str]:
         "Each slice is judged as the headline table judges the testbed: Y = yes, w = weak, N = no, - = not measured. "
         "Figure: `fig_load.pdf`.",
         "",
-        head,
-        "|---|" + "---|" * (len(arrivals) * len(loads) + 1),
     ]
-    skipped = []
+    skipped, rows, frame = [], [], []
     for claim, row in verdicts.iterrows():
         marks = [MARK.get(row.get((a, v), "not measured"), "?") for a in arrivals for v in loads]
         if all(m == "-" for m in marks):  # a policy this sweep does not run
             skipped.append(str(claim))
             continue
-        holds = "; ".join(f"{a}: {_ranges([v for v in loads if row.get((a, v)) == 'yes'])}" for a in arrivals)
-        lines.append(f"| {str(claim).replace('|', '/')} | " + " | ".join(marks) + f" | {holds} |")
-    lines.append("")
+        held = {a: [v for v in loads if row.get((a, v)) == "yes"] for a in arrivals}
+        holds = "; ".join(f"{a}: {_ranges(held[a])}" for a in arrivals)
+        rows.append([str(claim), *marks, holds])
+        frame.append(
+            {
+                "claim": str(claim),
+                **{f"{a}_load_{v:g}": row.get((a, v), "not measured") for a in arrivals for v in loads},
+                **{f"{a}_holds_at_loads": ", ".join(f"{v:g}" for v in held[a]) for a in arrivals},
+            }
+        )
+    header = ["claim", *(f"{a} {v:g}" for a in arrivals for v in loads), "holds (Y) at loads"]
+    lines += [ReportTable("fig_load_verdicts", header, rows, pd.DataFrame(frame)), ""]
     if skipped:
         lines += [f"Not in this sweep (its policies did not run): {'; '.join(skipped)}.", ""]
     return lines

@@ -21,7 +21,7 @@ import pandas as pd
 
 from fairsim.figures import style
 from fairsim.figures.data import Inputs
-from fairsim.figures.stats import REFERENCE, nonneg_ci, paired_ratios, ratio_ci
+from fairsim.figures.stats import REFERENCE, hours_name, nonneg_ci, paired_ratios, ratio_ci, ratio_name
 from fairsim.paper.readings import (
     DEFAULT,
     MARK,
@@ -30,7 +30,9 @@ from fairsim.paper.readings import (
     settings,
     stand_in,
     survivors,
+    verdict_report_table,
 )
+from fairsim.paper.report_table import ReportTable
 from fairsim.paper.values import HEADLINES
 
 VARIANT_ROLES = ("open_choices", "shortest_job")  # sweeps whose cells carry a ``variant``
@@ -109,7 +111,9 @@ def draw(inputs: Inputs, out_dir: Path, specs: Sequence[Mapping] | None = None) 
     paths = [style.save_data(verdict_table(inputs, specs), out_dir, "open_choices")]
     parts = [metrics_table(base, readings).assign(role=role) for role, (base, readings) in judged(inputs).items()]
     if parts:
-        paths.append(style.save_data(pd.concat(parts, ignore_index=True), out_dir, "open_choices_metrics"))
+        metrics = pd.concat(parts, ignore_index=True)
+        metrics = metrics.assign(metric=metrics["metric"].map(unit_name))
+        paths.append(style.save_data(metrics, out_dir, "open_choices_metrics"))
     return paths
 
 
@@ -117,25 +121,35 @@ def _seeds(cells: pd.DataFrame) -> str:
     return ", ".join(map(str, sorted(cells["seed"].unique())))
 
 
-def _metric_lines(table: pd.DataFrame) -> list[str]:
+def unit_name(metric: str) -> str:
+    """The metric's name in the unit the section shows it in (seconds as hours end in _h)."""
+    return hours_name(metric) if METRICS[metric][1] != 1.0 else metric
+
+
+def metric_report_table(name: str, table: pd.DataFrame) -> ReportTable:
+    """Per reading, FFT's value of each metric and each baseline / FFT, as REPORT.md shows them
+    (data/<name>.csv)."""
     head = ["reading"] + [
         f"{METRICS[m][0]}: FFT, {' / '.join(f'{style.label(b)}/FFT' for b in RATIO_BASELINES)}" for m in METRICS
     ]
-    lines = ["| " + " | ".join(head) + " |", "|---|" + "---|" * len(METRICS)]
-    for name, part in table.groupby("reading", sort=False):
+    rows, frame = [], []
+    for reading, part in table.groupby("reading", sort=False):
         part = part.set_index("metric")
-        cells = []
+        cells, values = [], {"reading": reading}
         for m, (_, _, digits) in METRICS.items():
             r = part.loc[m]
             ratios = " / ".join(
                 f"{r[f'{b}_over_ours']:.2f}" if np.isfinite(r[f"{b}_over_ours"]) else "-" for b in RATIO_BASELINES
             )
             cells.append(f"{r['ours']:.{digits}f}, {ratios}")
-        lines.append(f"| {name} | " + " | ".join(cells) + " |")
-    return lines
+            values |= {f"fft_{unit_name(m)}": r["ours"], "n": r["n"]}
+            values |= {f"{b}_over_fft_{ratio_name(m)}": r[f"{b}_over_ours"] for b in RATIO_BASELINES}
+        rows.append([reading, *cells])
+        frame.append(values)
+    return ReportTable(name, head, rows, pd.DataFrame(frame))
 
 
-def report_section(inputs: Inputs, specs: Sequence[Mapping]) -> list[str]:
+def report_section(inputs: Inputs, specs: Sequence[Mapping]) -> list:
     found = judged(inputs)
     if not found:
         return []
@@ -158,13 +172,10 @@ def report_section(inputs: Inputs, specs: Sequence[Mapping]) -> list[str]:
             f"### {role} claims: {', '.join(style.workload_order(cells['workload']))}, seeds {_seeds(cells)}, "
             f"cluster {', '.join(sorted(map(str, cells['cluster'].unique())))}",
             "",
-            "| claim | " + " | ".join(f"`{n}`" if n != DEFAULT else n for n in names) + " |",
-            "|---|" + "---|" * len(names),
+            verdict_report_table(
+                f"open_choices_{role}_verdicts", verdicts, names, [f"`{n}`" if n != DEFAULT else n for n in names]
+            ),
         ]
-        for claim, row in verdicts.iterrows():
-            lines.append(
-                f"| {str(claim).replace('|', '/')} | " + " | ".join(MARK.get(row[n], "?") for n in names) + " |"
-            )
         same, flips = survivors(verdicts)
         held = [c for c in same if verdicts.loc[c, DEFAULT] == "yes"]
         lines += [
@@ -187,7 +198,7 @@ def report_section(inputs: Inputs, specs: Sequence[Mapping]) -> list[str]:
             "FFT's averages over traces x seeds under each reading, with each baseline's value over FFT's "
             "(geometric mean of the paired ratios; > 1: FFT better), rho in the fluid reading:",
             "",
-            *_metric_lines(metrics_table(base, readings)),
+            metric_report_table(f"open_choices_{role}_metrics", metrics_table(base, readings)),
             "",
         ]
     return lines

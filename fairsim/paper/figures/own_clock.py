@@ -5,7 +5,8 @@ on their rounds (the ``paper_testbed`` cells). docs/reproduce.md "Clocks" says w
 gets the clock it does and why the headline table stays on FFT's clock.
 
 data/own_clock.csv: per event-driven policy and clock, the mean over traces 1-2 x seeds of avg
-JCT, mean and max rho (fluid) and max starvation, with n. REPORT.md: that table, then every
+JCT (h), mean and max rho (fluid) and max starvation (h), with n; data/own_clock_values.csv and
+own_clock_verdicts.csv: the section's two tables. REPORT.md: that table, then every
 testbed headline claim's verdict under both readings and which verdicts the clock changes.
 """
 
@@ -19,17 +20,18 @@ import pandas as pd
 from fairsim.figures import style
 from fairsim.figures.data import Inputs, MissingInput
 from fairsim.figures.stats import nonneg_ci
-from fairsim.paper.readings import DEFAULT, MARK, reading_verdicts, survivors, verdict_counts
+from fairsim.paper.readings import DEFAULT, MARK, reading_verdicts, survivors, verdict_counts, verdict_report_table
+from fairsim.paper.report_table import ReportTable, interval_text
 
 ROLE = "own_clock"
 EVENT_DRIVEN = ("tiresias", "tiresias_random", "allox", "tiresias_las", "fifo", "srtf")
 CLOCK_LABELS = {"rounds": "FFT's 300 s rounds", "events": "event clock"}
 OWN_CLOCK = "own clock"  # the reading's column; the default column is every policy on FFT's clock
-METRICS = {  # column: (label, scale, digits)
-    "avg_jct_s": ("avg JCT (h)", 1 / 3600, 2),
-    "rho_fluid_mean": ("mean rho, fluid", 1.0, 2),
-    "rho_fluid_max": ("max rho, fluid", 1.0, 1),
-    "starvation_max_s": ("max starvation (h)", 1 / 3600, 1),
+METRICS = {  # cell column: (label, scale, digits, the column in data/ with its unit)
+    "avg_jct_s": ("avg JCT (h)", 1 / 3600, 2, "avg_jct_h"),
+    "rho_fluid_mean": ("mean rho, fluid", 1.0, 2, "rho_fluid_mean"),
+    "rho_fluid_max": ("max rho, fluid", 1.0, 1, "rho_fluid_max"),
+    "starvation_max_s": ("max starvation (h)", 1 / 3600, 1, "starvation_max_h"),
 }
 
 
@@ -46,13 +48,13 @@ def clock_table(rounds: pd.DataFrame, events: pd.DataFrame) -> pd.DataFrame:
             part = cells[cells["policy"] == policy]
             if part.empty:
                 continue
-            for metric, (_, scale, _) in METRICS.items():
+            for metric, (_, scale, _, unit_name) in METRICS.items():
                 ci = nonneg_ci(part[metric].astype(float) * scale)
                 rows.append(
                     {
                         "policy": policy,
                         "clock": clock,
-                        "metric": metric,
+                        "metric": unit_name,
                         "mean": ci.mean,
                         "lo": ci.lo,
                         "hi": ci.hi,
@@ -73,7 +75,29 @@ def draw(inputs: Inputs, out_dir: Path) -> list[Path]:
     return [style.save_data(table, out_dir, "own_clock")]
 
 
-def report_section(inputs: Inputs, specs: Sequence[Mapping]) -> list[str]:
+def value_table(table: pd.DataFrame) -> ReportTable:
+    """The per-policy, per-clock table of REPORT.md with its values (data/own_clock_values.csv)."""
+    rows, values = [], []
+    for policy in EVENT_DRIVEN:
+        for clock in ("rounds", "events"):
+            part = table[(table["policy"] == policy) & (table["clock"] == clock)].set_index("metric")
+            if part.empty and clock == "events":
+                continue
+            shown, row = [], {"policy": policy, "clock": clock}
+            for _, _, d, unit_name in METRICS.values():
+                if unit_name not in part.index:
+                    shown.append("-")
+                    continue
+                mean, lo, hi, n = (part.at[unit_name, k] for k in ("mean", "lo", "hi", "n"))
+                shown.append(interval_text(mean, lo, hi, d))
+                row |= {f"{unit_name}_mean": mean, f"{unit_name}_lo": lo, f"{unit_name}_hi": hi, "n": n}
+            rows.append([style.label(policy), CLOCK_LABELS[clock], *shown])
+            values.append(row)
+    header = ["policy", "clock", *(label for label, _, _, _ in METRICS.values())]
+    return ReportTable("own_clock_values", header, rows, pd.DataFrame(values))
+
+
+def report_section(inputs: Inputs, specs: Sequence[Mapping]) -> list:
     try:
         events = inputs.sweep(ROLE)
         verdict = clock_verdicts(inputs, specs)
@@ -94,35 +118,15 @@ def report_section(inputs: Inputs, specs: Sequence[Mapping]) -> list[str]:
         'and keeps FFT, Gavel, Gavel-MMF, Themis and PAL on their rounds (docs/reproduce.md, "Clocks"). '
         "Mean over traces 1-2 x seeds with a 95% t-interval cut at 0; `-`: not run on that clock.",
         "",
-        "| policy | clock | " + " | ".join(label for label, _, _ in METRICS.values()) + " |",
-        "|---|---|" + "---|" * len(METRICS),
+        value_table(table),
     ]
-    for policy in EVENT_DRIVEN:
-        for clock in ("rounds", "events"):
-            part = table[(table["policy"] == policy) & (table["clock"] == clock)].set_index("metric")
-            if part.empty and clock == "events":
-                continue
-            values = [
-                (
-                    "-"
-                    if metric not in part.index
-                    else f"{part.at[metric, 'mean']:.{d}f} [{part.at[metric, 'lo']:.{d}f}, {part.at[metric, 'hi']:.{d}f}]"
-                )
-                for metric, (_, _, d) in METRICS.items()
-            ]
-            lines.append(f"| {style.label(policy)} | {CLOCK_LABELS[clock]} | " + " | ".join(values) + " |")
     _, flips = survivors(verdict)
     lines += [
         "",
         "Every testbed headline claim under both readings, judged as the headline table judges it "
         "(Y = yes, w = weak, N = no, - = not measured):",
         "",
-        "| claim | FFT's clock | own clock |",
-        "|---|---|---|",
-        *[
-            f"| {str(claim).replace('|', '/')} | {MARK.get(row[DEFAULT], '?')} | {MARK.get(row[OWN_CLOCK], '?')} |"
-            for claim, row in verdict.iterrows()
-        ],
+        verdict_report_table("own_clock_verdicts", verdict, [DEFAULT, OWN_CLOCK], ["FFT's clock", "own clock"]),
         "",
         f"Verdicts of these {len(verdict)} testbed numbers: FFT's clock {verdict_counts(verdict[DEFAULT])}; "
         f"own clock {verdict_counts(verdict[OWN_CLOCK])}. "

@@ -69,5 +69,6 @@ def draw(inputs, out_dir: Path, cluster: str = "paper") -> list[Check]:
             "16 (VGG16/19, ResNet50/152, DenseNet121/201, Bark x2, BERT x2, "
             "GPT-neo 1.3B/2.7B, GPT-2 medium/large, OPT 2.7B/6.7B)",
             f"{len(table)}",
+            {"models": len(table)},
         )
     ]
