@@ -58,7 +58,7 @@ def _table(path: Path) -> pd.DataFrame | None:
 
 @dataclass(frozen=True)
 class Run:
-    """One run's folder and what it holds (docs/results.md: every column and key). Tables are read
+    """One run's folder and what it holds ([docs/results.md](results.md): every column and key). Tables are read
     from the folder on first use."""
 
     folder: Path
@@ -108,7 +108,7 @@ class Run:
 
 @dataclass(frozen=True)
 class Sweep:
-    """A sweep's folder and its collected tables (docs/results.md). Tables are read on first use."""
+    """A sweep's folder and its collected tables ([docs/results.md](results.md)). Tables are read on first use."""
 
     folder: Path
 
