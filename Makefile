@@ -9,7 +9,7 @@ ARGS ?=
 SCALE ?= small
 RESULTS ?= results
 
-.PHONY: setup lock run test test-fast format docs smoke reproduce reproduce-load reproduce-choices reproduce-field reproduce-capacity reproduce-all verify manifest bench ui ui-stop clean
+.PHONY: setup lock run test test-fast format docs docs-serve smoke reproduce reproduce-load reproduce-choices reproduce-field reproduce-capacity reproduce-all verify manifest bench ui ui-stop clean
 
 # pip and setuptools from the lock first, so that the lock's one source distribution
 # (antlr4-python3-runtime) and fairsim itself are built with the locked setuptools, not a newest one.
@@ -50,8 +50,11 @@ format: $(STAMP)  ## ruff: format the tree and fix the lint findings it can ([to
 	$(VENV)/bin/ruff format .
 	$(VENV)/bin/ruff check --fix .
 
-docs: $(STAMP)  ## the documentation site (MkDocs + Material, mkdocs.yml) into site/, strict: a broken link or a page outside the nav fails; open site/index.html
+docs: $(STAMP)  ## the documentation site (MkDocs + Material, mkdocs.yml) into site/, strict: a broken link or a page outside the nav fails; open site/index.html in a browser (file://: every page and link; search needs make docs-serve)
 	NO_MKDOCS_2_WARNING=1 $(VENV)/bin/mkdocs build --strict
+
+docs-serve: $(STAMP)  ## the documentation site with search, on http://127.0.0.1:8000 (localhost only; rebuilt as docs/ changes); Ctrl-C ends it
+	NO_MKDOCS_2_WARNING=1 $(VENV)/bin/mkdocs serve --strict --dev-addr 127.0.0.1:8000
 
 smoke: $(STAMP)  ## CI smoke sweep: 3 policies x 2 loads, Hydra -> joblib -> results.parquet + MLflow -> a figure
 	$(PY) run.py -m +experiment=smoke
