@@ -151,3 +151,27 @@ def test_toy_view_takes_the_run_time_fields():
     view = toy_view([[1.0, 2.0], [1.0, 2.0]], capacity=[1, 1], run_s=[300, 0], first_start=[0, float("nan")])
     assert list(view.run_s) == [300, 0] and view.first_start[0] == 0 and math.isnan(view.first_start[1])
     assert list(toy_view([[1.0]], capacity=[1]).run_s) == [0]
+
+
+def _named(text: str) -> set[str]:
+    """The `names` a piece of Markdown spells, a range `trace1`..`trace9` as each of its names."""
+    names = set(re.findall(r"`([\w-]+)`", text))
+    for stem, lo, hi in re.findall(r"`([a-z_]+)(\d+)`\.\.`[a-z_]+(\d+)`", text):
+        names |= {f"{stem}{i}" for i in range(int(lo), int(hi) + 1)}
+    return names
+
+
+@pytest.mark.parametrize("group", ["cluster", "workload", "sim", "capacity", "experiment"])
+def test_the_command_lines_group_table_names_every_preset(group):
+    row = next(
+        line for line in (ROOT / "docs" / "commands.md").read_text().splitlines() if line.startswith(f"| `{group}` |")
+    )
+    presets = {p.stem for p in (ROOT / "conf" / group).glob("*.yaml")}
+    assert presets <= _named(row), f"docs/commands.md's {group} row lacks {sorted(presets - _named(row))}"
+
+
+def test_the_concepts_page_names_every_policy():
+    text = (ROOT / "docs" / "concepts.md").read_text()
+    paragraph = text[text.index("`policy=` one of:") :].split("\n\n")[0]
+    presets = {p.stem for p in (ROOT / "conf" / "policy").glob("*.yaml")}
+    assert presets <= _named(paragraph), f"docs/concepts.md lacks {sorted(presets - _named(paragraph))}"
