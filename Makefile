@@ -19,6 +19,7 @@ $(STAMP): pyproject.toml $(LOCK)
 	$(PY) -m pip install --quiet --require-hashes --no-deps -r $(VENV)/install-tools.lock
 	$(PY) -m pip install --quiet --require-hashes --no-deps --no-build-isolation -r $(LOCK)
 	$(PY) -m pip install --quiet --no-deps --no-build-isolation -e .
+	$(PY) -c "import pathlib, sysconfig; pathlib.Path(sysconfig.get_path('purelib'), 'fairsim-repository.pth').write_text(str(pathlib.Path.cwd()) + '\n')"  # the repository as a path entry: from the folder holding the clone, import fairsim finds this package before Python settles for the clone's folder as an empty namespace package (setuptools' editable finder is asked only after that)
 	$(PY) -m compileall -q fairsim hydra_plugins  # bytecode at setup: under PYTHONDONTWRITEBYTECODE=1 no run writes it, so each would compile fairsim from source
 	touch $(STAMP)
 
