@@ -9,7 +9,7 @@ ARGS ?=
 SCALE ?= small
 RESULTS ?= results
 
-.PHONY: setup lock run test test-fast format docs smoke reproduce reproduce-load reproduce-choices reproduce-field reproduce-capacity reproduce-all verify manifest bench ui ui-stop clean
+.PHONY: setup lock run test test-fast format docs docs-serve smoke reproduce reproduce-load reproduce-choices reproduce-field reproduce-capacity reproduce-all verify manifest bench ui ui-stop clean
 
 # pip and setuptools from the lock first, so that the lock's one source distribution
 # (antlr4-python3-runtime) and fairsim itself are built with the locked setuptools, not a newest one.
@@ -19,6 +19,7 @@ $(STAMP): pyproject.toml $(LOCK)
 	$(PY) -m pip install --quiet --require-hashes --no-deps -r $(VENV)/install-tools.lock
 	$(PY) -m pip install --quiet --require-hashes --no-deps --no-build-isolation -r $(LOCK)
 	$(PY) -m pip install --quiet --no-deps --no-build-isolation -e .
+	$(PY) -c "import pathlib, sysconfig; pathlib.Path(sysconfig.get_path('purelib'), 'fairsim-repository.pth').write_text(str(pathlib.Path.cwd()) + '\n')"  # the repository as a path entry: from the folder holding the clone, import fairsim finds this package before Python settles for the clone's folder as an empty namespace package (setuptools' editable finder is asked only after that)
 	$(PY) -m compileall -q fairsim hydra_plugins  # bytecode at setup: under PYTHONDONTWRITEBYTECODE=1 no run writes it, so each would compile fairsim from source
 	touch $(STAMP)
 
@@ -50,8 +51,11 @@ format: $(STAMP)  ## ruff: format the tree and fix the lint findings it can ([to
 	$(VENV)/bin/ruff format .
 	$(VENV)/bin/ruff check --fix .
 
-docs: $(STAMP)  ## the documentation site (MkDocs + Material, mkdocs.yml) into site/, strict: a broken link or a page outside the nav fails; open site/index.html
+docs: $(STAMP)  ## the documentation site (MkDocs + Material, mkdocs.yml) into site/, strict: a broken link or a page outside the nav fails; open site/index.html in a browser (file://: every page and link; search needs make docs-serve)
 	NO_MKDOCS_2_WARNING=1 $(VENV)/bin/mkdocs build --strict
+
+docs-serve: $(STAMP)  ## the documentation site with search, on http://127.0.0.1:8000 (localhost only; rebuilt as docs/ changes); Ctrl-C ends it
+	NO_MKDOCS_2_WARNING=1 $(VENV)/bin/mkdocs serve --strict --dev-addr 127.0.0.1:8000
 
 smoke: $(STAMP)  ## CI smoke sweep: 3 policies x 2 loads, Hydra -> joblib -> results.parquet + MLflow -> a figure
 	$(PY) run.py -m +experiment=smoke

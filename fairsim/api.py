@@ -58,7 +58,7 @@ def _table(path: Path) -> pd.DataFrame | None:
 
 @dataclass(frozen=True)
 class Run:
-    """One run's folder and what it holds (docs/results.md: every column and key). Tables are read
+    """One run's folder and what it holds ([docs/results.md](results.md): every column and key). Tables are read
     from the folder on first use."""
 
     folder: Path
@@ -108,7 +108,7 @@ class Run:
 
 @dataclass(frozen=True)
 class Sweep:
-    """A sweep's folder and its collected tables (docs/results.md). Tables are read on first use."""
+    """A sweep's folder and its collected tables ([docs/results.md](results.md)). Tables are read on first use."""
 
     folder: Path
 
@@ -296,21 +296,28 @@ def _sweep_folder(args: list[str], conf_dir: Path) -> Path:
         raise InputError.from_line(hydra_error_line(exc, args, conf_dir)) from None
 
 
-def _child_path() -> str:
-    """PYTHONPATH for the sweep's process: the folders this process imports from, but the
-    interpreter's own (the working folder for ''), so that a policy module of the caller's is
-    found there as it is here."""
+def _child_path(repository: Path) -> str:
+    """PYTHONPATH for the sweep's process (``python <repository>/run.py``): the folders this
+    process imports from (the working folder for ''), and this process's PYTHONPATH, so that a
+    policy module of the caller's is found there as it is here. Left out: the interpreter's own
+    folders (the child has them), the repository (run.py's folder, first on the child's path
+    already) and the folder that holds it, whose files are no module of fairsim's or the
+    caller's that a worker needs: a stray ``click.py`` there would shadow a package in every
+    worker."""
+    repository = repository.resolve()
+    skip = {repository, repository.parent}
     own = [Path(p).resolve() for p in (sys.prefix, sys.base_prefix)]
-    folders = [Path(p or os.getcwd()).resolve() for p in sys.path]
-    mine = [str(f) for f in folders if f.is_dir() and not any(f == o or o in f.parents for o in own)]
-    return os.pathsep.join(dict.fromkeys([*mine, *filter(None, os.environ.get("PYTHONPATH", "").split(os.pathsep))]))
+    given = [*sys.path, *filter(None, os.environ.get("PYTHONPATH", "").split(os.pathsep))]
+    folders = [Path(p or os.getcwd()).resolve() for p in given]
+    keep = [f for f in folders if f.is_dir() and f not in skip and not any(f == o or o in f.parents for o in own)]
+    return os.pathsep.join(dict.fromkeys(map(str, keep)))
 
 
 def _run_py(script: Path, args: list[str], keep: int = 20) -> tuple[int, list[str]]:
     """Run ``python script *args`` from the working folder: its stdout passes through, its stderr
     is printed line by line as it comes; returns its exit status and its last ``keep`` stderr
     lines. Ctrl-C here is passed on to it and waited for (it ends in its own way)."""
-    env = {**os.environ, "PYTHONPATH": _child_path()}
+    env = {**os.environ, "PYTHONPATH": _child_path(script.parent)}
     lines: list[str] = []
     with subprocess.Popen([sys.executable, str(script), *args], stderr=subprocess.PIPE, text=True, env=env) as proc:
         try:

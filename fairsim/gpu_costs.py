@@ -10,9 +10,10 @@ and its .license file says how). A cluster's config overrides any of them::
       price: {A100-40GB: {on_demand: 2.1, spot: 0.9}, K80: {on_demand: 0.3}}
 
 Prices are US dollars per GPU-hour, power is watts per GPU; idle power is ``idle_fraction *
-busy_w``. A type with no default (a type of the cluster's own, or one without a cloud offer:
-K80, P100, A40) has NaN there until the config sets it, and every energy or cost that needs it is
-null (NaN): a missing number is never made up.
+busy_w``. A type of the cluster's own takes the table's idle fraction (``IDLE_FRACTION``); its
+busy watts and prices, and the prices of a type without a cloud offer (K80, P100, A40), are NaN
+until the config sets them, and every energy or cost that needs one is null (NaN): a missing
+figure is never made up. ``GpuCosts.missing`` names the ones a cluster lacks.
 """
 
 from __future__ import annotations
@@ -36,6 +37,7 @@ PRICINGS = ("on_demand", "spot")
 POWER_KEYS = ("busy_w", "idle_fraction")
 CONFIG_KEYS = ("power", "price", "pricing")  # a cluster config's keys read here
 WATT_S_PER_KWH = 3.6e6
+IDLE_FRACTION = 0.15  # every row's idle_fraction in the shipped table (its .license says why); a type of the cluster's own starts from it
 
 
 @dataclass(frozen=True)
@@ -65,7 +67,8 @@ class GpuCosts:
         ``pricing`` over it; a bad value: InputError naming the field and what it allows."""
         cfg = cfg or {}
         pricing = OneOf(PRICINGS).check(cfg.get("pricing", "on_demand"), source, "pricing")
-        table = {name: shipped_costs().get(name.lower(), TypeCost()) for name in cluster.gpu_types}
+        own = TypeCost(idle_fraction=IDLE_FRACTION)  # a type the table lacks: no power or price of its own
+        table = {name: shipped_costs().get(name.lower(), own) for name in cluster.gpu_types}
         for key, allowed in (("power", POWER_KEYS), ("price", PRICINGS)):
             for name, entry in _per_type(cfg.get(key), cluster, source, key).items():
                 check_keys(entry, allowed, source, prefix=f"{key}.{name}.", noun=f"{key} key")
@@ -81,6 +84,22 @@ class GpuCosts:
             usd_per_gpu_h=np.array([getattr(r, pricing) for r in rows], dtype=float),
             pricing=pricing,
         )
+
+    def missing(self, counts: np.ndarray) -> tuple[str, ...]:
+        """The figures the run's energy and cost lack, as the cluster config's keys
+        (``power.X.busy_w``, ``power.X.idle_fraction``, ``price.X.<pricing>``), for each type the
+        cluster provisions; empty when every figure is known."""
+        out = []
+        for name, count, busy, idle, usd in zip(self.gpu_types, counts, self.busy_w, self.idle_w, self.usd_per_gpu_h):
+            if count <= 0:
+                continue
+            if not np.isfinite(busy):
+                out.append(f"power.{name}.busy_w")
+            elif not np.isfinite(idle):
+                out.append(f"power.{name}.idle_fraction")
+            if not np.isfinite(usd):
+                out.append(f"price.{name}.{self.pricing}")
+        return tuple(out)
 
     def per_h_usd(self, counts: np.ndarray) -> float:
         """What the GPUs cost per hour, all of them provisioned (NaN when a held type has no price)."""

@@ -11,7 +11,7 @@ from fairsim.cluster import ClusterSpec
 from fairsim.errors import InputError
 from fairsim.experiment.compose import compose_config
 from fairsim.experiment.single import run_config
-from fairsim.gpu_costs import GpuCosts, shipped_costs
+from fairsim.gpu_costs import IDLE_FRACTION, GpuCosts, shipped_costs
 from fairsim.metrics import add_energy_cost, energy_cost_summary, tenant_table
 
 TOY = {"name": "toy", "counts": {"T4": 2, "V100": 2}}
@@ -121,3 +121,44 @@ def test_a_run_writes_them_from_its_own_tables():
     span_h = (rounds["t_s"].iloc[-1] + rounds["duration_s"].iloc[-1] - rounds["t_s"].iloc[0]) / 3600
     per_h = 12 * (t4.spot + shipped_costs()["a10"].spot + shipped_costs()["v100"].spot)
     assert out.summary["cluster_cost_usd"] == pytest.approx(per_h * span_h)
+
+
+def test_a_type_of_the_clusters_own_takes_the_tables_idle_fraction():
+    """docs/clusters.md: idle_fraction defaults to 0.15 for every type, the cluster's own too;
+    its busy watts and prices stay unknown until the config sets them."""
+    rows = {row.idle_fraction for row in shipped_costs().values()}
+    assert rows == {IDLE_FRACTION}  # the constant is the shipped table's one fraction
+    cluster = ClusterSpec.from_config({"gpu_types": {"MyGPU": {"like": "T4", "speed": 1.5}}, "counts": {"MyGPU": 2}})
+    costs = GpuCosts.for_cluster(cluster, {"power": {"MyGPU": {"busy_w": 200}}})
+    assert costs.busy_w[0] == 200 and costs.idle_w[0] == pytest.approx(200 * IDLE_FRACTION)
+    jobs = add_energy_cost(pd.DataFrame({"job_id": [0], "finish_s": [3600.0], "gpu_s_MyGPU": [3600.0]}), costs)
+    rounds = pd.DataFrame({"t_s": [0.0], "duration_s": [3600.0]})
+    got = energy_cost_summary(jobs, rounds, cluster, costs, window=None)
+    # busy 3,600 GPU-s x 200 W = 0.2 kWh; idle 3,600 GPU-s x 30 W = 0.03 kWh
+    assert got["energy_kwh"] == pytest.approx(0.23) and np.isnan(got["cluster_cost_usd"])
+    assert costs.missing(cluster.counts) == ("price.MyGPU.on_demand",)
+    bare = GpuCosts.for_cluster(cluster, {"pricing": "spot"})
+    assert bare.missing(cluster.counts) == ("power.MyGPU.busy_w", "price.MyGPU.spot")
+    assert GpuCosts.for_cluster(ClusterSpec.from_config(TOY), RATES).missing(np.array([2, 2])) == ()
+
+
+def test_an_na_energy_names_the_missing_figure():
+    from fairsim.experiment.single import format_summary
+
+    out = run_config(
+        compose_config(
+            [
+                "policy=fifo",
+                "num_jobs=8",
+                "track=false",
+                "+cluster.gpu_types.MyGPU.like=T4",
+                "+cluster.gpu_types.MyGPU.speed=1.5",
+                "+cluster.counts.MyGPU=4",
+            ]
+        )
+    )
+    assert np.isnan(out.summary["energy_kwh"])
+    assert "power.MyGPU.busy_w" in out.missing_costs
+    line = next(x for x in format_summary(out.summary, out.missing_costs).splitlines() if "n/a because" in x)
+    assert "cluster.power.MyGPU.busy_w" in line and "\n" not in line
+    assert not any("n/a because" in x for x in format_summary(out.summary).splitlines())

@@ -61,6 +61,7 @@ class RunOutput:
     schedule: pd.DataFrame | None = None
     provenance: dict | None = None
     tenants: pd.DataFrame | None = None  # per-tenant metrics; None when no job names a tenant
+    missing_costs: tuple[str, ...] = ()  # the power and price figures the cluster lacks (GpuCosts.missing)
 
 
 def build_policy(cfg: Mapping[str, Any]) -> Policy:
@@ -243,7 +244,14 @@ def _run_config(cfg: DictConfig, progress: bool | None, fluid_cache: Path | None
             f"every job of the workload arrived before the window's jobs finished: the tail ran "
             f"under a lighter load than a steady state; raise workload.num_jobs (now {len(jobs)})"
         )
-    return RunOutput(table, result.rounds, summary, result.schedule, tenants=tenants if len(tenants) else None)
+    return RunOutput(
+        table,
+        result.rounds,
+        summary,
+        result.schedule,
+        tenants=tenants if len(tenants) else None,
+        missing_costs=costs.missing(cluster.counts),
+    )
 
 
 def write_results(out: RunOutput, folder: Path, cfg: DictConfig | None = None) -> Path:
@@ -272,7 +280,10 @@ def write_results(out: RunOutput, folder: Path, cfg: DictConfig | None = None) -
     return folder
 
 
-def format_summary(summary: dict) -> str:
+def format_summary(summary: dict, missing_costs: tuple[str, ...] = ()) -> str:
+    """The summary a run prints; ``missing_costs`` (RunOutput's) names the figures behind an n/a
+    energy or cost."""
+
     def h(key: str) -> str:
         v = summary.get(key, float("nan"))
         return f"{v / 3600:.2f} h" if isinstance(v, float) and math.isfinite(v) else "n/a"
@@ -298,6 +309,17 @@ def format_summary(summary: dict) -> str:
             f"  energy, cost    {f('energy_kwh', '.1f')} kWh ({f('energy_idle_kwh', '.1f')} idle), "
             f"{f('cluster_cost_usd', ',.2f')} USD at {f('cluster_cost_per_h_usd', ',.2f')} USD/h {summary.get('pricing', '')}; "
             f"{f('finished_jobs_per_kusd', '.1f')} jobs per 1,000 USD  (lower, lower, higher are better)",
+        ]
+        + (
+            [
+                f"  n/a because     no {', '.join('cluster.' + k for k in missing_costs)} "
+                "(set it: docs/clusters.md, Energy and cost)"
+            ]
+            if missing_costs
+            and not all(math.isfinite(summary.get(k, float("nan"))) for k in ("energy_kwh", "cluster_cost_usd"))
+            else []
+        )
+        + [
             f"  policy time     {f('policy_s_mean', '.4f')} s/decision, {summary['policy_calls']} decisions, {summary['rounds']} rounds, {f('wall_s', '.2f')} s wall",
         ]
         + (

@@ -106,7 +106,7 @@ def run(cfg: DictConfig, folder: Path, cell: str, in_sweep: bool, raise_errors: 
     if in_sweep:
         record_done(folder, cell, time.perf_counter() - tick)
     else:
-        emit(format_summary(out.summary), folder)
+        emit(format_summary(out.summary, out.missing_costs), folder)
         emit(f"  results         {folder}", folder)
         if cfg.get("track", True):
             from fairsim.experiment.tracking import (
