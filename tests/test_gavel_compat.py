@@ -1,5 +1,6 @@
 """Gavel-compatible replay: the mechanism and sim=gavel_compat together on a hand-traced instance."""
 
+import numpy as np
 import pandas as pd
 import pytest
 from conftest import ROOT
@@ -72,18 +73,30 @@ def test_bench_gavel_allox_point_replays_gavels_allox(capsys):
 
 
 def test_single_gpu_trace_keeps_every_job_but_its_gang(tmp_path):
-    from fairsim.bench.gavel import agreement, single_gpu_trace
+    from fairsim.bench.gavel import single_gpu_trace
     from fairsim.workload.gavel_trace import read_gavel_trace, shipped_trace
 
     ours, theirs = read_gavel_trace(single_gpu_trace(tmp_path)), read_gavel_trace(shipped_trace("max_min_fairness"))
     assert len(ours) == 96 and set(ours["workers"]) == {1} and set(theirs["workers"]) == {1, 2, 4}
     same = [c for c in ours.columns if c != "workers"]
     pd.testing.assert_frame_equal(ours[same], theirs[same])
-    jct = pd.Series([10.0, 20.0, 40.0], index=[0, 1, 2])
-    a = agreement({"jct_s": jct, "finish_s": jct + 5}, {"jct_s": {0: 10.0, 1: 20.0, 2: 30.0}, "makespan_s": 30.0})
-    assert (
-        a["dev_pct"] == pytest.approx(100 * (70 / 60 - 1)) and a["within_1s"] == 2 and a["ours_makespan_h"] == 45 / 3600
-    )
+
+
+def test_bench_gavel_compares_job_by_job():
+    # our JCTs 10, 20, 40 against Gavel's 10, 20, 30 (an extra job 3 of ours is not Gavel's):
+    # +16.7% on average, 2 of 3 within 10% (and within 1 s), p99 = the largest, 40 against 30
+    from fairsim.bench.gavel import compare
+
+    jct = pd.Series([10.0, 20.0, 40.0, 99.0], index=[0, 1, 2, 3])
+    a = compare({"jct_s": jct, "finish_s": jct + 5}, {"jct_s": {0: 10.0, 1: 20.0, 2: 30.0}, "makespan_s": 30.0})
+    assert a["avg_dev_pct"] == pytest.approx(100 * (70 / 60 - 1)) and a["within_1s"] == 2 and a["n"] == 3
+    assert a["within10_pct"] == pytest.approx(200 / 3) and a["p99_dev_pct"] == pytest.approx(100 / 3)
+    # deviations from the means (-10, 0, 10) and (-40/3, -10/3, 50/3): 300 / sqrt(200 * 1400/3)
+    assert a["r"] == pytest.approx(300 / np.sqrt(200 * 1400 / 3))
+    assert (a["theirs_makespan"], a["ours_makespan"]) == (30.0, 45.0)  # Gavel's last end; our last finish
+    assert np.isnan(a["theirs_restarts"])  # Gavel prints no per-job preemptions
+    with pytest.raises(SystemExit, match="did not finish jobs Gavel finished: \\[2\\]"):
+        compare({"jct_s": jct.drop(2), "finish_s": jct}, {"jct_s": {0: 10.0, 2: 30.0}, "makespan_s": 30.0})
 
 
 def test_stopping_at_the_window_end_keeps_the_window_results():
