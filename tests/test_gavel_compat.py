@@ -1,5 +1,7 @@
 """Gavel-compatible replay: the mechanism and sim=gavel_compat together on a hand-traced instance."""
 
+import sys
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -128,3 +130,33 @@ def test_stopping_at_the_window_end_keeps_the_window_results():
     assert window.jobs["finish_s"].isna().any() and not everything.jobs["finish_s"].isna().any()
     assert w["unarrived_jobs_at_end"] == 0 and "raise workload.num_jobs" in w["warning"]
     assert "warning" not in e  # a run to the last job has no window end to outlive
+
+
+FAKE_GAVEL_DRIVER = """
+import sys
+args = sys.argv[1:]
+open("args.txt", "w").write(" ".join(args))
+for job, end in ((0, 100.0), (1, 500.0), (2, 300.0)):
+    sys.stderr.write("[Job succeeded]\\tJob ID: %d\\tStart timestamp: 0.00\\tEnd timestamp: %.2f\\tDuration: 1.00\\n" % (job, end))
+print("Job completion times:")
+print("Job 0: 100.000")
+print("Job 2: 290.000")
+"""
+
+
+def test_run_gavel_reads_the_windows_jobs_at_a_paper_point(tmp_path):
+    # at a paper point Gavel's trace driver runs the dumped jobs on 36:36:36 with the window
+    # 4000-4999 and prints the window's JCTs; the makespan is the last end among those jobs
+    from fairsim.bench.gavel import GAVEL_JOBS, run_gavel
+
+    drivers = tmp_path / "gavel" / "scheduler" / "scripts" / "drivers"
+    drivers.mkdir(parents=True)
+    (drivers / "simulate_scheduler_with_trace.py").write_text(FAKE_GAVEL_DRIVER)
+    args = tmp_path / "gavel" / "scheduler" / "args.txt"  # the fake writes its arguments in its folder
+    theirs = run_gavel(tmp_path / "gavel", sys.executable, "paper", tmp_path)
+    assert theirs["jct_s"] == {0: 100.0, 2: 290.0} and theirs["makespan_s"] == 300.0
+    assert args.read_text() == (
+        f"-t {tmp_path / GAVEL_JOBS} -p max_min_fairness_perf -c 36:36:36 -s 4000 -e 5000 --seed 0"
+    )
+    run_gavel(tmp_path / "gavel", sys.executable, "allox_trace", tmp_path)
+    assert args.read_text() == f"-t {tmp_path / 'max_min_fairness_1gpu.trace'} -p allox -c 4:4:4 --seed 0"
