@@ -1,5 +1,8 @@
 """Gavel-compatible replay: the mechanism and sim=gavel_compat together on a hand-traced instance."""
 
+import sys
+
+import numpy as np
 import pandas as pd
 import pytest
 from conftest import ROOT
@@ -72,18 +75,30 @@ def test_bench_gavel_allox_point_replays_gavels_allox(capsys):
 
 
 def test_single_gpu_trace_keeps_every_job_but_its_gang(tmp_path):
-    from fairsim.bench.gavel import agreement, single_gpu_trace
+    from fairsim.bench.gavel import single_gpu_trace
     from fairsim.workload.gavel_trace import read_gavel_trace, shipped_trace
 
     ours, theirs = read_gavel_trace(single_gpu_trace(tmp_path)), read_gavel_trace(shipped_trace("max_min_fairness"))
     assert len(ours) == 96 and set(ours["workers"]) == {1} and set(theirs["workers"]) == {1, 2, 4}
     same = [c for c in ours.columns if c != "workers"]
     pd.testing.assert_frame_equal(ours[same], theirs[same])
-    jct = pd.Series([10.0, 20.0, 40.0], index=[0, 1, 2])
-    a = agreement({"jct_s": jct, "finish_s": jct + 5}, {"jct_s": {0: 10.0, 1: 20.0, 2: 30.0}, "makespan_s": 30.0})
-    assert (
-        a["dev_pct"] == pytest.approx(100 * (70 / 60 - 1)) and a["within_1s"] == 2 and a["ours_makespan_h"] == 45 / 3600
-    )
+
+
+def test_bench_gavel_compares_job_by_job():
+    # our JCTs 10, 20, 40 against Gavel's 10, 20, 30 (an extra job 3 of ours is not Gavel's):
+    # +16.7% on average, 2 of 3 within 10% (and within 1 s), p99 = the largest, 40 against 30
+    from fairsim.bench.gavel import compare
+
+    jct = pd.Series([10.0, 20.0, 40.0, 99.0], index=[0, 1, 2, 3])
+    a = compare({"jct_s": jct, "finish_s": jct + 5}, {"jct_s": {0: 10.0, 1: 20.0, 2: 30.0}, "makespan_s": 30.0})
+    assert a["avg_dev_pct"] == pytest.approx(100 * (70 / 60 - 1)) and a["within_1s"] == 2 and a["n"] == 3
+    assert a["within10_pct"] == pytest.approx(200 / 3) and a["p99_dev_pct"] == pytest.approx(100 / 3)
+    # deviations from the means (-10, 0, 10) and (-40/3, -10/3, 50/3): 300 / sqrt(200 * 1400/3)
+    assert a["r"] == pytest.approx(300 / np.sqrt(200 * 1400 / 3))
+    assert (a["theirs_makespan"], a["ours_makespan"]) == (30.0, 45.0)  # Gavel's last end; our last finish
+    assert np.isnan(a["theirs_restarts"])  # Gavel prints no per-job preemptions
+    with pytest.raises(SystemExit, match="did not finish jobs Gavel finished: \\[2\\]"):
+        compare({"jct_s": jct.drop(2), "finish_s": jct}, {"jct_s": {0: 10.0, 2: 30.0}, "makespan_s": 30.0})
 
 
 def test_stopping_at_the_window_end_keeps_the_window_results():
@@ -115,3 +130,33 @@ def test_stopping_at_the_window_end_keeps_the_window_results():
     assert window.jobs["finish_s"].isna().any() and not everything.jobs["finish_s"].isna().any()
     assert w["unarrived_jobs_at_end"] == 0 and "raise workload.num_jobs" in w["warning"]
     assert "warning" not in e  # a run to the last job has no window end to outlive
+
+
+FAKE_GAVEL_DRIVER = """
+import sys
+args = sys.argv[1:]
+open("args.txt", "w").write(" ".join(args))
+for job, end in ((0, 100.0), (1, 500.0), (2, 300.0)):
+    sys.stderr.write("[Job succeeded]\\tJob ID: %d\\tStart timestamp: 0.00\\tEnd timestamp: %.2f\\tDuration: 1.00\\n" % (job, end))
+print("Job completion times:")
+print("Job 0: 100.000")
+print("Job 2: 290.000")
+"""
+
+
+def test_run_gavel_reads_the_windows_jobs_at_a_paper_point(tmp_path):
+    # at a paper point Gavel's trace driver runs the dumped jobs on 36:36:36 with the window
+    # 4000-4999 and prints the window's JCTs; the makespan is the last end among those jobs
+    from fairsim.bench.gavel import GAVEL_JOBS, run_gavel
+
+    drivers = tmp_path / "gavel" / "scheduler" / "scripts" / "drivers"
+    drivers.mkdir(parents=True)
+    (drivers / "simulate_scheduler_with_trace.py").write_text(FAKE_GAVEL_DRIVER)
+    args = tmp_path / "gavel" / "scheduler" / "args.txt"  # the fake writes its arguments in its folder
+    theirs = run_gavel(tmp_path / "gavel", sys.executable, "paper", tmp_path)
+    assert theirs["jct_s"] == {0: 100.0, 2: 290.0} and theirs["makespan_s"] == 300.0
+    assert args.read_text() == (
+        f"-t {tmp_path / GAVEL_JOBS} -p max_min_fairness_perf -c 36:36:36 -s 4000 -e 5000 --seed 0"
+    )
+    run_gavel(tmp_path / "gavel", sys.executable, "allox_trace", tmp_path)
+    assert args.read_text() == f"-t {tmp_path / 'max_min_fairness_1gpu.trace'} -p allox -c 4:4:4 --seed 0"

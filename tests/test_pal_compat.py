@@ -150,9 +150,13 @@ def test_round_end_reading_and_comparison():
     theirs = {0: (98.0, 720.0), 1: (115.0, 1080.0)}  # Blox: finishes at round ends
     ours = {0: (98.0, 500.0), 1: (115.0, 1000.0), 2: (200.0, 300.0)}  # an untracked job is ignored
     c = bench.compare(theirs, ours)
-    assert c["theirs"] == pytest.approx((622 + 965) / 2) and c["ours"] == pytest.approx((402 + 885) / 2)
+    assert c["theirs_avg"] == pytest.approx((622 + 965) / 2) and c["ours_avg"] == pytest.approx((402 + 885) / 2)
     assert c["dev_end"] == pytest.approx(0.0)  # 500 -> 720, 1000 -> 1080: Blox's reading
-    assert c["their_makespan"] == 1080 - 98 and c["our_makespan"] == 1000 - 98
+    assert c["theirs_makespan"] == 1080 - 98 and c["ours_makespan"] == 1000 - 98
+    # job by job: 402 against 622 is 35% off, 885 against 965 within 10%; at the round's end both agree
+    assert c["within10_pct"] == 50.0 and c["within10_end_pct"] == 100.0
+    assert c["p99_dev_pct"] == pytest.approx(100 * (885 - 965) / 965)  # p99 of two jobs: the larger
+    assert c["r"] == pytest.approx(1.0) and np.isnan(c["theirs_restarts"])  # Blox records no restarts
     with pytest.raises(SystemExit, match="did not finish tracked jobs"):
         bench.compare(theirs, {0: (98.0, 500.0)})
 

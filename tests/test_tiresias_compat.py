@@ -239,9 +239,10 @@ def main():
         rows = list(csv.DictReader(f))
     os.makedirs(args["log_path"])
     with open(os.path.join(args["log_path"], "job.csv"), "w") as f:
-        f.write("time,job_id,JCT\\n")
-        for r in rows:  # every job as if alone: JCT = duration
-            f.write("%s,%s,%s\\n" % (r["duration"], r["job_id"], r["duration"]))
+        f.write("time,job_id,submit_time,end_time,JCT,preempt\\n")
+        for r in rows:  # every job as if alone: JCT = duration; preempted job_id % 3 times
+            end = int(r["submit_time"]) + int(r["duration"])
+            f.write("%s,%s,%s,%s,%s,%s\\n" % (end, r["job_id"], r["submit_time"], end, r["duration"], int(r["job_id"]) % 3))
 """
 
 
@@ -267,12 +268,22 @@ def test_bench_reads_the_simulators_job_csv_and_compares(tmp_path, capsys):
         )
         == 0
     )
-    row = capsys.readouterr().out.splitlines()[3].split()
-    durations = pd.read_csv(shipped_trace("60_job"))["duration"]
+    lines = capsys.readouterr().out.splitlines()
+    row = lines[3].split()
+    trace = pd.read_csv(shipped_trace("60_job"))
+    durations = trace["duration"]
     assert row[:4] == ["60_job", "16", "fifo", f"{durations.mean() / 3600:.3f}"]
     assert row[4] == "0.056"  # fairsim's fifo on 16 GPUs (docs/tiresias_compat.md)
+    # the job-by-job table: scheme, trace/GPUs, their avg h, ours, dev %, r, within 10 %,
+    # restarts per job (theirs: job_id % 3; fairsim's FIFO preempts none), p99 %, makespans h
+    job_by_job = lines[lines.index(next(x for x in lines if "job by job" in x)) + 2].split()
+    assert job_by_job[:4] == ["fifo", "60_job/16", f"{durations.mean() / 3600:.3f}", "0.056"]
+    assert job_by_job[7:9] == [f"{(trace['job_id'] % 3).mean():.2f}", "0.00"]
+    their_makespan = (trace["submit_time"] + durations).max() - trace["submit_time"].min()
+    assert job_by_job[10] == f"{their_makespan / 3600:.2f}"
     written = pd.read_csv(out_csv)
     assert (
         len(written) == 60
-        and written["jct_s"].tolist() == pd.read_csv(shipped_trace("60_job")).sort_values("job_id")["duration"].tolist()
+        and written["jct_s"].tolist() == trace.sort_values("job_id")["duration"].tolist()
+        and written["preemptions"].tolist() == [j % 3 for j in sorted(trace["job_id"])]
     )

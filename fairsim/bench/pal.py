@@ -33,7 +33,11 @@ Reported per (trace, placement, variant): both average JCTs, fairsim's deviation
 finish times as they are and as Blox records them (at the end of the round a job finishes in),
 the per-job Pearson correlation, both makespans (last tracked finish), and wall seconds: their
 scheduler process whole and its simulation loop alone, fairsim's simulation alone and (unless
-``--no-command``) its whole ``python run.py`` command.
+``--no-command``) its whole ``python run.py`` command. A second table gives the agreement job by
+job (fairsim.bench.agreement): both averages, fairsim's deviation, per-job Pearson r, the share
+of tracked jobs within 10% of their JCT (also with fairsim's finishes at the round's end), the
+deviation of the 99th percentile and both makespans; their job statistics record only submit and
+finish times, so there is no restart column.
 """
 
 from __future__ import annotations
@@ -51,7 +55,8 @@ from pathlib import Path
 
 import numpy as np
 
-from fairsim.bench import jct_agreement, write_their_jobs
+from fairsim.bench import write_their_jobs
+from fairsim.bench.agreement import HEADER, agreement, format_row
 from fairsim.bench.tiresias import time_fairsim_command
 
 PLACEMENTS = {  # their placement policy: fairsim overrides
@@ -225,16 +230,9 @@ def compare(theirs: dict[int, tuple[float, float]], ours: dict[int, tuple[float,
     t_sub, t_fin = (np.asarray([theirs[i][k] for i in ids]) for k in (0, 1))
     o_arr, o_fin = (np.asarray([ours[i][k] for i in ids]) for k in (0, 1))
     a, b, b_end = t_fin - t_sub, o_fin - o_arr, at_round_end(o_fin) - o_arr
-    theirs_avg, ours_avg, dev, corr = jct_agreement(a, b)
-    return {
-        "theirs": theirs_avg,
-        "ours": ours_avg,
-        "dev": dev,
-        "dev_end": jct_agreement(a, b_end)[2],
-        "corr": corr,
-        "their_makespan": float(t_fin.max() - t_sub.min()),
-        "our_makespan": float(o_fin.max() - o_arr.min()),
-    }
+    out = agreement(a, b, theirs_finish=t_fin, ours_finish=o_fin)
+    end = agreement(a, b_end)
+    return out | {"dev_end": end["avg_dev_pct"], "within10_end_pct": end["within10_pct"]}
 
 
 def resolve_traces(sim_dir: Path, names: list[str], paths: list[str]) -> list[tuple[str, Path]]:
@@ -274,7 +272,7 @@ def main(argv: list[str]) -> int:
         f"{'trace':>11} {'placement':>16} {'variant':>7} {'B h':>7} {'F h':>7} {'dev %':>6} {'end %':>6} "
         f"{'corr':>6} {'B mk h':>7} {'F mk h':>7} {'B cmd s':>7} {'B sim s':>7} {'F sim s':>7} {'F cmd s':>7}"
     )
-    their_rows = []
+    their_rows, compared = [], []
     with tempfile.TemporaryDirectory() as tmp:
         for name, trace in traces:
             for placement in args.placements:
@@ -285,13 +283,23 @@ def main(argv: list[str]) -> int:
                     ours, sim_s = run_fairsim(overrides)
                     cmd_s = float("nan") if args.no_command else time_fairsim_command(overrides)[0]
                     c = compare(theirs.jobs, ours)
+                    compared.append((placement, f"{name}/{variant}", c))
                     print(
-                        f"{name:>11} {placement:>16} {variant:>7} {c['theirs'] / 3600:7.3f} {c['ours'] / 3600:7.3f} "
-                        f"{c['dev']:+6.2f} {c['dev_end']:+6.2f} {c['corr']:6.4f} {c['their_makespan'] / 3600:7.2f} "
-                        f"{c['our_makespan'] / 3600:7.2f} {theirs.cmd_s:7.1f} {theirs.sim_s:7.1f} {sim_s:7.3f} {cmd_s:7.2f}",
+                        f"{name:>11} {placement:>16} {variant:>7} {c['theirs_avg'] / 3600:7.3f} "
+                        f"{c['ours_avg'] / 3600:7.3f} {c['avg_dev_pct']:+6.2f} {c['dev_end']:+6.2f} {c['r']:6.4f} "
+                        f"{c['theirs_makespan'] / 3600:7.2f} {c['ours_makespan'] / 3600:7.2f} {theirs.cmd_s:7.1f} "
+                        f"{theirs.sim_s:7.1f} {sim_s:7.3f} {cmd_s:7.2f}",
                         flush=True,
                     )
                     their_rows += [(name, placement, variant, j, f - s) for j, (s, f) in sorted(theirs.jobs.items())]
+    if compared:
+        print(
+            "\nblox-pal (S) beside fairsim (F), job by job; workload: trace/variant; its job stats record no "
+            "restarts; ±10% end: with fairsim's finishes at the end of their round"
+        )
+        print(f"{HEADER} {'±10% end':>8}")
+        for placement, workload, c in compared:
+            print(f"{format_row(placement.removeprefix('Default-'), workload, c)} {c['within10_end_pct']:8.1f}")
     if args.their_jobs and their_rows:
         write_their_jobs(
             args.their_jobs, ["trace", "placement", "variant", "job_id", "jct_s"], their_rows, "blox-pal's"

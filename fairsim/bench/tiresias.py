@@ -24,8 +24,13 @@ Tiresias' whole command (interpreter start-up included) and its simulation alone
 run as its ``__main__`` does, timed inside the same Python 2 process), fairsim's whole command
 (``python run.py ...`` with the same overrides, track=false, results in a scratch folder) and
 fairsim's simulation alone (the engine loop, as the run's summary reports it); the CPU seconds
-of both commands too, since on a shared machine wall time includes waiting for a core. ``--their-jobs
-PATH`` writes Tiresias' per-job results as one CSV (trace, gpus, scheme, job_id, jct_s).
+of both commands too, since on a shared machine wall time includes waiting for a core. A second
+table then gives the two simulators' agreement job by job (fairsim.bench.agreement): both average
+JCTs, fairsim's deviation, the per-job Pearson r, the share of jobs within 10% of Tiresias' JCT,
+the deviation of the 99th percentile, preemptions per job on both sides (Tiresias' ``preempt``
+column, fairsim's ``preemptions``) and both makespans (last finish less first arrival).
+``--their-jobs PATH`` writes Tiresias' per-job results as one CSV (trace, gpus, scheme, job_id,
+jct_s, preemptions).
 """
 
 from __future__ import annotations
@@ -39,10 +44,12 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import NamedTuple
 
 import numpy as np
 
-from fairsim.bench import jct_agreement, write_their_jobs
+from fairsim.bench import write_their_jobs
+from fairsim.bench.agreement import HEADER, agreement, format_row
 from fairsim.experiment.compose import CONF_DIR, compose_config
 from fairsim.workload.tiresias_trace import shipped_trace
 
@@ -56,6 +63,15 @@ SCHEMES = {  # Tiresias' --schedule: fairsim overrides
 TRACES = {"60_job": 16, "las_120": 16, "480_job": 32}  # shipped trace: V100 GPUs it is replayed on
 GPUS_PER_HOST = 4
 RUN_PY = CONF_DIR.parent / "run.py"
+
+
+class JobResult(NamedTuple):
+    jct_s: float
+    preemptions: float
+    finish_s: float
+    arrival_s: float
+
+
 # Python 2 run by --python2: Tiresias' run_sim.py as its own __main__ does (main()), with the
 # wall seconds of main() alone, its simulation without the interpreter's start-up, on the last line
 TIMED_MAIN = """
@@ -88,12 +104,14 @@ def fairsim_overrides(trace: str, gpus: int, scheme: str, extra: list[str]) -> l
     ]
 
 
-def run_fairsim(overrides: list[str]) -> tuple[dict[int, float], float]:
-    """Per-job JCT seconds by job id, and the simulation's own wall seconds (in this process)."""
+def run_fairsim(overrides: list[str]) -> tuple[dict[int, JobResult], float]:
+    """Per-job results by job id, and the simulation's own wall seconds (in this process)."""
     from fairsim.experiment.single import run_config
 
     out = run_config(compose_config(overrides))
-    return dict(zip(out.jobs["job_id"].tolist(), out.jobs["jct_s"].tolist())), float(out.summary["sim_wall_s"])
+    cols = [out.jobs[c].tolist() for c in ("job_id", "jct_s", "preemptions", "finish_s", "arrival_s")]
+    jobs = {int(j): JobResult(float(jct), float(n), float(f), float(a)) for j, jct, n, f, a in zip(*cols)}
+    return jobs, float(out.summary["sim_wall_s"])
 
 
 def children_cpu_s() -> float:
@@ -118,10 +136,26 @@ def simulator_dir(path: Path) -> Path:
     raise SystemExit(f"--tiresias {path}: no run_sim.py there or in its simulator/ folder")
 
 
+def read_job_csv(path: Path) -> dict[int, JobResult]:
+    """Tiresias' job.csv by job id: JCT, and where its columns are there, preemptions
+    (``preempt``), finish (``end_time``) and arrival (``submit_time``); nan where not."""
+    nan = float("nan")
+    with open(path, newline="") as f:
+        return {
+            int(r["job_id"]): JobResult(
+                float(r["JCT"]),
+                float(r.get("preempt", nan)),
+                float(r.get("end_time", nan)),
+                float(r.get("submit_time", nan)),
+            )
+            for r in csv.DictReader(f)
+        }
+
+
 def run_tiresias(
     sim_dir: Path, python2: str, trace: Path, gpus: int, scheme: str
-) -> tuple[dict[int, float], float, float, float]:
-    """Per-job JCT seconds by job id from Tiresias' job.csv, the command's wall and CPU seconds,
+) -> tuple[dict[int, JobResult], float, float, float]:
+    """Per-job results by job id from Tiresias' job.csv, the command's wall and CPU seconds,
     and the wall seconds of its simulation alone (run_sim.main())."""
     if gpus % GPUS_PER_HOST:
         raise SystemExit(f"{trace}: {gpus} GPUs is not a whole number of {GPUS_PER_HOST}-GPU hosts")
@@ -148,9 +182,8 @@ def run_tiresias(
         if done.returncode != 0:
             raise SystemExit(f"Tiresias' simulator failed (scheme {scheme}, {trace}):\n{done.stderr.strip()[-2000:]}")
         sim_s = float(done.stdout.split()[-1])
-        with open(log / "job.csv", newline="") as f:
-            jct = {int(r["job_id"]): float(r["JCT"]) for r in csv.DictReader(f)}
-    return jct, wall, cpu, sim_s
+        jobs = read_job_csv(log / "job.csv")
+    return jobs, wall, cpu, sim_s
 
 
 def resolve_traces(names: list[str], paths: list[str]) -> list[tuple[str, Path, int]]:
@@ -167,12 +200,29 @@ def resolve_traces(names: list[str], paths: list[str]) -> list[tuple[str, Path, 
     return out
 
 
-def compare(theirs: dict[int, float], ours: dict[int, float]) -> tuple[float, float, float, float]:
-    """Their and our average JCT (s), our deviation in %, and the per-job Pearson correlation."""
+def compare(theirs: dict[int, JobResult], ours: dict[int, JobResult]) -> dict[str, float]:
+    """Job-by-job agreement (fairsim.bench.agreement): restarts are both sides' preemptions,
+    makespans the last finish less the first arrival (fairsim's arrival times, which are the
+    trace's submit times), each where Tiresias' job.csv has the column."""
     ids = sorted(theirs)
     if sorted(ours) != ids:
         raise SystemExit("the two simulators finished different job sets")
-    return jct_agreement([theirs[i] for i in ids], [ours[i] for i in ids])
+    t, o = [theirs[i] for i in ids], [ours[i] for i in ids]
+
+    def column(rows: list[JobResult], k: int) -> np.ndarray | None:
+        a = np.array([r[k] for r in rows])
+        return a if np.isfinite(a).all() else None
+
+    restarts = column(t, 1)
+    return agreement(
+        column(t, 0),
+        column(o, 0),
+        theirs_restarts=restarts,
+        ours_restarts=column(o, 1) if restarts is not None else None,
+        theirs_finish=column(t, 2),
+        ours_finish=column(o, 2),
+        arrival=column(o, 3),
+    )
 
 
 def main(argv: list[str]) -> int:
@@ -211,7 +261,7 @@ def main(argv: list[str]) -> int:
     else:
         head += f"{'fairsim h':>9} "
     print(head + f"{'F cmd s':>7} {'F cpu s':>7} {'F sim s':>7}")
-    their_rows = []
+    their_rows, compared = [], []
     for name, path, gpus in traces:
         trace_arg = str(path.resolve()) if name not in TRACES else name
         for scheme in args.schemes:
@@ -229,12 +279,22 @@ def main(argv: list[str]) -> int:
                 their = [run_tiresias(sim_dir, args.python2, path, gpus, scheme) for _ in range(args.repeats)]
                 theirs = their[0][0]
                 their_s, their_cpu, their_sim = (statistics.median(r[k] for r in their) for k in (1, 2, 3))
-                t_avg, o_avg, dev, corr = compare(theirs, ours)
-                line += f"{t_avg / 3600:8.3f} {o_avg / 3600:9.3f} {dev:+6.2f} {corr:6.4f} {their_s:7.2f} {their_cpu:7.2f} {their_sim:7.2f} "
-                their_rows += [(name, gpus, scheme, j, theirs[j]) for j in sorted(theirs)]
+                a = compare(theirs, ours)
+                compared.append((scheme, f"{name}/{gpus}", a))
+                line += (
+                    f"{a['theirs_avg'] / 3600:8.3f} {a['ours_avg'] / 3600:9.3f} {a['avg_dev_pct']:+6.2f} "
+                    f"{a['r']:6.4f} {their_s:7.2f} {their_cpu:7.2f} {their_sim:7.2f} "
+                )
+                their_rows += [(name, gpus, scheme, j, theirs[j].jct_s, theirs[j].preemptions) for j in sorted(theirs)]
             else:
-                line += f"{np.mean(list(ours.values())) / 3600:9.3f} "
+                line += f"{np.mean([j.jct_s for j in ours.values()]) / 3600:9.3f} "
             print(line + f"{cmd_s:7.2f} {cmd_cpu:7.2f} {sim_s:7.2f}", flush=True)
+    if compared:
+        print("\nTiresias (S) beside fairsim (F), job by job; restarts: preemptions; workload: trace/GPUs")
+        print(HEADER.replace("  policy", "  scheme"))
+        for scheme, workload, a in compared:
+            print(format_row(scheme, workload, a))
     if args.their_jobs and their_rows:
-        write_their_jobs(args.their_jobs, ["trace", "gpus", "scheme", "job_id", "jct_s"], their_rows, "Tiresias'")
+        header = ["trace", "gpus", "scheme", "job_id", "jct_s", "preemptions"]
+        write_their_jobs(args.their_jobs, header, their_rows, "Tiresias'")
     return 0
