@@ -29,8 +29,8 @@ from fairsim.experiment.cli import check_group_choices
 from fairsim.experiment.compose import CONF_DIR, compose_config
 from fairsim.experiment.single import build_cluster
 from fairsim.files import atomic_write, input_path
+from fairsim.tables import CsvTable, read_csv_table
 from fairsim.workload.formats import placed
-from fairsim.workload.formats._csv_table import CsvTable, read_csv_table
 from fairsim.workload.formats.csv import seconds_since_epoch
 
 SOURCE = "outage_log"
