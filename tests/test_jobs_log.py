@@ -125,7 +125,7 @@ def test_columns_map_from_the_files_own_names_and_timestamps_parse(tmp_path):
             {"submit_s": 5, "duration_s": -1, "gpus": 1},
             "duration_s",
             "must be a number of seconds in [0.001, 1e+09] (a millisecond to "
-            "about 31.7 years) or [D-]HH:MM:SS, got '-1'",
+            "about 31.7 years) or [D-]HH:MM:SS or MM:SS[.mmm], got '-1'",
         ),
         ({"submit_s": 5, "duration_s": 60, "gpus": 1.5}, "gpus", "must be a whole GPU count >= 1, got '1.5'"),
     ],
@@ -214,7 +214,7 @@ def test_a_duration_outside_a_jobs_length_is_refused_naming_the_limit(tmp_path, 
     assert (err.source, err.field) == (f"workload log: {path}:3", "duration_s")
     assert (
         err.problem
-        == f"must be a number of seconds in [0.001, 1e+09] (a millisecond to about 31.7 years) or [D-]HH:MM:SS, got '{duration}'"
+        == f"must be a number of seconds in [0.001, 1e+09] (a millisecond to about 31.7 years) or [D-]HH:MM:SS or MM:SS[.mmm], got '{duration}'"
     )
 
 
@@ -404,7 +404,7 @@ def test_durations_as_slurm_elapsed_or_from_start_and_end_columns(tmp_path):
         )
         err = refusal(clock)
         assert (err.source, err.field) == (f"workload log: {clock}:3", field) and err.problem.endswith(
-            f"or [D-]HH:MM:SS, got '{bad}'"
+            f"or [D-]HH:MM:SS or MM:SS[.mmm], got '{bad}'"
         )
     backwards = write_log(
         tmp_path, [{"s": 0, "b": "2026-03-02T08:00:00", "e": "2026-03-02T07:00:00", "g": 1}], "back.csv"
@@ -512,7 +512,7 @@ def test_every_missing_column_is_named_in_one_line_with_the_files_likely_ones(tm
     assert (err.source, err.field) == (f"workload log: {path}", "columns")
     assert err.problem == (
         "the log needs submit_s (seconds) or submit_time (a timestamp or epoch seconds); duration_s (seconds or "
-        "[D-]HH:MM:SS) or start_time and end_time; gpus: map the file's columns (JobID, User, Submit, Elapsed, "
+        "[D-]HH:MM:SS or MM:SS[.mmm]) or start_time and end_time; gpus: map the file's columns (JobID, User, Submit, Elapsed, "
         "NGPUS, GPUType), e.g. workload.columns.submit_time=Submit workload.columns.duration_s=Elapsed "
         "workload.columns.gpus=NGPUS"
     )

@@ -194,13 +194,20 @@ def _refuse_far(values: np.ndarray, text: pd.Series, column: str, where: Where) 
         )
 
 
-def _stamps(text: pd.Series, missing: np.ndarray, fmt: Any, column: str, where: Where) -> pd.Series:
+def _stamps(
+    text: pd.Series,
+    missing: np.ndarray,
+    fmt: Any,
+    column: str,
+    where: Where,
+    fmt_key: str = "workload.timestamp_format",
+) -> pd.Series:
     """UTC timestamps of the cells (NaT where missing); a cell that is no timestamp is refused."""
     stamps = pd.to_datetime(text.where(~missing, None), format=fmt if fmt else "ISO8601", errors="coerce", utc=True)
     bad = stamps.isna().to_numpy() & ~missing
     if bad.any():
         i = int(np.flatnonzero(bad)[0])
-        want = f"format {fmt!r}" if fmt else "ISO 8601 (or set workload.timestamp_format), or epoch seconds"
+        want = f"format {fmt!r}" if fmt else f"ISO 8601 (or set {fmt_key}), or epoch seconds"
         raise InputError(where(i), column, f"{shown(text.iloc[i])} is not a timestamp in {want}")
     years = stamps.dt.year.to_numpy(np.float64, na_value=np.nan)
     with np.errstate(invalid="ignore"):
@@ -228,15 +235,18 @@ def _submissions(values: pd.Series, fmt: Any, column: str, where: Where) -> np.n
     return (stamps - stamps.min()).dt.total_seconds().to_numpy(np.float64, na_value=np.nan)
 
 
-def seconds_since_epoch(values: pd.Series, fmt: Any, column: str, where: Where) -> np.ndarray:
-    """float64 seconds since 1970 of a start or end column (epoch seconds or timestamps); NaN where missing."""
+def seconds_since_epoch(
+    values: pd.Series, fmt: Any, column: str, where: Where, fmt_key: str = "workload.timestamp_format"
+) -> np.ndarray:
+    """float64 seconds since 1970 of a start or end column (epoch seconds or timestamps); NaN where
+    missing. ``fmt_key``: the setting a timestamp error suggests."""
     text = filled(values)
     missing = _missing(text)
     numbers = _epoch_numbers(text, missing, fmt)
     if numbers is not None:
         _refuse_far(numbers, text, column, where)
         return numbers
-    return ((_stamps(text, missing, fmt, column, where) - _EPOCH).dt.total_seconds()).to_numpy(
+    return ((_stamps(text, missing, fmt, column, where, fmt_key) - _EPOCH).dt.total_seconds()).to_numpy(
         np.float64, na_value=np.nan
     )
 
