@@ -542,18 +542,18 @@ def documented(page: str, marker: str) -> str:
 
 
 @pytest.mark.slow
-def test_the_slurm_example_runs_by_mapping_alone(run_py, tmp_path):
-    """docs/workload.md's command, as written (README.md has the same): a path, columns and gpu_map only."""
-    command = documented("docs/workload.md", "slurm_sacct.csv")
-    assert documented("README.md", "slurm_sacct.csv") == command
+def test_the_sacct_example_runs_with_the_preset_and_a_gpu_map(run_py, tmp_path):
+    """docs/workload.md's command, as written (README.md has the same): the sacct preset, a path
+    and a gpu_map only; steps, the job that never started, the CPU job and the undecided a100
+    jobs dropped and counted."""
+    command = documented("docs/workload.md", "sacct_example.txt")
+    assert documented("README.md", "sacct_example.txt") == command
     args = shlex.split(command)[2:]
-    assert all(
-        a.startswith(("workload=jobs_log", "workload.path=", "workload.columns.", "workload.gpu_map=")) for a in args
-    )
+    assert args[0] == "workload=sacct" and all(a.startswith(("workload.path=", "workload.gpu_map=")) for a in args[1:])
     out = run_py(*args, "policy=fifo", "track=false", f"hydra.run.dir={tmp_path / 'run'}")
     assert out.returncode == 0, out.stderr
     assert (
-        "job log         26 jobs of 30 rows run; dropped: 2 unknown gpu type, 1 zero duration, 1 zero gpus\n"
+        "job log         26 jobs of 88 rows run; dropped: 58 job step, 1 never started, 2 unknown gpu type, 1 zero gpus\n"
         in out.stdout
     )
     assert (

@@ -100,3 +100,17 @@ def test_smoke_sweep_then_resume_runs_only_missing_cells(tmp_path, run_py):
     first = [p.read_bytes() for p in (pdf, png, csv)]
     assert [p.read_bytes() for p in draw(sweep_dir)] == first
     assert set(pd.read_csv(csv)["policy"]) == {"fifo", "srtf", "ours"}
+
+
+def test_a_cell_the_grid_lists_twice_counts_once():
+    """``seed=0,0`` and ``load=1.0,1.00`` (one value to Hydra) name one folder each: the sweep's
+    count of cells, which its end compares with the cells that finished, has each once."""
+    from omegaconf import OmegaConf
+
+    from fairsim.experiment.sweep import count_cells, grid_cells
+
+    def multirun(*task):
+        return OmegaConf.create({"hydra": {"overrides": {"task": list(task)}, "sweeper": {"params": {}}}})
+
+    assert grid_cells(multirun("seed=0,0", "load=1.0,1.00")) == ["load=1.0,seed=0"]
+    assert count_cells(multirun("seed=0,1,0", "load=0.5,1.0")) == 4
