@@ -542,24 +542,44 @@ def documented(page: str, marker: str) -> str:
 
 
 @pytest.mark.slow
-def test_the_sacct_example_runs_with_the_preset_and_a_gpu_map(run_py, tmp_path):
-    """docs/workload.md's command, as written (README.md has the same): the sacct preset, a path
-    and a gpu_map only; steps, the job that never started, the CPU job and the undecided a100
-    jobs dropped and counted."""
-    command = documented("docs/workload.md", "sacct_example.txt")
-    assert documented("README.md", "sacct_example.txt") == command
+@pytest.mark.parametrize(
+    "marker, pages, said",
+    [
+        (
+            "slurm_sacct.txt",
+            ("docs/workload.md", "README.md"),
+            [
+                "job log         21 jobs of 61 rows run; dropped: 31 job step, 1 never started, 4 unknown gpu type, "
+                "4 zero gpus\n",
+                "unknown GPUs    a100: 4 rows, closest A100-40GB, A100-80GB, A10; to run them: "
+                "workload.gpu_map='{a100: A100-40GB}'\n",
+            ],
+        ),
+        (
+            "sacct_example.txt",
+            ("docs/workload.md",),
+            [
+                "job log         26 jobs of 88 rows run; dropped: 58 job step, 1 never started, 2 unknown gpu type, "
+                "1 zero gpus\n",
+                "unknown GPUs    a100: 2 rows, closest A100-40GB, A100-80GB, A10; to run them: "
+                "workload.gpu_map='{a10g: A10, a100: A100-40GB}'\n",
+            ],
+        ),
+    ],
+)
+def test_the_sacct_exports_run_with_the_preset_as_documented(run_py, tmp_path, marker, pages, said):
+    """The docs' commands, as written: the sacct preset, a path and at most a gpu_map (the real
+    export none); steps, jobs that never started, CPU jobs and the undecided a100 jobs dropped
+    and counted."""
+    command = documented(pages[0], marker)
+    assert all(documented(page, marker) == command for page in pages)
     args = shlex.split(command)[2:]
     assert args[0] == "workload=sacct" and all(a.startswith(("workload.path=", "workload.gpu_map=")) for a in args[1:])
+    assert marker != "slurm_sacct.txt" or len(args) == 2  # the real export: the path and nothing else
     out = run_py(*args, "policy=fifo", "track=false", f"hydra.run.dir={tmp_path / 'run'}")
     assert out.returncode == 0, out.stderr
-    assert (
-        "job log         26 jobs of 88 rows run; dropped: 58 job step, 1 never started, 2 unknown gpu type, 1 zero gpus\n"
-        in out.stdout
-    )
-    assert (
-        "unknown GPUs    a100: 2 rows, closest A100-40GB, A100-80GB, A10; to run them: "
-        "workload.gpu_map='{a10g: A10, a100: A100-40GB}'\n"
-    ) in out.stdout
+    for line in said:
+        assert line in out.stdout, out.stdout
 
 
 # ---- GPU-type constraints: every policy -------------------------------------------------------
