@@ -278,7 +278,7 @@ def test_bad_settings_are_refused_naming_the_field(raw, field):
         ("time_s,gpu_type,hosts,hosts\n0,V100,1,2\n", 1, "header", "names the column(s) 'hosts' more than once"),
         ("time_s,gpu_type,hosts\n1e400,V100,1\n", 2, "time_s", "must be a time in seconds in [0, 1e+12]"),
         ("time_s,gpu_type,hosts\n1_000,V100,1\n", 2, "time_s", "got '1_000'"),
-        ("time_s,gpu_type,hosts\n0,V100,1\xe9\n", 2, "file", "byte 0xe9 at column 12 is not UTF-8"),
+        ("time_s,gpu_type,hosts\n0,V100,1\xe9\n", 2, "file", "byte 0xe9 at column 9 is not UTF-8"),
     ],
 )
 def test_a_bad_capacity_trace_is_refused_naming_the_file_line_and_column(tmp_path, text, line, field, words):
