@@ -104,7 +104,14 @@ def read(path: Path, cfg: Mapping[str, Any], src: str) -> LogRead:
     )
     require(path.is_file(), src, "path", f"must be a file: a sacct export, got {str(path)!r}")
     sep = separator(path)
-    table = read_csv_table(path, src, required=("JobID", "State", "Submit"), quoted=sep == ",", sep=sep)
+    table = read_csv_table(
+        path,
+        src,
+        required=("JobID", "State", "Submit"),
+        quoted=sep == ",",
+        sep=sep,
+        hint="export with sacct's header line (no --noheader) and --format=JobID,State,Submit,Elapsed,AllocTRES,...",
+    )
     cells, where = table.cells, table.where
     present = set(cells.columns)
     tres = [c for c in ("AllocTRES", "ReqTRES") if c in present]
