@@ -114,3 +114,13 @@ def test_a_cell_the_grid_lists_twice_counts_once():
 
     assert grid_cells(multirun("seed=0,0", "load=1.0,1.00")) == ["load=1.0,seed=0"]
     assert count_cells(multirun("seed=0,1,0", "load=0.5,1.0")) == 4
+
+
+def test_a_repeated_cell_this_run_computed_stays_computed(tmp_path):
+    from fairsim.experiment.sweep import read_progress
+
+    path = tmp_path / "progress"
+    path.write_text(
+        "seed=0\t1.500\tran\nseed=0\t0.000\tskipped\nseed=1\t0.000\tskipped\nseed=2\t2.0\tfailed\nseed=2\t3.0\tran\n"
+    )
+    assert read_progress(path) == {"seed=0": (1.5, "ran"), "seed=1": (0.0, "skipped"), "seed=2": (3.0, "ran")}

@@ -137,12 +137,14 @@ def remove_orphaned_progress(sweep_dir: Path) -> None:
 
 
 def read_progress(path: Path) -> dict[str, tuple[float, str]]:
-    """Cell -> (seconds, status) from one run's progress file (the last line of a cell wins)."""
+    """Cell -> (seconds, status) from one run's progress file (the last line of a cell wins, but
+    a cell the grid lists twice that this run computed stays computed when its second visit
+    finds it complete)."""
     out: dict[str, tuple[float, str]] = {}
     if path.exists():
         for row in path.read_text().splitlines():
             parts = row.split("\t")
-            if len(parts) == 3:
+            if len(parts) == 3 and not (parts[2] == SKIPPED and parts[0] in out):
                 out[parts[0]] = (float(parts[1]), parts[2])
     return out
 
