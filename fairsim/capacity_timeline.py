@@ -25,10 +25,9 @@ The shipped presets' numbers and their sources are in docs/capacity.md.
 
 from __future__ import annotations
 
-import csv
 import heapq
 import math
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -36,7 +35,8 @@ import numpy as np
 
 from fairsim.cluster import ClusterSpec
 from fairsim.errors import InputError, Number, OneOf, check_keys, check_values, require
-from fairsim.files import input_path, note_input
+from fairsim.files import input_path
+from fairsim.tables import read_csv_table, shown
 
 CAUSES = ("failure", "maintenance", "reclaim")
 DISTRIBUTIONS = ("exponential", "weibull")
@@ -55,8 +55,12 @@ SPOT_KEYS = ("gpu_types", "hosts", "up_h", "down_h")
 WINDOW_KEYS = ("start_h", "duration_h", "gpu_type", "hosts", "first_host", "every_h")
 TRACE_COLUMNS = ("time_s", "gpu_type", "hosts")
 HOUR = 3600.0
+LATEST_TRACE_S = 1e12  # a trace time, in seconds from the run's start (as a job log's times)
+MIN_HOST_UP_H = 1 / 60  # a host's mean time up between failures (or spot reclaims), at the least
+MAX_OUTAGES = 100_000  # outages a run may take; more is a rate that would keep the run from ending
+MAX_MEAN_H = 1e9  # mean hours up or down, at the most (1e9 hours: no outage in any run)
 
-_POSITIVE_H = Number(lo=0, lo_open=True, what="a number of hours > 0")
+_POSITIVE_H = Number(lo=0, lo_open=True, hi=MAX_MEAN_H, what=f"a number of hours > 0 and <= {MAX_MEAN_H:g}")
 _FAILURE_RULES = {
     "distribution": OneOf(DISTRIBUTIONS),
     "weibull_shape": Number(lo=0.1, hi=10, what="a Weibull shape in [0.1, 10]"),
@@ -148,6 +152,17 @@ class CapacityConfig:
             trace=_trace(cfg.get("trace"), cluster, source),
         )
 
+    def check_models(self, known: Sequence[str], source: str = "capacity") -> None:
+        """Each model of ``checkpoint_interval_s_by_model`` must be one of the run's catalog: a
+        misspelt name would silently leave its jobs without checkpoints."""
+        for model in self.checkpoint_by_model:
+            require(
+                model in known,
+                source,
+                f"checkpoint_interval_s_by_model.{model}",
+                f"is not a model of the run's catalog (known: {', '.join(known)})",
+            )
+
     def intervals(self, model_names: np.ndarray) -> np.ndarray:
         """Each job's checkpoint interval in seconds (inf: none between its starts)."""
         out = np.full(len(model_names), self.checkpoint_interval_s)
@@ -184,9 +199,21 @@ def _failures(raw: Any, cluster: ClusterSpec, source: str) -> HostProcess | None
             f"must be {{gpu_mtbf_h: <hours>}}, got {entry!r}",
         )
         per_gpu[k] = _POSITIVE_H.check(entry["gpu_mtbf_h"], source, f"failures.by_type.{name}.gpu_mtbf_h")
+    up_h = per_gpu[cluster.host_types] / cluster.host_gpus
+    if len(up_h) and up_h.min() < MIN_HOST_UP_H:
+        h = int(np.argmin(up_h))
+        name = cluster.gpu_types[int(cluster.host_types[h])]
+        key = f"failures.by_type.{name}.gpu_mtbf_h" if name in by_type else "failures.gpu_mtbf_h"
+        raise InputError(
+            source,
+            key,
+            f"{per_gpu[cluster.host_types[h]]:g} h per GPU makes a host of {int(cluster.host_gpus[h])} {name} GPUs "
+            f"fail every {up_h[h] * 60:.3g} minutes on average: a host must stay up {MIN_HOST_UP_H * 60:g} minute "
+            f"on average (gpu_mtbf_h >= {MIN_HOST_UP_H * int(cluster.host_gpus[h]):.3g} here), or no job could finish",
+        )
     return HostProcess(
         cause="failure",
-        up_h=per_gpu[cluster.host_types] / cluster.host_gpus,
+        up_h=up_h,
         down_h=float(raw.get("repair_h", 24.0)),
         distribution=raw.get("distribution", "exponential"),
         weibull_shape=float(raw.get("weibull_shape", 1.0)),
@@ -209,6 +236,12 @@ def _spot(raw: Any, cluster: ClusterSpec, source: str) -> HostProcess | None:
             "is required: mean hours a spot host is lent (up_h) or reclaimed (down_h)",
         )
         _POSITIVE_H.check(raw[key], source, f"spot.{key}")
+    require(
+        raw["up_h"] >= MIN_HOST_UP_H,
+        source,
+        "spot.up_h",
+        f"must be at least {MIN_HOST_UP_H:.4g} hours (a minute: a host lent for less could run no job), got {raw['up_h']!r}",
+    )
     names = raw.get("gpu_types")
     require(
         names is None or (isinstance(names, (list, tuple)) and len(names) > 0),
@@ -258,55 +291,62 @@ def _windows(raw: Any, cluster: ClusterSpec, source: str) -> tuple[Window, ...]:
 
 
 def _trace(raw: Any, cluster: ClusterSpec, source: str) -> tuple[tuple[float, int, int, str], ...]:
+    """The trace file's rows, read as every table of fairsim is (fairsim.tables): errors name the
+    file, the line and the column."""
     if raw is None:
         return ()
     require(isinstance(raw, str) and raw.strip(), source, "trace", f"must be the path of a CSV file, got {raw!r}")
     path = input_path(raw)
     require(path.is_file(), source, "trace", f"no such file: {raw}")
-    note_input(path)
-    where = f"{source} trace {path.name}"
-    with path.open(newline="") as f:
-        reader = csv.DictReader(f)
-        header = reader.fieldnames or []
-        missing = [c for c in TRACE_COLUMNS if c not in header]
+    table = read_csv_table(path, f"{source} trace", required=TRACE_COLUMNS, quoted=True, hint="optional: cause")
+    cells = table.cells
+    has_cause = "cause" in cells.columns
+    rows = []
+    for i in range(len(cells)):
+        where = table.where(i)
+        t = _number(cells["time_s"].iat[i])
         require(
-            not missing,
+            t is not None and 0 <= t <= LATEST_TRACE_S,
             where,
-            "header",
-            f"needs columns {', '.join(TRACE_COLUMNS)} (and optional cause); missing {', '.join(missing)}",
+            "time_s",
+            f"must be a time in seconds in [0, {LATEST_TRACE_S:g}], got {shown(cells['time_s'].iat[i])}",
         )
-        rows = []
-        for line, row in enumerate(reader, start=2):
-            try:
-                t, hosts = float(row["time_s"]), float(row["hosts"])
-            except (TypeError, ValueError):
-                raise InputError(
-                    where, f"line {line}", f"time_s and hosts must be numbers, got {row['time_s']!r}, {row['hosts']!r}"
-                ) from None
-            require(
-                math.isfinite(t) and t >= 0,
-                where,
-                f"line {line}: time_s",
-                f"must be a time >= 0, got {row['time_s']!r}",
-            )
-            kind = cluster.type_index(row["gpu_type"], where, f"line {line}: gpu_type")
-            most = int(cluster.hosts_per_type[kind])
-            require(
-                hosts.is_integer() and 0 <= hosts <= most,
-                where,
-                f"line {line}: hosts",
-                f"must be a whole number of hosts in 0..{most} (the cluster's hosts of {cluster.gpu_types[kind]}), got {row['hosts']!r}",
-            )
-            cause = (row.get("cause") or "reclaim").strip()
-            require(cause in CAUSES, where, f"line {line}: cause", f"must be one of {', '.join(CAUSES)}, got {cause!r}")
-            rows.append((t, kind, int(hosts), cause))
+        kind = cluster.type_index(cells["gpu_type"].iat[i].strip(), where, "gpu_type")
+        most = int(cluster.hosts_per_type[kind])
+        hosts = _number(cells["hosts"].iat[i])
+        require(
+            hosts is not None and hosts.is_integer() and 0 <= hosts <= most,
+            where,
+            "hosts",
+            f"must be a whole number of hosts in 0..{most} (the cluster's hosts of {cluster.gpu_types[kind]}), "
+            f"got {shown(cells['hosts'].iat[i])}",
+        )
+        cause = (cells["cause"].iat[i].strip() if has_cause else "") or "reclaim"
+        require(cause in CAUSES, where, "cause", f"must be one of {', '.join(CAUSES)}, got {shown(cause)}")
+        rows.append((t, kind, int(hosts), cause))
     times = [r[0] for r in rows]
-    require(times == sorted(times), where, "time_s", "rows must be in time order")
+    later = next((i for i in range(1, len(times)) if times[i] < times[i - 1]), None)
+    if later is not None:
+        raise InputError(
+            table.where(later),
+            "time_s",
+            f"rows must be in time order ({times[later]:g} comes after {times[later - 1]:g})",
+        )
     return tuple(rows)
+
+
+def _number(cell: str) -> float | None:
+    """A finite float, or None (a cell that is no number)."""
+    try:
+        value = float(cell.strip().replace("_", "x"))  # Python's 1_000 is no number in a table
+    except ValueError:
+        return None
+    return value if math.isfinite(value) else None
 
 
 # ---- the timeline the engine reads ------------------------------------------------------------
 _DOWN, _UP, _WINDOW_START, _WINDOW_END, _TRACE = range(5)
+_RATE_KEYS = {"failure": "failures.gpu_mtbf_h", "maintenance": "maintenance", "reclaim": "spot.up_h"}
 _STREAMS = {"failure": 0xFA11, "reclaim": 0x5B07}  # each process's draws, per host, apart from the others
 
 
@@ -420,6 +460,13 @@ class CapacityTimeline:
         if step > 0 and before == 0:
             self.since[host, cause] = at
             self.events[cause] += 1
+            if self.events.sum() > MAX_OUTAGES:
+                raise InputError(
+                    "capacity",
+                    _RATE_KEYS[CAUSES[cause]],
+                    f"the run's hosts went down more than {MAX_OUTAGES:,} times by {at / HOUR:,.1f} h: outages this "
+                    "frequent would keep the run from ending; make them rarer",
+                )
         elif step < 0 and before == 1:
             self._count_cause(host, cause, at)
         is_down = self.holds[host].any()

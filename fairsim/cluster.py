@@ -33,6 +33,7 @@ import numpy as np
 
 from fairsim.errors import InputError, Number, check_keys, is_number, require
 from fairsim.files import note_input
+from fairsim.tables import shown
 
 DATASHEET = "fairsim/data/gpu_specs.csv"
 FIGURES = (
@@ -100,11 +101,11 @@ def canonical_name(name: Any, specs: Mapping[str, GpuSpec], source: str, field: 
     spec = specs.get(str(name).lower())
     if spec is None:
         names = [s.name for s in specs.values()]
-        close = closest_names(str(name), names)
+        close = closest_names(str(name), names) if len(str(name)) <= 100 else []
         raise InputError(
             source,
             field,
-            f"unknown GPU type {name!r} (allowed: {', '.join(names)})"
+            f"unknown GPU type {shown(name)} (allowed: {', '.join(names)})"
             + (f"; closest: {', '.join(close)}" if close else "")
             + (f"; {hint}" if hint else ""),
         )

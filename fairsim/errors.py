@@ -13,13 +13,21 @@ from typing import Any
 _LINE_BREAKS = str.maketrans({c: repr(c)[1:-1] for c in "\n\r\v\f\x1c\x1d\x1e\x85\u2028\u2029"})
 
 
+LONGEST = 4000  # characters of a message's part, at most: a quoted 1 MB cell must not make a 1 MB line
+
+
 def one_line(text: object) -> str:
-    return str(text).translate(_LINE_BREAKS)
+    text = str(text).translate(_LINE_BREAKS)
+    if len(text) > LONGEST:  # cut to LONGEST in all, so that a cut text is not cut again
+        tail = f"... ({len(text)} characters)"
+        text = text[: LONGEST - len(tail)] + tail
+    return text
 
 
 class InputError(ValueError):
     """Bad user input (config, trace, catalog). The message names the source, field and allowed
-    values, on one line (line breaks in quoted text are written as \\n)."""
+    values, on one line (line breaks in quoted text are written as \\n), each part cut at
+    ``LONGEST`` characters."""
 
     def __init__(self, source: str, field: str, problem: str):
         self.source = one_line(source)

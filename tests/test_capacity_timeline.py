@@ -6,6 +6,7 @@ clocks, with every invariant checked after every step."""
 from __future__ import annotations
 
 import math
+import warnings
 
 import numpy as np
 import pytest
@@ -264,21 +265,99 @@ def test_bad_settings_are_refused_naming_the_field(raw, field):
 
 
 @pytest.mark.parametrize(
-    "text, field",
+    "text, line, field, words",
     [
-        ("time_s,gpu_type\n0,V100\n", "header"),
-        ("time_s,gpu_type,hosts\n0,V100,3\n", "line 2: hosts"),
-        ("time_s,gpu_type,hosts\n0,H100,1\n", "line 2: gpu_type"),
-        ("time_s,gpu_type,hosts\n10,V100,1\n5,V100,2\n", "time_s"),
-        ("time_s,gpu_type,hosts,cause\n0,V100,1,storm\n", "line 2: cause"),
+        ("time_s,gpu_type\n0,V100\n", 1, "header", "misses the column(s) hosts"),
+        ("time_s,gpu_type,hosts\n0,V100,3\n", 2, "hosts", "whole number of hosts in 0..2"),
+        ("time_s,gpu_type,hosts\n0,H100,1\n", 2, "gpu_type", "unknown GPU type 'H100'"),
+        ("time_s,gpu_type,hosts\n10,V100,1\n5,V100,2\n", 3, "time_s", "rows must be in time order"),
+        ("time_s,gpu_type,hosts,cause\n0,V100,1,storm\n", 2, "cause", "must be one of failure"),
+        # a bad row after a blank line is named by its own line
+        ("time_s,gpu_type,hosts\n0,V100,1\n\n\n1,V100,x\n", 5, "hosts", "got 'x'"),
+        ("time_s,gpu_type,hosts\n0,V100,1,2\n", 2, "fields", "has 4 comma-separated fields, expected 3"),
+        ("time_s,gpu_type,hosts,hosts\n0,V100,1,2\n", 1, "header", "names the column(s) 'hosts' more than once"),
+        ("time_s,gpu_type,hosts\n1e400,V100,1\n", 2, "time_s", "must be a time in seconds in [0, 1e+12]"),
+        ("time_s,gpu_type,hosts\n1_000,V100,1\n", 2, "time_s", "got '1_000'"),
+        ("time_s,gpu_type,hosts\n0,V100,1\xe9\n", 2, "file", "byte 0xe9 at column 9 is not UTF-8"),
     ],
 )
-def test_a_bad_capacity_trace_is_refused_naming_the_line(tmp_path, text, field):
+def test_a_bad_capacity_trace_is_refused_naming_the_file_line_and_column(tmp_path, text, line, field, words):
     path = tmp_path / "pool.csv"
-    path.write_text(text)
+    path.write_bytes(text.encode("utf-8", "surrogateescape") if "\xe9" not in text else text.encode("latin-1"))
     with pytest.raises(InputError) as err:
         CapacityConfig.from_config({"trace": str(path)}, toy_cluster({"V100": 8}))
-    assert err.value.field == field
+    assert err.value.source == f"capacity trace: {path}:{line}" and err.value.field == field, str(err.value)
+    assert words in err.value.problem and "\n" not in str(err.value)
+
+
+def test_a_capacity_trace_with_a_bom_crlf_and_blank_lines_reads_as_plain(tmp_path):
+    plain = tmp_path / "plain.csv"
+    plain.write_text("time_s,gpu_type,hosts\n0,V100,1\n600,V100,2\n")
+    other = tmp_path / "other.csv"
+    other.write_bytes(b"\xef\xbb\xbftime_s,gpu_type,hosts\r\n\r\n0,V100,1\r\n600,V100,2\r\n")
+    cluster = toy_cluster({"V100": 8})
+    assert CapacityConfig.from_config({"trace": str(other)}, cluster).trace == (
+        CapacityConfig.from_config({"trace": str(plain)}, cluster).trace
+    )
+
+
+@pytest.mark.parametrize(
+    "data, words",
+    [
+        ("time_s,gpu_type,hosts\n0,V100,1\n".encode("utf-16"), "is UTF-16 text; save it as UTF-8"),
+        (b"time_s,gpu_type,hosts\n0,V100," + b"9" * 200_000 + b"\n", "(200000 characters)"),
+        (b'time_s,gpu_type,hosts\n0,"' + b"V" * 200_000 + b'",1\n', "(200000 characters)"),
+    ],
+)
+def test_utf16_and_huge_cells_are_one_short_line(tmp_path, data, words):
+    path = tmp_path / "pool.csv"
+    path.write_bytes(data)
+    with pytest.raises(InputError) as err:
+        CapacityConfig.from_config({"trace": str(path)}, toy_cluster({"V100": 8}))
+    assert words in str(err.value) and len(str(err.value)) < 10_000 and str(path) in err.value.source
+
+
+@pytest.mark.parametrize(
+    "raw, field, words",
+    [
+        ({"failures": {"gpu_mtbf_h": 0.01}}, "failures.gpu_mtbf_h", "a host must stay up 1 minute on average"),
+        (
+            {"failures": {"gpu_mtbf_h": 100, "by_type": {"V100": {"gpu_mtbf_h": 0.05}}}},
+            "failures.by_type.V100.gpu_mtbf_h",
+            "a host must stay up",
+        ),
+        ({"failures": {"gpu_mtbf_h": 1e308}}, "failures.gpu_mtbf_h", "a number of hours > 0 and <= 1e+09"),
+        ({"failures": {"gpu_mtbf_h": 100, "repair_h": 1e300}}, "failures.repair_h", "<= 1e+09"),
+        ({"spot": {"up_h": 0.001, "down_h": 1}}, "spot.up_h", "must be at least"),
+    ],
+)
+def test_failure_rates_that_would_keep_a_run_from_ending_are_refused(raw, field, words):
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        with pytest.raises(InputError) as err:
+            CapacityConfig.from_config(raw, toy_cluster({"V100": 8}))
+    assert err.value.field == field and words in err.value.problem
+
+
+def test_a_run_is_stopped_after_the_most_outages_a_run_may_take(monkeypatch):
+    import fairsim.capacity_timeline as ct
+
+    monkeypatch.setattr(ct, "MAX_OUTAGES", 5)
+    cluster = toy_cluster({"V100": 8})
+    jobs = toy_jobs([[1.0]], [100_000.0])
+    with pytest.raises(InputError) as err:
+        run(jobs, cluster, {"failures": {"gpu_mtbf_h": 2, "repair_h": 0.1}}, "events")
+    assert err.value.field == "failures.gpu_mtbf_h" and "more than 5 times" in err.value.problem
+
+
+def test_a_checkpoint_interval_for_a_model_the_catalog_lacks_is_refused():
+    cfg = CapacityConfig.from_config({"checkpoint_interval_s_by_model": {"ResNet-50": 600}}, toy_cluster({"V100": 8}))
+    with pytest.raises(InputError) as err:
+        cfg.check_models(["ResNet50", "VGG16"])
+    assert err.value.field == "checkpoint_interval_s_by_model.ResNet-50" and "known: ResNet50, VGG16" in str(err.value)
+    CapacityConfig.from_config(
+        {"checkpoint_interval_s_by_model": {"VGG16": 600}}, toy_cluster({"V100": 8})
+    ).check_models(["ResNet50", "VGG16"])
 
 
 @pytest.mark.parametrize(

@@ -82,6 +82,18 @@ LOG_COLUMNS = "job_id,submit_s,duration_s,gpus,gpu_type,gpu_types,model,tenant,s
     )
 )
 
+# the same jobs with start and end timestamps (the csv format's start_time/end_time columns)
+LOG_TIMES = "job,submitted,started,ended,gpus,gpu_type\n" + "".join(
+    f"j{i},2026-03-02T{8 + i // 6:02d}:{i * 9 % 60:02d}:00,2026-03-02T{8 + i // 6:02d}:{i * 9 % 60:02d}:30,"
+    f"2026-03-02T{10 + i // 6:02d}:{i * 7 % 60:02d}:00,{g},{t}\n"
+    for i, (g, t) in enumerate([(1, "V100"), (2, "T4"), (4, "A10"), (1, "h100"), (8, "V100")] * 3)
+)
+# a capacity trace file (fairsim/capacity_timeline.py) for the team_cluster log on the paper cluster
+CAPACITY_TRACE = (
+    "time_s,gpu_type,hosts,cause\n3600,V100,2,reclaim\n7200,V100,3,reclaim\n9000,T4,1,failure\n"
+    "12000,T4,3,failure\n20000,A10,0,maintenance\n24000,A10,3,maintenance\n"
+)
+
 # a throughput catalog of the table kind (fairsim/workload/table_catalog.py) and a trace on it
 THROUGHPUTS = "model,gpu,workers,placement,throughput\n" + "".join(
     f"{m},{g},{w},{p},{t * w * (0.8 if p == 'spread' else 1):.4f}\n"
@@ -94,6 +106,16 @@ MODELS = 'model,param_count,mem_gb,large,notes\nnetA,1000000,1,false,small\nnetB
 TABLE_TRACE = "job_id,arrival_s,model,workers,work\n" + "".join(
     f"{i},{i * 300},{'netA' if i % 2 else 'netB'},{(1, 2, 4)[i % 3]},{2 + i % 5}\n" for i in range(12)
 )
+
+
+def _sacct_as_csv() -> str:
+    """The sacct example's rows as a quoted CSV (the TRES cells hold commas), 24 rows."""
+    lines = (ROOT / "experiments" / "logs" / "sacct_example.txt").read_text().splitlines()[:25]
+    table = pd.DataFrame([line.split("|") for line in lines[1:]], columns=lines[0].split("|"))
+    return table.to_csv(index=False)
+
+
+SACCT_CSV = _sacct_as_csv()
 
 
 @dataclass(frozen=True)
@@ -130,6 +152,34 @@ TARGETS = {
             ("workload=team_cluster", "workload.path={dir}/team_cluster.csv"),
         ),
         Target("csv_columns", (("log.csv", LOG_COLUMNS),), ("workload=jobs_log", "workload.path={dir}/log.csv")),
+        Target(
+            "csv_times",
+            (("log.csv", LOG_TIMES),),
+            (
+                "workload=jobs_log",
+                "workload.path={dir}/log.csv",
+                "workload.columns.job_id=job",
+                "workload.columns.submit_time=submitted",
+                "workload.columns.start_time=started",
+                "workload.columns.end_time=ended",
+            ),
+        ),
+        Target(
+            "sacct",
+            (ROOT / "experiments" / "logs" / "sacct_example.txt",),
+            ("workload=sacct", "workload.path={dir}/sacct_example.txt", "workload.gpu_map={a10g: A10}"),
+            sep="|",
+        ),
+        Target(
+            "sacct_csv",
+            (("sacct.csv", SACCT_CSV),),
+            ("workload=sacct", "workload.path={dir}/sacct.csv"),
+        ),
+        Target(
+            "capacity_trace",
+            (("pool.csv", CAPACITY_TRACE),),
+            ("workload=team_cluster", "capacity=none", "+capacity.trace={dir}/pool.csv", "workload.max_jobs=20"),
+        ),
         Target(
             "openb",
             (DATA / "openb_sample" / "openb_pod_list_sample.csv", DATA / "openb_sample" / "openb_node_list_sample.csv"),
@@ -510,3 +560,57 @@ def test_a_few_refusals_through_run_py_are_one_line_and_exit_2(tmp_path, run_py)
             assert proc.returncode == 2 and len(lines) == 1 and "Traceback" not in proc.stderr, (reader, proc.stderr)
             assert lines[0].startswith("error: ") and files[reader].name in lines[0], (reader, lines[0])
             assert not (files[reader].parent / "run" / "summary.json").exists()
+
+
+# ---- outage_log: a failure log into a capacity trace, through its command ---------------------------
+
+OUTAGE_LOG = "JobID,Submit,End,GPUType,State\n" + "".join(
+    f"{i},2026-03-02T{8 + i // 4:02d}:{i * 13 % 60:02d}:00,2026-03-02T{12 + i // 4:02d}:{i * 11 % 60:02d}:00,{t},{s}\n"
+    for i, (t, s) in enumerate(
+        [("v100", "COMPLETED"), ("v100", "NODE_FAIL"), ("t4", "NODE_FAIL"), ("a10g", "NODE_FAIL"), ("tpu", "FAILED")]
+        * 3
+    )
+)
+
+
+@pytest.mark.slow
+def test_a_mutated_failure_log_converts_or_is_refused_in_one_line(tmp_path, capsys):
+    from fairsim.experiment.outage_log import main
+
+    counts = OUTCOMES.setdefault("outage_log", Counter())
+    log, out = tmp_path / "sacct.csv", tmp_path / "failures.csv"
+    args = [str(log), "--cluster", "paper", "--time", "End", "--status", "State", "--submit", "Submit"]
+    args += ["--type", "GPUType", "--gpu-map", "a10g=A10", "--out", str(out)]
+
+    @settings(
+        max_examples=EXAMPLES,
+        deadline=None,
+        derandomize=True,
+        database=None,
+        suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
+    )
+    @given(mutations=st.lists(mutation(False), min_size=1, max_size=REPEATS))
+    def check(mutations):
+        data = OUTAGE_LOG.encode()
+        for op, a, b, c in mutations:
+            data = mutate(data, op, a, b, c, b",")
+        log.write_bytes(data)
+        out.unlink(missing_ok=True)
+        capsys.readouterr()
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            code = main(args)
+        err = capsys.readouterr().err
+        if code == 0:
+            counts["ran"] += 1
+            from fairsim.capacity_timeline import CapacityConfig
+            from fairsim.experiment.outage_log import cluster_of
+
+            CapacityConfig.from_config({"trace": str(out)}, cluster_of("paper"))  # what it wrote is a valid trace
+        else:
+            assert code == 2 and err.count("\n") == 1 and err.startswith("error: ") and str(log) in err, err
+            assert not out.exists()
+            counts["refused"] += 1
+
+    check()
+    assert counts["ran"] > 0 and counts["refused"] > 0, counts

@@ -125,7 +125,7 @@ def test_columns_map_from_the_files_own_names_and_timestamps_parse(tmp_path):
             {"submit_s": 5, "duration_s": -1, "gpus": 1},
             "duration_s",
             "must be a number of seconds in [0.001, 1e+09] (a millisecond to "
-            "about 31.7 years) or [D-]HH:MM:SS, got '-1'",
+            "about 31.7 years) or [D-]HH:MM:SS or MM:SS[.mmm], got '-1'",
         ),
         ({"submit_s": 5, "duration_s": 60, "gpus": 1.5}, "gpus", "must be a whole GPU count >= 1, got '1.5'"),
     ],
@@ -214,7 +214,7 @@ def test_a_duration_outside_a_jobs_length_is_refused_naming_the_limit(tmp_path, 
     assert (err.source, err.field) == (f"workload log: {path}:3", "duration_s")
     assert (
         err.problem
-        == f"must be a number of seconds in [0.001, 1e+09] (a millisecond to about 31.7 years) or [D-]HH:MM:SS, got '{duration}'"
+        == f"must be a number of seconds in [0.001, 1e+09] (a millisecond to about 31.7 years) or [D-]HH:MM:SS or MM:SS[.mmm], got '{duration}'"
     )
 
 
@@ -404,7 +404,7 @@ def test_durations_as_slurm_elapsed_or_from_start_and_end_columns(tmp_path):
         )
         err = refusal(clock)
         assert (err.source, err.field) == (f"workload log: {clock}:3", field) and err.problem.endswith(
-            f"or [D-]HH:MM:SS, got '{bad}'"
+            f"or [D-]HH:MM:SS or MM:SS[.mmm], got '{bad}'"
         )
     backwards = write_log(
         tmp_path, [{"s": 0, "b": "2026-03-02T08:00:00", "e": "2026-03-02T07:00:00", "g": 1}], "back.csv"
@@ -512,7 +512,7 @@ def test_every_missing_column_is_named_in_one_line_with_the_files_likely_ones(tm
     assert (err.source, err.field) == (f"workload log: {path}", "columns")
     assert err.problem == (
         "the log needs submit_s (seconds) or submit_time (a timestamp or epoch seconds); duration_s (seconds or "
-        "[D-]HH:MM:SS) or start_time and end_time; gpus: map the file's columns (JobID, User, Submit, Elapsed, "
+        "[D-]HH:MM:SS or MM:SS[.mmm]) or start_time and end_time; gpus: map the file's columns (JobID, User, Submit, Elapsed, "
         "NGPUS, GPUType), e.g. workload.columns.submit_time=Submit workload.columns.duration_s=Elapsed "
         "workload.columns.gpus=NGPUS"
     )
@@ -542,24 +542,44 @@ def documented(page: str, marker: str) -> str:
 
 
 @pytest.mark.slow
-def test_the_slurm_example_runs_by_mapping_alone(run_py, tmp_path):
-    """docs/workload.md's command, as written (README.md has the same): a path, columns and gpu_map only."""
-    command = documented("docs/workload.md", "slurm_sacct.csv")
-    assert documented("README.md", "slurm_sacct.csv") == command
+@pytest.mark.parametrize(
+    "marker, pages, said",
+    [
+        (
+            "slurm_sacct.txt",
+            ("docs/workload.md", "README.md"),
+            [
+                "job log         21 jobs of 61 rows run; dropped: 31 job step, 1 never started, 4 unknown gpu type, "
+                "4 zero gpus\n",
+                "unknown GPUs    a100: 4 rows, closest A100-40GB, A100-80GB, A10; to run them: "
+                "workload.gpu_map='{a100: A100-40GB}'\n",
+            ],
+        ),
+        (
+            "sacct_example.txt",
+            ("docs/workload.md",),
+            [
+                "job log         26 jobs of 88 rows run; dropped: 58 job step, 1 never started, 2 unknown gpu type, "
+                "1 zero gpus\n",
+                "unknown GPUs    a100: 2 rows, closest A100-40GB, A100-80GB, A10; to run them: "
+                "workload.gpu_map='{a10g: A10, a100: A100-40GB}'\n",
+            ],
+        ),
+    ],
+)
+def test_the_sacct_exports_run_with_the_preset_as_documented(run_py, tmp_path, marker, pages, said):
+    """The docs' commands, as written: the sacct preset, a path and at most a gpu_map (the real
+    export none); steps, jobs that never started, CPU jobs and the undecided a100 jobs dropped
+    and counted."""
+    command = documented(pages[0], marker)
+    assert all(documented(page, marker) == command for page in pages)
     args = shlex.split(command)[2:]
-    assert all(
-        a.startswith(("workload=jobs_log", "workload.path=", "workload.columns.", "workload.gpu_map=")) for a in args
-    )
+    assert args[0] == "workload=sacct" and all(a.startswith(("workload.path=", "workload.gpu_map=")) for a in args[1:])
+    assert marker != "slurm_sacct.txt" or len(args) == 2  # the real export: the path and nothing else
     out = run_py(*args, "policy=fifo", "track=false", f"hydra.run.dir={tmp_path / 'run'}")
     assert out.returncode == 0, out.stderr
-    assert (
-        "job log         26 jobs of 30 rows run; dropped: 2 unknown gpu type, 1 zero duration, 1 zero gpus\n"
-        in out.stdout
-    )
-    assert (
-        "unknown GPUs    a100: 2 rows, closest A100-40GB, A100-80GB, A10; to run them: "
-        "workload.gpu_map='{a10g: A10, a100: A100-40GB}'\n"
-    ) in out.stdout
+    for line in said:
+        assert line in out.stdout, out.stdout
 
 
 # ---- GPU-type constraints: every policy -------------------------------------------------------

@@ -100,3 +100,27 @@ def test_smoke_sweep_then_resume_runs_only_missing_cells(tmp_path, run_py):
     first = [p.read_bytes() for p in (pdf, png, csv)]
     assert [p.read_bytes() for p in draw(sweep_dir)] == first
     assert set(pd.read_csv(csv)["policy"]) == {"fifo", "srtf", "ours"}
+
+
+def test_a_cell_the_grid_lists_twice_counts_once():
+    """``seed=0,0`` and ``load=1.0,1.00`` (one value to Hydra) name one folder each: the sweep's
+    count of cells, which its end compares with the cells that finished, has each once."""
+    from omegaconf import OmegaConf
+
+    from fairsim.experiment.sweep import count_cells, grid_cells
+
+    def multirun(*task):
+        return OmegaConf.create({"hydra": {"overrides": {"task": list(task)}, "sweeper": {"params": {}}}})
+
+    assert grid_cells(multirun("seed=0,0", "load=1.0,1.00")) == ["load=1.0,seed=0"]
+    assert count_cells(multirun("seed=0,1,0", "load=0.5,1.0")) == 4
+
+
+def test_a_repeated_cell_this_run_computed_stays_computed(tmp_path):
+    from fairsim.experiment.sweep import read_progress
+
+    path = tmp_path / "progress"
+    path.write_text(
+        "seed=0\t1.500\tran\nseed=0\t0.000\tskipped\nseed=1\t0.000\tskipped\nseed=2\t2.0\tfailed\nseed=2\t3.0\tran\n"
+    )
+    assert read_progress(path) == {"seed=0": (1.5, "ran"), "seed=1": (0.0, "skipped"), "seed=2": (3.0, "ran")}

@@ -11,7 +11,9 @@ for a type the cluster lacks, the host is of the cluster's type with the most ho
 seconds from ``--origin``: the earliest ``--submit`` of the log (default), the origin of a job-log
 workload whose first submitted job runs, or a timestamp. The output is a capacity trace file
 (``time_s, gpu_type, hosts, cause``): the hosts of each type available from each time on, with
-overlapping failures counted together and never below zero hosts.
+overlapping failures counted together and never below zero hosts. A row listed twice (the same
+cells) is one failure; a failure row without a ``--time`` is skipped; both are counted in the
+line the command prints. Timestamps are ISO 8601 or epoch seconds, or ``--timestamp-format``.
 """
 
 from __future__ import annotations
@@ -29,8 +31,8 @@ from fairsim.experiment.cli import check_group_choices
 from fairsim.experiment.compose import CONF_DIR, compose_config
 from fairsim.experiment.single import build_cluster
 from fairsim.files import atomic_write, input_path
+from fairsim.tables import CsvTable, read_csv_table
 from fairsim.workload.formats import placed
-from fairsim.workload.formats._csv_table import CsvTable, read_csv_table
 from fairsim.workload.formats.csv import seconds_since_epoch
 
 SOURCE = "outage_log"
@@ -48,18 +50,37 @@ def failure_rows(
     type_column: str | None,
     gpu_map: dict[str, str],
     repair_h: float,
+    fmt: str | None = None,
+    skipped: dict[str, int] | None = None,
 ) -> pd.DataFrame:
     """The capacity trace rows (time_s, gpu_type, hosts, cause) of the log's failures. Times are
-    read as the job-log reader reads them (epoch seconds or ISO 8601 timestamps)."""
+    read as the job-log reader reads them (epoch seconds or ISO 8601 timestamps, or ``fmt``).
+    ``skipped`` gets the failure rows left out, by reason: ``repeated_row`` (a row listed before,
+    the same in every cell), ``no_time`` (no ``time`` to place the failure at)."""
     log = table.cells
-    rows = np.flatnonzero(log[status].str.strip().str.upper().isin({s.upper() for s in statuses}).to_numpy())
+    require(len(log) > 0, str(table.path), "rows", "the log has a header and no rows: no failure to read")
+    key = "--timestamp-format"
     if origin is not None:
-        start = float(seconds_since_epoch(pd.Series([origin]), None, "--origin", lambda _: SOURCE)[0])
+        start = float(seconds_since_epoch(pd.Series([origin]), fmt, "--origin", lambda _: SOURCE, key)[0])
     else:
         require(submit is not None, SOURCE, "--submit", "names the submission column the origin is taken from")
-        start = float(np.nanmin(seconds_since_epoch(log[submit], None, submit, table.where)))
+        submitted = seconds_since_epoch(log[submit], fmt, submit, table.where, key)
+        require(
+            bool(np.isfinite(submitted).any()),
+            str(table.path),
+            submit,
+            "no row has a submission time to take the origin from (set --origin)",
+        )
+        start = float(np.nanmin(submitted))
+    failing = log[status].str.strip().str.upper().isin({s.upper() for s in statuses}).to_numpy()
+    repeated = log.duplicated(keep="first").to_numpy() & failing
+    rows = np.flatnonzero(failing & ~repeated)
     failed = log.iloc[rows]
-    at = seconds_since_epoch(failed[time], None, time, placed(table.where, rows)) - start
+    at = seconds_since_epoch(failed[time], fmt, time, placed(table.where, rows), key) - start
+    if skipped is not None:
+        for reason, n in (("repeated_row", int(repeated.sum())), ("no_time", int(np.isnan(at).sum()))):
+            if n:
+                skipped[reason] = n
     default = int(np.argmax(cluster.hosts_per_type))
     kinds = np.full(len(failed), default)
     if type_column is not None:
@@ -98,6 +119,7 @@ def main(argv: list[str]) -> int:
     ap.add_argument("--statuses", nargs="+", default=["NODE_FAIL"], help="the statuses that mean a node failed")
     ap.add_argument("--submit", help="the submission column (the origin is its earliest value)")
     ap.add_argument("--origin", help="the origin instead: seconds or a timestamp")
+    ap.add_argument("--timestamp-format", help="strftime codes of the log's timestamps (default: ISO 8601)")
     ap.add_argument("--type", dest="type_column", help="the column naming the GPU type")
     ap.add_argument("--gpu-map", nargs="*", default=[], metavar="NAME=TYPE", help="the log's GPU names -> types")
     ap.add_argument("--repair-h", type=float, default=24.0, help="hours a failed host stays out (default 24)")
@@ -110,6 +132,7 @@ def main(argv: list[str]) -> int:
             require("=" in pair, SOURCE, "--gpu-map", f"entries are NAME=TYPE, got {pair!r}")
             name, kind = pair.split("=", 1)
             gpu_map[name.strip()] = kind.strip()
+        skipped: dict[str, int] = {}
         needed = tuple(c for c in (args.time, args.status, args.submit, args.type_column) if c is not None)
         table = read_csv_table(input_path(args.log), None, required=needed, quoted=True)
         cluster = cluster_of(args.cluster)
@@ -124,13 +147,19 @@ def main(argv: list[str]) -> int:
             type_column=args.type_column,
             gpu_map=gpu_map,
             repair_h=args.repair_h,
+            fmt=args.timestamp_format,
+            skipped=skipped,
         )
     except InputError as err:
         print(f"error: {err}", file=sys.stderr)
         return 2
     out = Path(args.out)
     atomic_write(out, lambda p: rows.to_csv(p, index=False))
-    print(f"{out}: {len(rows)} rows of {cluster.name}'s hosts available over time; run with +capacity.trace={out}")
+    left_out = ", ".join(f"{n} {reason.replace('_', ' ')}" for reason, n in skipped.items())
+    print(
+        f"{out}: {len(rows)} rows of {cluster.name}'s hosts available over time; run with +capacity.trace={out}"
+        + (f" (failure rows skipped: {left_out})" if left_out else "")
+    )
     return 0
 
 

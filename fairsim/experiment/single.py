@@ -202,6 +202,8 @@ def _run_config(cfg: DictConfig, progress: bool | None, fluid_cache: Path | None
     sim_cfg = SimConfig.from_config(OmegaConf.to_container(cfg.sim, resolve=True))
     capacity = build_capacity(cfg, cluster)
     workload, jobs = build_jobs(cfg, cluster)
+    if capacity is not None:
+        capacity.check_models(workload.catalog.models, f"capacity {cfg.capacity.get('name', '')}".strip())
     check_integer_steps(jobs, cluster, sim_cfg)
     sim_cfg.check_horizon(jobs, workload.source)
     policy = build_policy(cfg.policy)

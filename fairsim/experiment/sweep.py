@@ -137,12 +137,14 @@ def remove_orphaned_progress(sweep_dir: Path) -> None:
 
 
 def read_progress(path: Path) -> dict[str, tuple[float, str]]:
-    """Cell -> (seconds, status) from one run's progress file (the last line of a cell wins)."""
+    """Cell -> (seconds, status) from one run's progress file (the last line of a cell wins, but
+    a cell the grid lists twice that this run computed stays computed when its second visit
+    finds it complete)."""
     out: dict[str, tuple[float, str]] = {}
     if path.exists():
         for row in path.read_text().splitlines():
             parts = row.split("\t")
-            if len(parts) == 3:
+            if len(parts) == 3 and not (parts[2] == SKIPPED and parts[0] in out):
                 out[parts[0]] = (float(parts[1]), parts[2])
     return out
 
@@ -411,7 +413,9 @@ def with_path(exc: OSError, where: Path) -> OSError:
 def grid_cells(config: DictConfig) -> list[str]:
     """The folder names of this multirun's cells, as Hydra's basic sweeper makes the grid (the
     product of the sweep overrides of the command line and ``hydra.sweeper.params``) and names each
-    cell (``override_dirname`` with its settings, then ``run_folder.cell_name``)."""
+    cell (``override_dirname`` with its settings, then ``run_folder.cell_name``). A cell the grid
+    lists twice (``seed=0,0``; ``load=1.0,1.00``, which Hydra reads as one value) is one folder and
+    counts once."""
     import itertools
 
     from hydra.core.global_hydra import GlobalHydra
@@ -434,10 +438,11 @@ def grid_cells(config: DictConfig) -> list[str]:
         values = list(o.sweep_string_iterator()) if o.is_sweep_override() else [o.get_value_element_as_str()]
         named = o.key_or_group not in exclude  # an excluded key still multiplies the grid
         choices.append([f"{o.get_key_element()}={v}" if named else None for v in values])
-    return [
+    names = (
         cell_name(item_sep.join(sorted(line for line in combo if line is not None)).replace("=", kv_sep))
         for combo in itertools.product(*choices)
-    ]
+    )
+    return list(dict.fromkeys(names))
 
 
 def count_cells(config: DictConfig) -> int:

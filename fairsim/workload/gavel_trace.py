@@ -28,8 +28,8 @@ import pandas as pd
 
 from fairsim.errors import InputError, require
 from fairsim.files import note_input
+from fairsim.tables import decoded
 from fairsim.workload.shipped import shipped_file, shipped_names
-from fairsim.workload.text import decoded
 from fairsim.workload.trace import LARGEST_INTEGER, LATEST_TIME_S, validate_trace
 
 FIELDS = (

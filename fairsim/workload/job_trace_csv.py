@@ -18,7 +18,7 @@ import pandas as pd
 
 from fairsim.errors import InputError, require
 from fairsim.files import note_input
-from fairsim.workload.text import decoded
+from fairsim.tables import decoded
 from fairsim.workload.trace import LARGEST_INTEGER, LATEST_TIME_S, validate_trace
 
 

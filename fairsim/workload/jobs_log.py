@@ -13,7 +13,9 @@ trace, in this order:
    window [``start_s``, ``start_s + span_s``) after the first submission, sorted by submission,
    and cut to the first ``max_jobs``;
 2. GPU names (``gpu_type``, ``gpu_types``) go through ``gpu_map`` (the log's name -> a datasheet
-   name) and then the datasheet's own names; a job's reference type is its ``gpu_type``, else
+   name), then the datasheet's own names (any case), then the prefix rule: a name that is the start
+   of exactly one type's name up to a ``-``, ``_`` or space, among the cluster's types first, else
+   among the known types, is that type (``h100`` -> H100-SXM); a job's reference type is its ``gpu_type``, else
    ``reference_type``; its allowed types are its ``gpu_types``, or with ``pin_to_type: true`` its
    ``gpu_type`` alone, else every type of the cluster;
 3. the gang is the logged GPU count; ``gang: exact`` needs that count in the catalog, ``nearest``
@@ -125,6 +127,7 @@ def log_to_trace(
     u_model = rng.random(len(log))
 
     gpu_map = _gpu_map(cfg.get("gpu_map"), src, getattr(_reader(cfg, src), "KNOWN_TYPES", {}), cluster)
+    gpu_map = _with_prefixes(gpu_map, log, cluster)
     ref_default = cfg.get("reference_type")
     if ref_default is not None:
         ref_default = _canonical(str(ref_default), gpu_map)
@@ -338,6 +341,23 @@ def _gpu_map(raw: Any, src: str, known: Mapping[str, str], cluster: ClusterSpec)
             f"{target!r} is not a datasheet GPU type or one of the cluster's own (allowed: {_known(cluster)})",
         )
         out[str(name).lower()] = datasheet[str(target).lower()]
+    return out
+
+
+def _with_prefixes(gpu_map: dict[str, str | None], log: pd.DataFrame, cluster: ClusterSpec) -> dict[str, str | None]:
+    """``gpu_map`` and each other GPU name of the log that is the start of exactly one type's name
+    up to a ``-``, ``_`` or space (any case): among the cluster's types first, else among every known
+    type (``h100`` -> H100-SXM; ``a100`` matches A100-40GB and A100-80GB: the one the cluster has,
+    else no type, and the run's unknown-GPU report lists both)."""
+    names = {w.strip().lower() for w in log["gpu_type"].to_numpy(str) if w.strip()}
+    names |= {w.lower() for ws in allowed_types(log["gpu_types"].unique()) for w in ws}
+    out = dict(gpu_map)
+    for low in sorted(names - set(gpu_map)):
+        for pool in (cluster.gpu_types, [s.name for s in cluster.known_types().values()]):
+            hits = [t for t in pool if t.lower().startswith(low) and t[len(low) : len(low) + 1] in ("-", "_", " ")]
+            if len(hits) == 1:
+                out[low] = hits[0]
+                break
     return out
 
 

@@ -29,8 +29,8 @@ import pandas as pd
 from fairsim.cluster import GpuSpec, canonical_name, gpu_specs
 from fairsim.errors import InputError, require
 from fairsim.files import input_path
+from fairsim.tables import CsvTable, read_csv_table
 from fairsim.workload.catalog import Catalog
-from fairsim.workload.formats._csv_table import CsvTable, read_csv_table
 from fairsim.workload.trace import LARGEST_INTEGER
 
 PLACEMENTS = ("packed", "spread")

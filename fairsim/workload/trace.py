@@ -25,7 +25,7 @@ import pandas as pd
 
 from fairsim.errors import InputError, require
 from fairsim.files import atomic_write, note_input
-from fairsim.workload.formats._csv_table import read_csv_table
+from fairsim.tables import read_csv_table
 
 COLUMNS = {"job_id": "int64", "arrival_s": "float64", "model": "object", "workers": "int64", "work": "float64"}
 OPTIONAL = {"weight": ("float64", 1.0), "tenant": ("object", ""), "gpu_types": ("object", "")}

@@ -4,7 +4,7 @@ An empty cell is missing (NaN): each reader decides what a missing value means (
 job that never started). Text that is not a number, or not a time in the log's format, is
 refused with an InputError naming where it is (``where(position)``) and the column. A duration
 may also be written ``[D-]HH:MM:SS`` (Slurm's ``Elapsed``: ``1-02:03:04`` is a day, two hours,
-three minutes and four seconds).
+three minutes and four seconds) or ``MM:SS.mmm`` (sacct's CPU times under an hour).
 """
 
 from __future__ import annotations
@@ -15,6 +15,7 @@ import numpy as np
 import pandas as pd
 
 from fairsim.errors import InputError
+from fairsim.tables import shown
 from fairsim.workload.formats import Where
 
 TIME_FORMAT = "%Y-%m-%d %H:%M:%S"  # Helios and Philly write local wall-clock times this way
@@ -67,18 +68,20 @@ def numbers(
     return values
 
 
-# [D-]HH:MM:SS with optional fractions of a second: Slurm's Elapsed (and sacct's other durations)
-CLOCK = re.compile(r"^(?:(\d+)-)?(\d+):([0-5]\d):([0-5]\d(?:\.\d*)?)$")
-CLOCK_WORDS = "[D-]HH:MM:SS"
+# sacct's durations: [days-]hours:minutes:seconds[.fraction] (Elapsed, Timelimit), or without the
+# hours (MM:SS.mmm: its CPU times under an hour)
+CLOCK = re.compile(r"^(?:(?:(\d+)-)?(\d+):)?([0-5]\d):([0-5]\d(?:\.\d*)?)$")
+CLOCK_WORDS = "[D-]HH:MM:SS or MM:SS[.mmm]"
 
 
 def clock_seconds(text: pd.Series) -> np.ndarray:
-    """float64 seconds of the cells written ``[D-]HH:MM:SS``; NaN for any other cell."""
+    """float64 seconds of the cells written ``[D-]HH:MM:SS`` or ``MM:SS[.mmm]``; NaN for any other cell."""
     parts = text.astype(object).where(text.notna(), "").astype(str).str.extract(CLOCK)
     days, hours, minutes, secs = (
         pd.to_numeric(parts[k], errors="coerce").to_numpy(np.float64, na_value=np.nan) for k in range(4)
     )
-    days = np.where(np.isnan(days) & ~np.isnan(hours), 0.0, days)
+    days = np.where(np.isnan(days) & ~np.isnan(minutes), 0.0, days)
+    hours = np.where(np.isnan(hours) & ~np.isnan(minutes), 0.0, hours)
     return ((days * 24 + hours) * 60 + minutes) * 60 + secs
 
 
@@ -97,4 +100,4 @@ def _refuse_first(text: pd.Series, bad: np.ndarray, where: Where, column: str, w
     bad = bad & text.notna().to_numpy()
     if bad.any():
         i = int(np.flatnonzero(bad)[0])
-        raise InputError(where(i), column, f"must be {what}, got {text.iloc[i]!r}")
+        raise InputError(where(i), column, f"must be {what}, got {shown(text.iloc[i])}")

@@ -32,9 +32,9 @@ from fairsim.cluster import CONFIG_KEYS, DATASHEET, FIGURES, gpu_specs
 from fairsim.errors import check_keys, require
 from fairsim.files import input_path
 from fairsim.gpu_costs import CONFIG_KEYS as COST_KEYS
+from fairsim.tables import read_csv_table
 from fairsim.workload.formats import format_module, module_name
 from fairsim.workload.formats._cells import numbers
-from fairsim.workload.formats._csv_table import read_csv_table
 
 KEYS = ("node_list", "node_format", "gpu_map")
 LINKS = ("inter_host_gbps", "intra_host_gbps")

@@ -1,4 +1,5 @@
-"""An operator's own job log: a CSV or parquet file with one row per job.
+"""An operator's own job log: a text table (comma- or ``|``-separated) or a parquet file with one
+row per job.
 
 Columns (names can be mapped from the file's own with ``columns: {submit_s: SubmitTime, ...}``):
     submit_s     submission time in seconds (any origin), or instead
@@ -11,9 +12,13 @@ Columns (names can be mapped from the file's own with ``columns: {submit_s: Subm
     gpus         gang size
     optional: job_id, gpu_type, gpu_types ("|"-separated), model, tenant, status
 Extra columns are ignored. An empty time, or Slurm's ``Unknown`` / ``None`` (a job that never
-started or ended), is missing: jobs_log drops the row and counts it. A CSV may quote its cells
-(fairsim.workload.formats._csv_table), and its errors name the line a row starts on; a parquet
-file's name the row.
+started or ended), is missing: jobs_log drops the row and counts it. A timestamp must lie in the
+years FIRST_YEAR..LAST_YEAR and epoch seconds within LATEST_TIME_S of 1970 (a far-off time is a
+broken cell, refused naming its line). A file whose name ends in ``.parquet`` is read as
+parquet, any other as text: ``|``-separated when its header line holds a ``|`` and no comma
+(``sacct --parsable2``; cells never quoted), else a CSV, whose cells may be quoted
+(fairsim.tables). A text table's errors name the line a row starts on; a parquet file's name the
+row.
 """
 
 from __future__ import annotations
@@ -27,9 +32,10 @@ import pandas as pd
 
 from fairsim.errors import InputError, require
 from fairsim.files import note_input
+from fairsim.tables import read_csv_table, shown
 from fairsim.workload.formats import LOG_COLUMNS, LogRead, Where
 from fairsim.workload.formats._cells import CLOCK_WORDS, filled
-from fairsim.workload.formats._csv_table import read_csv_table
+from fairsim.workload.trace import LATEST_TIME_S
 
 OPTIONS = ("columns", "timestamp_format")
 READABLE = (
@@ -46,7 +52,7 @@ READABLE = (
     "tenant",
     "status",
 )
-SUFFIXES = (".csv", ".parquet")
+FIRST_YEAR, LAST_YEAR = 1900, 2199  # the years a log's timestamp may name
 NOT_HAPPENED = ("unknown", "none")  # Slurm's words for a start or end that has not happened
 _EPOCH = pd.Timestamp(0, tz="UTC")
 
@@ -70,7 +76,7 @@ NEEDED = (
 
 
 def read(path: Path, cfg: Mapping[str, Any], src: str) -> LogRead:
-    require(path.suffix in SUFFIXES, src, "path", f"a job log must be .csv or .parquet, got {path.name!r}")
+    require(path.is_file(), src, "path", f"a job log must be a file (a text table or .parquet), got {str(path)!r}")
     raw, where = _read_file(path, src)
     names = _column_names(cfg.get("columns") or {}, raw.columns, src, f"{src}: {path}")
     fmt = cfg.get("timestamp_format")
@@ -96,10 +102,11 @@ def read(path: Path, cfg: Mapping[str, Any], src: str) -> LogRead:
 
 
 def _read_file(path: Path, src: str) -> tuple[pd.DataFrame, Where]:
-    """The table and each row's place: its line in a CSV (fairsim.workload.formats._csv_table:
+    """The table and each row's place: its line in a CSV (fairsim.tables:
     quoted cells, blank lines, ragged rows), its row in a parquet file."""
-    if path.suffix == ".csv":
-        table = read_csv_table(path, src, quoted=True)
+    if path.suffix != ".parquet":
+        sep = separator(path)
+        table = read_csv_table(path, src, quoted=sep == ",", sep=sep)
         return table.cells, table.where
     note_input(path)
     try:
@@ -107,6 +114,15 @@ def _read_file(path: Path, src: str) -> tuple[pd.DataFrame, Where]:
     except Exception as exc:  # pyarrow raises many types for unreadable files
         raise InputError(f"{src}: {path}", "file", f"cannot be read as parquet ({type(exc).__name__})") from exc
     return raw, lambda row: f"{src}: {path}: row {row}"
+
+
+def separator(path: Path) -> str:
+    """``|`` when the file's first non-blank line holds a ``|`` and no comma, else a comma."""
+    with path.open("rb") as f:
+        for line in f:
+            if line.strip():
+                return "|" if b"|" in line and b"," not in line else ","
+    return ","
 
 
 def _column_names(mapping: Mapping[str, Any], present, src: str, file: str) -> dict[str, str]:
@@ -165,14 +181,44 @@ def _epoch_numbers(text: pd.Series, missing: np.ndarray, fmt: Any) -> np.ndarray
     return values if np.isfinite(values[~missing]).all() else None
 
 
-def _stamps(text: pd.Series, missing: np.ndarray, fmt: Any, column: str, where: Where) -> pd.Series:
+def _refuse_far(values: np.ndarray, text: pd.Series, column: str, where: Where) -> None:
+    """Epoch seconds beyond LATEST_TIME_S of 1970 are no time of a log."""
+    with np.errstate(invalid="ignore"):
+        far = np.abs(values) > LATEST_TIME_S
+    if far.any():
+        i = int(np.flatnonzero(far)[0])
+        raise InputError(
+            where(i),
+            column,
+            f"{shown(text.iloc[i])} is no time: epoch seconds must lie within {LATEST_TIME_S:g} of 1970",
+        )
+
+
+def _stamps(
+    text: pd.Series,
+    missing: np.ndarray,
+    fmt: Any,
+    column: str,
+    where: Where,
+    fmt_key: str = "workload.timestamp_format",
+) -> pd.Series:
     """UTC timestamps of the cells (NaT where missing); a cell that is no timestamp is refused."""
     stamps = pd.to_datetime(text.where(~missing, None), format=fmt if fmt else "ISO8601", errors="coerce", utc=True)
     bad = stamps.isna().to_numpy() & ~missing
     if bad.any():
         i = int(np.flatnonzero(bad)[0])
-        want = f"format {fmt!r}" if fmt else "ISO 8601 (or set workload.timestamp_format), or epoch seconds"
-        raise InputError(where(i), column, f"{text.iloc[i]!r} is not a timestamp in {want}")
+        want = f"format {fmt!r}" if fmt else f"ISO 8601 (or set {fmt_key}), or epoch seconds"
+        raise InputError(where(i), column, f"{shown(text.iloc[i])} is not a timestamp in {want}")
+    years = stamps.dt.year.to_numpy(np.float64, na_value=np.nan)
+    with np.errstate(invalid="ignore"):
+        far = (years < FIRST_YEAR) | (years > LAST_YEAR)
+    if far.any():
+        i = int(np.flatnonzero(far)[0])
+        raise InputError(
+            where(i),
+            column,
+            f"{shown(text.iloc[i])} is out of range: a timestamp must lie in the years {FIRST_YEAR} to {LAST_YEAR}",
+        )
     return stamps
 
 
@@ -181,20 +227,26 @@ def _submissions(values: pd.Series, fmt: Any, column: str, where: Where) -> np.n
     after the log's first one; NaN where missing."""
     text = filled(values)
     missing = _missing(text)
-    if _epoch_numbers(text, missing, fmt) is not None:
+    numbers = _epoch_numbers(text, missing, fmt)
+    if numbers is not None:
+        _refuse_far(numbers, text, column, where)
         return text.where(~missing, None).to_numpy(object)
     stamps = _stamps(text, missing, fmt, column, where)
     return (stamps - stamps.min()).dt.total_seconds().to_numpy(np.float64, na_value=np.nan)
 
 
-def seconds_since_epoch(values: pd.Series, fmt: Any, column: str, where: Where) -> np.ndarray:
-    """float64 seconds since 1970 of a start or end column (epoch seconds or timestamps); NaN where missing."""
+def seconds_since_epoch(
+    values: pd.Series, fmt: Any, column: str, where: Where, fmt_key: str = "workload.timestamp_format"
+) -> np.ndarray:
+    """float64 seconds since 1970 of a start or end column (epoch seconds or timestamps); NaN where
+    missing. ``fmt_key``: the setting a timestamp error suggests."""
     text = filled(values)
     missing = _missing(text)
     numbers = _epoch_numbers(text, missing, fmt)
     if numbers is not None:
+        _refuse_far(numbers, text, column, where)
         return numbers
-    return ((_stamps(text, missing, fmt, column, where) - _EPOCH).dt.total_seconds()).to_numpy(
+    return ((_stamps(text, missing, fmt, column, where, fmt_key) - _EPOCH).dt.total_seconds()).to_numpy(
         np.float64, na_value=np.nan
     )
 
@@ -207,6 +259,6 @@ def _between(raw: pd.DataFrame, start: str, end: str, fmt: Any, where: Where) ->
     if backwards.any():
         i = int(np.flatnonzero(backwards)[0])
         raise InputError(
-            where(i), end, f"{raw[end].iloc[i]!r} is before the job's start {raw[start].iloc[i]!r} ({start})"
+            where(i), end, f"{shown(raw[end].iloc[i])} is before the job's start {shown(raw[start].iloc[i])} ({start})"
         )
     return ended - began

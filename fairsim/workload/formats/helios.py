@@ -26,10 +26,10 @@ from typing import Any
 
 import numpy as np
 
+from fairsim.tables import read_csv_table
 from fairsim.workload import options as opt
 from fairsim.workload.formats import LogRead
 from fairsim.workload.formats._cells import numbers, seconds
-from fairsim.workload.formats._csv_table import read_csv_table
 from fairsim.workload.formats._log_build import (
     file_in,
     finished_log,

@@ -43,10 +43,10 @@ import pandas as pd
 
 from fairsim.cluster import MAX_GPUS, gpu_specs
 from fairsim.errors import InputError, require
+from fairsim.tables import CsvTable, read_csv_table
 from fairsim.workload import options as opt
 from fairsim.workload.formats import LogRead
 from fairsim.workload.formats._cells import numbers
-from fairsim.workload.formats._csv_table import CsvTable, read_csv_table
 from fairsim.workload.formats._gpu_names import datasheet_types, name_table
 from fairsim.workload.formats._log_build import (
     finished_log,

@@ -37,6 +37,7 @@ import pandas as pd
 
 from fairsim.errors import InputError, require
 from fairsim.files import note_input
+from fairsim.tables import decoded
 from fairsim.workload import options as opt
 from fairsim.workload.formats import LogRead
 from fairsim.workload.formats._cells import seconds
@@ -46,7 +47,6 @@ from fairsim.workload.formats._log_build import (
     keep_after_drops,
     optional_name,
 )
-from fairsim.workload.text import decoded
 
 OPTIONS = ("tenant", "duration", "gpu_type")
 TENANTS = ("vc", "user")
