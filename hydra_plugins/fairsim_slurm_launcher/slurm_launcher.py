@@ -114,17 +114,28 @@ class SlurmLauncher(SubmititSlurmLauncher):
     def _complete(self, overrides: list[str]) -> bool:
         """Whether the cell is complete and fresh in its folder now (``sweep.found_complete``):
         then it is counted as skipped and gets no Slurm task."""
+        from hydra._internal.config_loader_impl import get_overrides_dirname
         from hydra.core.hydra_config import HydraConfig
+        from hydra.core.override_parser.overrides_parser import OverridesParser
         from omegaconf import open_dict
 
         from fairsim.experiment.run_folder import cell_name
         from fairsim.experiment.signatures import kept_in
         from fairsim.experiment.sweep import found_complete, report_skipped
 
-        cfg = self.hydra_context.config_loader.load_sweep_config(self.config, overrides)
-        folder = Path(str(cfg.hydra.sweep.dir)) / cell_name(str(cfg.hydra.job.override_dirname))
+        # the cell's folder as Hydra names it (conf/hydra/fairsim.yaml), without composing its
+        # config: a cell without a folder is not complete, the usual case of a new sweep
+        naming = self.config.hydra.job.config.override_dirname
+        dirname = get_overrides_dirname(
+            OverridesParser.create().parse_overrides(overrides),
+            exclude_keys=list(naming.exclude_keys),
+            item_sep=naming.item_sep,
+            kv_sep=naming.kv_sep,
+        )
+        folder = Path(str(self.config.hydra.sweep.dir)) / cell_name(dirname)
         if not folder.is_dir():
             return False
+        cfg = self.hydra_context.config_loader.load_sweep_config(self.config, overrides)
         hydra = HydraConfig.instance()
         before = hydra.cfg
         hydra.set_config(cfg)  # the cell's ${hydra:...} resolve as in its own process
