@@ -138,13 +138,17 @@ def test_a_sweep_submitted_without_waiting_is_collected_by_rerunning_it(run_py, 
     args = ["-m", *launcher, *GRID, f"results_dir={results}", "sweep_name=queued"]
     first = run_py(*args, env=slurm, timeout=600)
     assert first.returncode == 0, first.stderr[-3000:]
-    assert "4 cells queued on Slurm" in first.stdout
+    assert "4 cells are queued on Slurm: rerun the same command" in first.stdout
     record = json.loads(next((results / "sweeps" / "queued" / ".slurm").glob("*.json")).read_text())
     assert len(record["cells"]) == 4
     # rerun at once, waiting this time: the queued cells are not submitted again, only waited for
-    second = run_py(*args[:-2], "hydra.launcher.wait=true", *args[-2:], env=slurm, timeout=900)
+    args[args.index("hydra.launcher.wait=false")] = "hydra.launcher.wait=true"
+    second = run_py(*args, env=slurm, timeout=900)
     assert second.returncode == 0, second.stderr[-3000:]
     pd.testing.assert_frame_equal(table(results, "queued"), local_sweep)
+    assert (
+        "this run computed 0" in second.stdout and "did not finish" not in second.stdout
+    )  # all 4 skipped or waited for
     jobs = slurm_jobs(slurm, results / "sweeps" / "queued")
     assert len(jobs) == 2 and set(jobs["state"]) == {"COMPLETED"}  # the first run's 2 tasks, no others
 

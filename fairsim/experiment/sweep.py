@@ -265,9 +265,11 @@ def found_complete(folder: Path, cfg: DictConfig) -> bool:
     return why_stale(target, sections(cfg)) is None or bool(cfg.get("reuse_stale", False))
 
 
-def report_skipped(folder: Path) -> None:
-    """Count a cell ``found_complete`` found as skipped in this run's progress, and say so."""
-    print(report_progress(folder.parent, folder.name, 0.0, SKIPPED), flush=True)
+def report_found(folder: Path, waited: float | None = None) -> None:
+    """Count a cell ``found_complete`` found in this run's progress, and say so: as skipped, or
+    as waited for (``waited`` seconds) when another submission computed it meanwhile."""
+    status, seconds = (SKIPPED, 0.0) if waited is None else (WAITED, waited)
+    print(report_progress(folder.parent, folder.name, seconds, status), flush=True)
 
 
 def _cell_folder(folder: Path, digest: str, expected: dict) -> Path:

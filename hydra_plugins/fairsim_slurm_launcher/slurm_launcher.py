@@ -27,6 +27,7 @@ import json
 import logging
 import os
 import subprocess
+import sys
 import time
 from collections.abc import Sequence
 from pathlib import Path
@@ -104,16 +105,30 @@ class SlurmLauncher(SubmititSlurmLauncher):
             os.environ[QUEUED_ENV] = str(queued)
             return []
         for job in jobs:
-            runs.extend(job.results()[0])
+            try:
+                runs.extend(job.results()[0])
+            except Exception as exc:  # the task itself ended badly (time limit, killed, node failure)
+                print(
+                    f"error: {SOURCE}: Slurm task {job.job_id} ended without finishing its cells ({job.state}: "
+                    f"{str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__}); its complete "
+                    "cells are kept: rerun the same command to run the rest",
+                    file=sys.stderr,
+                    flush=True,
+                )
         if jobs:
             (records / f"{job_id}.json").unlink(missing_ok=True)  # all its tasks have ended
         if waiting:
+            since = time.perf_counter()
             self._wait_for(records)
+            for overrides, _ in cells:
+                if cell_key(overrides) in in_flight:  # computed by the earlier submission: waited for
+                    self._complete(overrides, waited=time.perf_counter() - since)
         return sorted(runs, key=lambda run: run.hydra_cfg.hydra.job.num)
 
-    def _complete(self, overrides: list[str]) -> bool:
+    def _complete(self, overrides: list[str], waited: float | None = None) -> bool:
         """Whether the cell is complete and fresh in its folder now (``sweep.found_complete``):
-        then it is counted as skipped and gets no Slurm task."""
+        then it is counted as skipped (or, after ``waited`` seconds for an earlier submission,
+        as waited for) and gets no Slurm task."""
         from hydra._internal.config_loader_impl import get_overrides_dirname
         from hydra.core.hydra_config import HydraConfig
         from hydra.core.override_parser.overrides_parser import OverridesParser
@@ -121,7 +136,7 @@ class SlurmLauncher(SubmititSlurmLauncher):
 
         from fairsim.experiment.run_folder import cell_name
         from fairsim.experiment.signatures import kept_in
-        from fairsim.experiment.sweep import found_complete, report_skipped
+        from fairsim.experiment.sweep import found_complete, report_found
 
         # the cell's folder as Hydra names it (conf/hydra/fairsim.yaml), without composing its
         # config: a cell without a folder is not complete, the usual case of a new sweep
@@ -148,7 +163,7 @@ class SlurmLauncher(SubmititSlurmLauncher):
         finally:
             hydra.cfg = before
         if done:
-            report_skipped(folder)
+            report_found(folder, waited)
         return done
 
     def _executor(self):
