@@ -13,7 +13,7 @@
 # this machine's CPUs and memory (slurmd -C), and 8 GPUs as GRES backed by device files
 # (/dev/fgpu0-7, made here: a GRES without files registers 0 GPUs): gpu:t4 on fgpu0-3, gpu:a100
 # on fgpu4-7. Accounting tracks gres/gpu per type. Ports: slurmctld 6817, slurmd 6818,
-# slurmdbd 6819, MariaDB 3307 (127.0.0.1).
+# slurmdbd 6819, MariaDB 3307, each bound to 127.0.0.1 only.
 set -euo pipefail
 
 DIR=${FAIRSIM_SLURM_DIR:-/tmp/fairsim-slurm}
@@ -65,6 +65,8 @@ SlurmdUser=root
 AuthType=auth/munge
 CredType=cred/munge
 SlurmctldPort=6817
+# bind to localhost's address (127.0.0.1), not to every address of the machine
+CommunicationParameters=NoCtldInAddrAny,NoInAddrAny
 SlurmdPort=6818
 StateSaveLocation=$DIR/state
 SlurmdSpoolDir=$DIR/spool
@@ -108,6 +110,7 @@ AuthType=auth/munge
 DbdHost=localhost
 DbdAddr=127.0.0.1
 DbdPort=6819
+CommunicationParameters=NoInAddrAny
 SlurmUser=root
 PidFile=$DIR/run/slurmdbd.pid
 LogFile=$DIR/log/slurmdbd.log
