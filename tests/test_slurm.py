@@ -5,11 +5,10 @@ Slurm launcher (one Slurm task per cell) and through fairsim's (hydra/launcher=s
 K to a task; and submitted without waiting, then collected by rerunning the command) as through
 the default local launcher. Needs root and Debian's slurm-wlm, slurmdbd, munge and mariadb-server
 (`tests/slurm/local_slurm.sh install`); skipped in one line otherwise. The rest of the file (the
-launcher's refusals and its bookkeeping) runs everywhere. Its cost on the shared 2-core machine
-at load average 23-30 (other work running), with the local Slurm already up: the file 8 min
-wall, 62 s of CPU in pytest's processes; the local sweep 182 s, the submitit sweep 95 s, the
-packed one 58 s, queue-then-collect 77 s, the run.py refusal 57 s. Starting the local Slurm
-from nothing takes about 10 s more.
+launcher's refusals and its bookkeeping) runs everywhere. Its cost on the shared 2-core machine,
+with the local Slurm already up (starting it takes about 5 s more): at load average 10-15, the file
+3 min 50 s wall, 67 s of CPU (the local sweep 66 s, the submitit sweep 45 s, the packed one 29 s,
+queue-then-collect 49 s, the run.py refusal 28 s); at load 23-30, 8 min.
 
 CI does not install the packages, so there the Slurm tests skip: installing them (slurm-wlm pulls
 in MariaDB and ~200 MB of dependencies) took about 10 minutes on this 2-core machine under load,
