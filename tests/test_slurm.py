@@ -10,8 +10,8 @@ with the local Slurm already up (starting it takes about 5 s more): at load aver
 3 min 50 s wall, 67 s of CPU (the local sweep 66 s, the submitit sweep 45 s, the packed one 29 s,
 queue-then-collect 49 s, the run.py refusal 28 s); at load 23-30, 8 min.
 
-CI does not install the packages, so there the Slurm tests skip: installing them (slurm-wlm pulls
-in MariaDB and ~200 MB of dependencies) took about 10 minutes on this 2-core machine under load,
+CI does not install the packages, so there the Slurm tests skip: installing them (29 packages with
+MariaDB, 207 MB on disk) took about 10 minutes on this 2-core machine under load (apt at nice 19),
 which with these tests' few minutes would take CI, about 6 minutes today, past its 15, and CI
 would be changing the machine's system packages. Where they are installed (as on the machine
 that made the sacct export), `make test` runs these tests too.
