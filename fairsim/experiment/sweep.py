@@ -82,6 +82,11 @@ CELLS_ENV = "FAIRSIM_SWEEP_CELLS"  # cells in this multirun's grid, for the prog
 # a cell's outcome in its run's progress file
 RAN, SKIPPED, WAITED, FAILED_STATUS, REUSED = "ran", "skipped", "waited", "failed", "reused"
 WATCH_THREAD = "fairsim-parent-watch"
+# set in a process that runs cells for a launcher whose tasks may outlive the sweep's parent by
+# design (hydra/launcher=slurm with wait=false): no parent watch there
+DETACHED_ENV = "FAIRSIM_SWEEP_DETACHED"
+# set in the sweep's parent by a launcher that returned with cells still queued (wait=false): how many
+QUEUED_ENV = "FAIRSIM_SWEEP_QUEUED"
 
 RESOURCE_ERRORS = {  # errno -> (what happened, what to do)
     errno.ENOSPC: ("no space left on device", "free space there or point results_dir= at a larger disk"),
@@ -248,6 +253,27 @@ def claim_cell(folder: Path, cfg: DictConfig) -> Iterator[Path | None]:
                     record_in_index(sweep_dir, digest, target)
 
 
+def found_complete(folder: Path, cfg: DictConfig) -> bool:
+    """Whether ``claim_cell`` would find this cell complete and fresh (or kept stale with
+    ``reuse_stale=true``) now: a look without its locks, for a launcher that need not start a
+    process for such a cell. A cell not found complete here is decided again under its locks
+    where it runs."""
+    from fairsim.experiment.provenance import sections, why_stale
+
+    expected = identity_of_text(config_text(cfg))
+    target = _cell_folder(folder, identity_digest(expected), expected)
+    if why_incomplete(target, expected) is not None:
+        return False
+    return why_stale(target, sections(cfg)) is None or bool(cfg.get("reuse_stale", False))
+
+
+def report_found(folder: Path, waited: float | None = None) -> None:
+    """Count a cell ``found_complete`` found in this run's progress, and say so: as skipped, or
+    as waited for (``waited`` seconds) when another submission computed it meanwhile."""
+    status, seconds = (SKIPPED, 0.0) if waited is None else (WAITED, waited)
+    print(report_progress(folder.parent, folder.name, seconds, status), flush=True)
+
+
 def _cell_folder(folder: Path, digest: str, expected: dict) -> Path:
     """Where the cell of identity ``digest`` lives: ``folder`` (this spelling's) if it holds that
     config or no folder of the sweep does, else the folder the sweep's index names for it."""
@@ -322,8 +348,8 @@ def watch_parent(parent_pid: int, parent_host: str, poll_s: float = 0.5) -> None
     On Linux the kernel kills the worker when the parent dies (``PR_SET_PDEATHSIG``): a thread
     that polls can only act when it gets the GIL, which a solver call may hold for seconds.
     The polling thread stays as the portable fallback."""
-    if os.getpid() == parent_pid or socket.gethostname() != parent_host:
-        return  # the cell runs in the parent itself, or on another machine (Dask, Slurm)
+    if os.getpid() == parent_pid or socket.gethostname() != parent_host or os.environ.get(DETACHED_ENV):
+        return  # the cell runs in the parent itself, on another machine (Dask, Slurm), or in a detached task
     if os.getppid() != parent_pid:
         if _alive(parent_pid):
             return  # a launcher with processes of its own (submitit_local): not ours to watch
@@ -640,7 +666,13 @@ class SweepCallback(Callback):
             problems.append(done.store_error)
         if problems:
             fail("\n".join(problems))
-        if len(own) < self.total:
+        queued = int(os.environ.pop(QUEUED_ENV, "0") or 0)
+        if queued:
+            print(
+                f"{name} {queued} cells are queued on Slurm: rerun the same command to collect them once they "
+                "end (it submits again only cells neither complete nor queued)"
+            )
+        elif len(own) < self.total:
             print(
                 f"{name} warning: {self.total - len(own)} of {self.total} cells did not finish; "
                 "rerun the same command to run only those"
