@@ -151,3 +151,82 @@ class HostPlacer:
         self.version[t] += 1  # the job's own GPUs were freed before it takes its new ones
         self._take(job, t, d)
         return True
+
+
+def pointer_splits(node_gpus: int, num_nodes: int, gangs: list[int]) -> list[tuple[int, ...]]:
+    """Sia's artifact's re-placement of one GPU type (``alloc_to_placement_fast`` in its sia.py,
+    ``smart_placement=False``), every node free: the gangs, in the order given, are placed
+    greedily by a node pointer that carries over from one gang to the next. A gang first takes
+    whole free nodes (gang // node_gpus of them, scanning each node once from the pointer), then
+    the rest anywhere from the pointer on, wrapping round, a piece of each node with free GPUs,
+    the pointer moving past every node it looks at. Returns each gang's GPUs per node in the order
+    taken (the artifact's per-node split, e.g. (8, 2))."""
+    free = [node_gpus] * num_nodes
+    if sum(gangs) > node_gpus * num_nodes:
+        raise RuntimeError(f"placement: {sum(gangs)} GPUs asked of {node_gpus * num_nodes} (sim.replace=sia)")
+    pointer = 0
+    out = []
+    for gpus in gangs:
+        split: list[int] = []
+        node = pointer
+        whole = gpus // node_gpus
+        checked = 0
+        while checked < num_nodes and whole > 0:
+            if free[node] == node_gpus:
+                free[node] = 0
+                gpus -= node_gpus
+                split.append(node_gpus)
+                whole -= 1
+            node = (node + 1) % num_nodes
+            checked += 1
+        while gpus > 0:
+            if free[node]:
+                take = min(gpus, free[node])
+                gpus -= take
+                free[node] -= take
+                split.append(take)
+            node = (node + 1) % num_nodes
+        out.append(tuple(split))
+        pointer = node
+    return out
+
+
+class SiaRepacker:
+    """``sim.replace: sia``: every running job re-placed from scratch whenever the running set
+    changes, as Sia's artifact does each round (``pointer_splits`` per GPU type, the gangs biggest
+    first, then engine index, on nodes of ``node_gpus[t]`` GPUs). A job whose per-node split
+    changed while it kept its type and GPU count is restarted on its new nodes (the engine
+    charges its restore); one whose split is unchanged runs on, whichever nodes it is on."""
+
+    def __init__(self, cluster: ClusterSpec, node_gpus: np.ndarray, num_jobs: int):
+        self.node_gpus = np.asarray(node_gpus, dtype=np.int64)
+        self.num_nodes = -(-cluster.counts.astype(np.int64) // self.node_gpus)
+        self.gph = cluster.gpus_per_host
+        self.split: list[tuple[int, ...]] = [()] * num_jobs
+
+    def place(self, ids: np.ndarray, types: np.ndarray, gpus: np.ndarray) -> np.ndarray:
+        """Re-place the running jobs (engine indices ``ids`` on ``types`` with ``gpus``); returns
+        which of them had a split before and have another now. Jobs not in ``ids`` hold none."""
+        changed = np.zeros(len(ids), dtype=bool)
+        new = {}
+        for t in np.unique(types).tolist():
+            rows = np.flatnonzero(types == t)
+            rows = rows[np.lexsort((ids[rows], -gpus[rows]))]
+            splits = pointer_splits(int(self.node_gpus[t]), int(self.num_nodes[t]), gpus[rows].tolist())
+            for row, split in zip(rows.tolist(), splits):
+                j = int(ids[row])
+                changed[row] = bool(self.split[j]) and self.split[j] != split
+                new[j] = split
+        self.split = [()] * len(self.split)
+        for j, split in new.items():
+            self.split[j] = split
+        return changed
+
+    def hosts(self, ids: np.ndarray, types: np.ndarray, gpus: np.ndarray) -> np.ndarray:
+        """The hosts, in the cluster's host size, a job's rate is looked up at: as few as its GPUs
+        need where it has as few nodes as they need, else as many as its nodes (at least one
+        more than packed: a workload maps that to a split over that many nodes)."""
+        nodes = np.array([len(self.split[j]) for j in ids.tolist()], dtype=np.int64)
+        fewest_nodes = -(-gpus // self.node_gpus[types])
+        packed = -(-gpus // self.gph)
+        return np.where(nodes <= fewest_nodes, packed, np.maximum(nodes, packed + 1))
