@@ -59,3 +59,24 @@ def test_replace_settings_are_checked():
     with pytest.raises(InputError, match="sim.placement=true"):
         SimConfig.from_config({"replace": "sia", "placement": False})
     assert SimConfig.from_config({}).replace == "keep"
+
+
+def test_gavel_workers_by_hand():
+    from fairsim.sim.placement import gavel_workers, node_split
+
+    # 2 nodes of 4 workers: three 2-gangs from the pointer
+    assert gavel_workers(4, 2, [(0, 2), (1, 2), (2, 2)], {}) == {0: (0, 1), 1: (2, 3), 2: (4, 5)}
+    # a 4-gang is placed before the 2-gangs keep theirs: it takes job 0's workers, job 2 keeps (4, 5)
+    # and job 0 takes the next free ones from the pointer
+    assert gavel_workers(4, 2, [(3, 4), (0, 2), (2, 2)], {0: (0, 1), 2: (4, 5)}) == {
+        3: (0, 1, 2, 3),
+        0: (6, 7),
+        2: (4, 5),
+    }
+    # a kept gang that straddles nodes leaves a new 4-gang the pieces around it: split 2 + 2
+    got = gavel_workers(4, 3, [(0, 4), (1, 4)], {0: (2, 3, 4, 5)})
+    assert got == {0: (2, 3, 4, 5), 1: (0, 1, 6, 7)}
+    assert node_split(got[1], 4) == (2, 2) and node_split((0, 1, 2, 3, 4, 5, 6, 7, 8, 9), 8) == (8, 2)
+    # the 4-gang goes first and takes the only node
+    with pytest.raises(RuntimeError, match="no 2 workers left for job 0"):
+        gavel_workers(4, 1, [(0, 2), (1, 4)], {})

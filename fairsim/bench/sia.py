@@ -2,6 +2,8 @@
 
     python -m fairsim.bench sia --sia /path/to/sia-simulator --python /path/to/python
     python -m fairsim.bench sia --sia DIR --their-results RUNS --workloads saturn/workload-1 --policies sia gavel
+    python -m fairsim.bench sia --sia DIR --their-results RUNS --partial     # runs of theirs still going
+    python -m fairsim.bench sia --sia DIR --fairsim-only --workloads philly/workload-2
 
 ``--sia`` is the ``sia-simulator`` folder of siasosp23/artifacts (it has no licence: it is read
 where it is, nothing is copied); ``--python`` a Python with its requirements (cvxpy with CBC,
@@ -17,6 +19,9 @@ on the one workload file, unmodified, in their folder, its log written to a scra
 ``--their-results DIR`` reuses runs instead (they take minutes to half an hour): a folder
 ``DIR/<policy>-<set>-<N>/`` holding ``workload-<N>.log`` and, for its wall time, a ``wall_s.txt``
 (seconds) or GNU time's ``time.txt``; ``--keep-results DIR`` writes new runs there in that layout.
+``--partial`` (with ``--their-results``) compares a run of theirs that has not written its log yet
+on the jobs it has finished, from the last "Completed jobs:" line of its ``stdout.txt``;
+``--fairsim-only`` runs fairsim's side alone on their workload files.
 
 fairsim runs the same workload (``workload=sia_trace workload.dir=<--sia> cluster=sia
 sim=sia_compat seed=0``) with the matching policy:
@@ -25,6 +30,9 @@ sim=sia_compat seed=0``) with the matching policy:
           policy.restart_penalty_by_model={deepspeech2: 25, imagenet: 250, cifar10: 30, bert: 120,
           yolov3: 45}   (the restart penalties of the artifact's sia.py; its jobs tell the policy
           their goodput at batches up to their CSV batch_size: workload.scheduler_batch=submitted)
+          sim.replace=sia   every running job re-placed from scratch each round, as sia.py's
+              alloc_to_placement_fast (smart_placement=False) on its 8-GPU A100 and RTX nodes, a
+              changed per-node split a restart (job.py reallocate) paying the job's restore
   gavel   policy=gavel_throughput workload.batch=fixed sim.round_len_s=360 and the round
           mechanism of their gavel.py (GavelMechanism options, each as their code does it):
             policy.mechanism.recompute_min_interval_s=0   their LP is re-solved every round
@@ -38,6 +46,10 @@ sim=sia_compat seed=0``) with the matching policy:
                 (finished jobs' time stays in the totals) and the deficits stay 0
             +policy.mechanism.time_counted=round   each placement adds the whole interval to the
                 job's and the type's counters (optimize, "update time"), however long it ran
+            policy.mechanism.type_order=cluster   the global queue's entries start in the cluster's
+                order (schedule_jobs_on_workers_helper appends each cluster's entries in
+                simulator_config.cluster_nnodes order: aws, dgx-ext, rtx = T4, A100-40GB, RTX2080Ti)
+                before the stable sort, so equal keys go to the types in that order
           batch: fixed makes each job's work its steps at its CSV batch and its throughput its
           steps/s at its gang, the iterations/s their predict_throughput gives the LP
   pollux  policy=pollux workload.scheduler_batch=tuned   (the artifact's type-blind jobs carry no
@@ -46,10 +58,12 @@ sim=sia_compat seed=0``) with the matching policy:
               max_profiled_replicas reads its Job's recorded step times, which it records only
               after its checkpoint-restore delay (job.py step, update_params)
 
-Reported per (policy, workload): both average JCTs and fairsim's deviation in %, the deviation of
-the p99 JCT (their print_run_stats.py's: the sorted JCTs at index int(0.99 n)), both makespans
-(last finish - first submission), the per-job Pearson correlation of JCTs, and wall seconds:
-their command whole, fairsim's simulation alone and (unless ``--no-command``) its whole ``python
+Reported per (policy, workload), job by job (fairsim.bench.agreement): both average JCTs and
+fairsim's deviation in %, the per-job Pearson correlation of JCTs, the share of jobs whose JCT is
+within +-10% of theirs, restarts per job on each side (their log's num_restarts; fairsim's
+``restarts`` column), the deviation of the p99 JCT (their print_run_stats.py's: the sorted JCTs
+at index int(0.99 n)), both makespans (last finish - first submission), and wall seconds: their
+command whole, fairsim's simulation alone and (unless ``--no-command``) its whole ``python
 run.py`` command.
 """
 

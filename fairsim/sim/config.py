@@ -34,7 +34,7 @@ CLOCKS = ("rounds", "events")
 # day a round outlasts most jobs and every decision is stale.
 ROUND_LEN_S = (1.0, 86_400.0)
 UNTIL = ("all", "window")
-REPLACES = ("keep", "sia")
+REPLACES = ("keep", "sia", "gavel")
 MAX_ROUNDS = 10**12
 
 
@@ -79,7 +79,8 @@ class SimConfig:
     consolidate: bool = True  # at churn, move spread multi-worker jobs onto one host, smallest state first
     # keep: a job keeps its hosts while it keeps its type and GPU count (consolidation aside);
     # sia: Sia's artifact's re-placement, every running job placed from scratch whenever the running
-    # set changes, a changed per-node split a restart (fairsim.sim.placement.SiaRepacker)
+    # set changes, a changed per-node split a restart (fairsim.sim.placement.SiaRepacker); gavel: the
+    # worker assignment of the Gavel in Sia's artifact (kept workers first, then a pointer over nodes)
     replace: str = "keep"
     # replace: sia: GPUs per node of the types whose nodes differ from the cluster's hosts (Sia's 8-GPU hosts)
     replace_host_gpus: Mapping[str, int] = field(default_factory=dict)
@@ -160,12 +161,12 @@ class SimConfig:
             )
         if "replace_host_gpus" in cfg:
             cfg["replace_host_gpus"] = {str(k): int(v) for k, v in hosts.items()}
-        if cfg.get("replace", cls.replace) == "sia":
+        if cfg.get("replace", cls.replace) != "keep":
             require(
                 cfg.get("placement", cls.placement),
                 source,
                 "replace",
-                "sia needs sim.placement=true (it re-places jobs on hosts)",
+                f"{cfg.get('replace')} needs sim.placement=true (it re-places jobs on hosts)",
             )
         return cls(overheads=Overheads(**ov), **cfg)
 

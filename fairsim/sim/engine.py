@@ -138,9 +138,9 @@ class Engine:
         widest = (
             int(jobs.workers.max()) if self.elastic is None else int(max(jobs.workers.max(), elastic.max_gpus.max()))
         )
-        sia = config.replace == "sia"
+        sia = config.replace != "keep"
         self.placer = HostPlacer(cluster, n, widest, config.consolidate and not sia) if config.placement else None
-        self.repacker = SiaRepacker(cluster, self._node_gpus(config), n) if sia else None
+        self.repacker = SiaRepacker(cluster, self._node_gpus(config), n, config.replace) if sia else None
         self._running_changed = False  # sim.replace=sia: jobs started or left since the last re-placement
         self.capacity = cluster.counts.astype(np.int64)
         self.capacity.setflags(write=False)  # handed to every view
