@@ -50,6 +50,10 @@ sim=sia_compat seed=0``) with the matching policy:
                 order (schedule_jobs_on_workers_helper appends each cluster's entries in
                 simulator_config.cluster_nnodes order: aws, dgx-ext, rtx = T4, A100-40GB, RTX2080Ti)
                 before the stable sort, so equal keys go to the types in that order
+            sim.replace=gavel   its worker assignment (schedule_jobs_on_workers): gang sizes
+                largest first, a job keeps last round's workers if none is taken yet, the others
+                take workers from a pointer over the nodes, so a gang can straddle nodes (2 + 2);
+                a changed per-node split is a restart
           batch: fixed makes each job's work its steps at its CSV batch and its throughput its
           steps/s at its gang, the iterations/s their predict_throughput gives the LP
   pollux  policy=pollux workload.scheduler_batch=tuned   (the artifact's type-blind jobs carry no
@@ -122,6 +126,7 @@ OUR_POLICY = {
         "+policy.mechanism.reset_counters=false",
         "+policy.mechanism.time_counted=round",
         "policy.mechanism.type_order=cluster",
+        "sim.replace=gavel",
     ],
     "pollux": ["policy=pollux", "workload.scheduler_batch=tuned", "policy.explore_from=trained"],
 }
