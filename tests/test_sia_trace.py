@@ -201,8 +201,8 @@ def stub_results(root, policy, finishes):
     folder = root / f"{policy}-set-1"
     folder.mkdir(parents=True)
     jobs = [
-        {"name": "toy-0", "submission_time": 0.0, "completion_time": finishes[0]},
-        {"name": "toy-1", "submission_time": 30.5, "completion_time": finishes[1]},
+        {"name": "toy-0", "submission_time": 0.0, "completion_time": finishes[0], "num_restarts": 1},
+        {"name": "toy-1", "submission_time": 30.5, "completion_time": finishes[1], "num_restarts": 2},
     ]
     lines = [{"timestamp": 60, "submitted_jobs": []}, {"timestamp": 120, "submitted_jobs": jobs}]
     (folder / "workload-1.log").write_text("\n".join(json.dumps(r) for r in lines) + "\n")
@@ -211,13 +211,18 @@ def stub_results(root, policy, finishes):
 
 
 def test_compare_arithmetic():
-    theirs = bench.TheirRun(["a", "b"], np.array([0.0, 10.0]), np.array([100.0, 310.0]), 1.0)
-    c = bench.compare(theirs, np.array([0.0, 10.0]), np.array([110.0, 340.0]))
+    theirs = bench.TheirRun(["a", "b"], np.array([0.0, 10.0]), np.array([100.0, 310.0]), 1.0, np.array([0.0, 2.0]))
+    ours = bench.OurRun(np.array([0.0, 10.0]), np.array([110.0, 340.0]), np.array([1.0, 2.0]), 0.1)
+    c = bench.compare(theirs, ours)
     # JCTs 100, 300 against 110, 330: averages 200 and 220, +10 %; p99 = the larger: 300 vs 330
-    assert (c["theirs"], c["ours"], c["dev"]) == pytest.approx((200.0, 220.0, 10.0))
-    assert (c["their_p99"], c["our_p99"], c["p99_dev"]) == pytest.approx((300.0, 330.0, 10.0))
-    assert (c["their_makespan"], c["our_makespan"]) == (310.0, 340.0)
-    assert c["corr"] == pytest.approx(1.0)
+    assert (c["theirs_avg"], c["ours_avg"], c["avg_dev_pct"]) == pytest.approx((200.0, 220.0, 10.0))
+    assert (c["theirs_p99"], c["ours_p99"], c["p99_dev_pct"]) == pytest.approx((300.0, 330.0, 10.0))
+    assert (c["theirs_makespan"], c["ours_makespan"]) == (310.0, 340.0)
+    assert c["r"] == pytest.approx(1.0) and c["within10_pct"] == 100.0
+    assert (c["theirs_restarts"], c["ours_restarts"]) == (1.0, 1.5)
+    # only the second job (a partial run of theirs)
+    c = bench.compare(theirs, ours, np.array([1]))
+    assert c["n"] == 1 and c["theirs_avg"] == 300.0
 
 
 def test_bench_against_stub_results(tmp_path, capsys):
@@ -232,9 +237,9 @@ def test_bench_against_stub_results(tmp_path, capsys):
     row = capsys.readouterr().out.strip().splitlines()[-1].split()
     # their average (600 + 1200) / 2 s = 0.25 h, p99 the larger (1200 s), makespan 1230.5 s, wall 12.5 s
     assert row[:3] == ["sia", "set/workload-1", "0.250"]
-    assert row[5] == f"{1200 / 3600:.3f}"
-    assert row[8] == f"{1230.5 / 3600:.2f}"
-    assert row[11] == "12.5"
+    assert row[7] == "1.50"  # their restarts per job
+    assert row[10] == f"{1230.5 / 3600:.2f}"
+    assert row[12] == "12.5"
     ours = float(row[3]) * 3600
     assert float(row[4]) == pytest.approx(100 * (ours - 900) / 900, abs=0.05 + 100 * 1.8 / 900)
 
@@ -292,3 +297,48 @@ def test_bench_runs_their_simulator_as_run_experiment_does(tmp_path, capsys):
     assert argv[-1] == f"--output={keep / 'sia-set-1' / 'workload-1.log'}"
     assert float((keep / "sia-set-1" / "wall_s.txt").read_text()) > 0
     assert capsys.readouterr().out.strip().splitlines()[-1].split()[2] == "0.250"  # (900 + 900) / 2 s
+
+
+def bench_root(tmp_path):
+    root = write_artifact(tmp_path / "sia-simulator")
+    (root / "multi_simulator.py").write_text("")
+    (root / "applications.py").write_text("")
+    return root
+
+
+TOY = ["+workload.epochs.toy=2", "+workload.slowdown.toy=2.0", "+workload.restart_s.toy=10"]
+
+
+def test_bench_fairsim_only(tmp_path, capsys):
+    root = bench_root(tmp_path)
+    args = ["--sia", str(root), "--fairsim-only", "--workloads", "set/workload-1", "--no-command"]
+    assert bench.main(args + [a for e in TOY for a in ("--set", e)]) == 0
+    row = capsys.readouterr().out.strip().splitlines()[-1].split()
+    assert row[:2] == ["sia", "set/workload-1"]
+    assert float(row[2]) > 0 and float(row[5]) >= 0  # an average JCT, and restarts per job (sim.replace=sia)
+
+
+def test_bench_partial_run_of_theirs(tmp_path, capsys):
+    root = bench_root(tmp_path)
+    folder = tmp_path / "runs" / "sia-set-1"
+    folder.mkdir(parents=True)
+    # their stdout so far: toy-0 finished after 600 s, toy-1 not yet
+    (folder / "stdout.txt").write_text("Completed jobs:\n{}\nCompleted jobs:\n{'toy-0': 600.0}\nAverage JCT: 600.0\n")
+    args = ["--sia", str(root), "--their-results", str(tmp_path / "runs"), "--partial", "--workloads", "set/workload-1"]
+    assert bench.main([*args, "--no-command", *[a for e in TOY for a in ("--set", e)]]) == 0
+    row = capsys.readouterr().out.strip().splitlines()[-1].split()
+    assert row[:3] == ["sia", "set/workload-1:1", f"{600 / 3600:.3f}"]
+    with pytest.raises(SystemExit, match="--partial: give --their-results"):
+        bench.main(["--sia", str(root), "--partial", "--workloads", "set/workload-1"])
+
+
+def test_sia_replace_run_counts_restarts(tmp_path):
+    from fairsim.experiment.single import run_config
+
+    root = write_artifact(tmp_path)
+    keep = run_config(compose_config(overrides(root, "+policy.growth_cap=2"))).jobs
+    sia = run_config(compose_config(overrides(root, "+policy.growth_cap=2", "sim.replace=sia"))).jobs
+    for jobs in (keep, sia):
+        assert np.isfinite(jobs.finish_s).all()
+        # restarts: every start after the first, plus host moves and (sim.replace=sia) changed splits
+        assert (jobs.restarts >= jobs.preemptions).all()

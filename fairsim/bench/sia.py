@@ -2,6 +2,8 @@
 
     python -m fairsim.bench sia --sia /path/to/sia-simulator --python /path/to/python
     python -m fairsim.bench sia --sia DIR --their-results RUNS --workloads saturn/workload-1 --policies sia gavel
+    python -m fairsim.bench sia --sia DIR --their-results RUNS --partial     # runs of theirs still going
+    python -m fairsim.bench sia --sia DIR --fairsim-only --workloads philly/workload-2
 
 ``--sia`` is the ``sia-simulator`` folder of siasosp23/artifacts (it has no licence: it is read
 where it is, nothing is copied); ``--python`` a Python with its requirements (cvxpy with CBC,
@@ -17,6 +19,9 @@ on the one workload file, unmodified, in their folder, its log written to a scra
 ``--their-results DIR`` reuses runs instead (they take minutes to half an hour): a folder
 ``DIR/<policy>-<set>-<N>/`` holding ``workload-<N>.log`` and, for its wall time, a ``wall_s.txt``
 (seconds) or GNU time's ``time.txt``; ``--keep-results DIR`` writes new runs there in that layout.
+``--partial`` (with ``--their-results``) compares a run of theirs that has not written its log yet
+on the jobs it has finished, from the last "Completed jobs:" line of its ``stdout.txt``;
+``--fairsim-only`` runs fairsim's side alone on their workload files.
 
 fairsim runs the same workload (``workload=sia_trace workload.dir=<--sia> cluster=sia
 sim=sia_compat seed=0``) with the matching policy:
@@ -25,6 +30,9 @@ sim=sia_compat seed=0``) with the matching policy:
           policy.restart_penalty_by_model={deepspeech2: 25, imagenet: 250, cifar10: 30, bert: 120,
           yolov3: 45}   (the restart penalties of the artifact's sia.py; its jobs tell the policy
           their goodput at batches up to their CSV batch_size: workload.scheduler_batch=submitted)
+          sim.replace=sia   every running job re-placed from scratch each round, as sia.py's
+              alloc_to_placement_fast (smart_placement=False) on its 8-GPU A100 and RTX nodes, a
+              changed per-node split a restart (job.py reallocate) paying the job's restore
   gavel   policy=gavel_throughput workload.batch=fixed sim.round_len_s=360 and the round
           mechanism of their gavel.py (GavelMechanism options, each as their code does it):
             policy.mechanism.recompute_min_interval_s=0   their LP is re-solved every round
@@ -38,6 +46,14 @@ sim=sia_compat seed=0``) with the matching policy:
                 (finished jobs' time stays in the totals) and the deficits stay 0
             +policy.mechanism.time_counted=round   each placement adds the whole interval to the
                 job's and the type's counters (optimize, "update time"), however long it ran
+            policy.mechanism.type_order=cluster   the global queue's entries start in the cluster's
+                order (schedule_jobs_on_workers_helper appends each cluster's entries in
+                simulator_config.cluster_nnodes order: aws, dgx-ext, rtx = T4, A100-40GB, RTX2080Ti)
+                before the stable sort, so equal keys go to the types in that order
+            sim.replace=gavel   its worker assignment (schedule_jobs_on_workers): gang sizes
+                largest first, a job keeps last round's workers if none is taken yet, the others
+                take workers from a pointer over the nodes, so a gang can straddle nodes (2 + 2);
+                a changed per-node split is a restart
           batch: fixed makes each job's work its steps at its CSV batch and its throughput its
           steps/s at its gang, the iterations/s their predict_throughput gives the LP
   pollux  policy=pollux workload.scheduler_batch=tuned   (the artifact's type-blind jobs carry no
@@ -46,10 +62,12 @@ sim=sia_compat seed=0``) with the matching policy:
               max_profiled_replicas reads its Job's recorded step times, which it records only
               after its checkpoint-restore delay (job.py step, update_params)
 
-Reported per (policy, workload): both average JCTs and fairsim's deviation in %, the deviation of
-the p99 JCT (their print_run_stats.py's: the sorted JCTs at index int(0.99 n)), both makespans
-(last finish - first submission), the per-job Pearson correlation of JCTs, and wall seconds:
-their command whole, fairsim's simulation alone and (unless ``--no-command``) its whole ``python
+Reported per (policy, workload), job by job (fairsim.bench.agreement): both average JCTs and
+fairsim's deviation in %, the per-job Pearson correlation of JCTs, the share of jobs whose JCT is
+within +-10% of theirs, restarts per job on each side (their log's num_restarts; fairsim's
+``restarts`` column), the deviation of the p99 JCT (their print_run_stats.py's: the sorted JCTs
+at index int(0.99 n)), both makespans (last finish - first submission), and wall seconds: their
+command whole, fairsim's simulation alone and (unless ``--no-command``) its whole ``python
 run.py`` command.
 """
 
@@ -68,7 +86,9 @@ from pathlib import Path
 
 import numpy as np
 
-from fairsim.bench import jct_agreement, load_average, write_their_jobs
+from fairsim.bench import load_average, write_their_jobs
+from fairsim.bench.agreement import HEADER, agreement, format_row
+from fairsim.bench.agreement import p99 as agreement_p99
 from fairsim.bench.tiresias import time_fairsim_command
 from fairsim.experiment.compose import CONF_DIR
 
@@ -95,6 +115,7 @@ OUR_POLICY = {
         "+policy.host_gpus={A100-40GB: 8, RTX2080Ti: 8}",
         "+policy.growth_cap=2",
         "policy.restart_penalty_by_model={deepspeech2: 25, imagenet: 250, cifar10: 30, bert: 120, yolov3: 45}",
+        "sim.replace=sia",
     ],
     "gavel": [
         "policy=gavel_throughput",
@@ -104,6 +125,8 @@ OUR_POLICY = {
         "+policy.mechanism.queue=global",
         "+policy.mechanism.reset_counters=false",
         "+policy.mechanism.time_counted=round",
+        "policy.mechanism.type_order=cluster",
+        "sim.replace=gavel",
     ],
     "pollux": ["policy=pollux", "workload.scheduler_batch=tuned", "policy.explore_from=trained"],
 }
@@ -116,6 +139,7 @@ class TheirRun:
     submit: np.ndarray  # seconds
     finish: np.ndarray  # seconds
     wall_s: float  # their command, whole (nan if unknown)
+    restarts: np.ndarray | None = None  # num_restarts per job (None if their log has none)
 
 
 def parse_workload(name: str) -> tuple[str, str]:
@@ -130,9 +154,10 @@ def run_folder(results: Path, policy: str, workload: str) -> Path:
     return results / f"{policy}-{suite}-{n}"
 
 
-def read_their_log(log: Path, names: list[str]) -> tuple[np.ndarray, np.ndarray]:
-    """(submit, finish) seconds per job in the workload's row order, from the last record of
-    their JSON-lines log (every submitted job, with its completion time)."""
+def read_their_log(log: Path, names: list[str]) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
+    """(submit, finish) seconds and restarts (None if the log has no num_restarts) per job in the
+    workload's row order, from the last record of their JSON-lines log (every submitted job, with
+    its completion time and num_restarts)."""
     if not log.is_file():
         raise SystemExit(f"--their-results: no {log}")
     with open(log, "rb") as f:
@@ -155,7 +180,11 @@ def read_their_log(log: Path, names: list[str]) -> tuple[np.ndarray, np.ndarray]
         raise SystemExit(f"--their-results: {log}: jobs not finished in its last record: {', '.join(missing[:5])}")
     submit = np.array([float(jobs[n]["submission_time"]) for n in names])
     finish = np.array([float(jobs[n]["completion_time"]) for n in names])
-    return submit, finish
+    counts = [jobs[n].get("num_restarts") for n in names]
+    restarts = (
+        np.array([c or 0 for c in counts], dtype=float) if all("num_restarts" in jobs[n] for n in names) else None
+    )
+    return submit, finish, restarts
 
 
 def their_wall(folder: Path) -> float:
@@ -201,8 +230,8 @@ def run_theirs(sim_dir: Path, python: str, policy: str, workload: str, folder: P
 
 def their_run(folder: Path, names: list[str], workload: str) -> TheirRun:
     log = folder / f"workload-{parse_workload(workload)[1]}.log"
-    submit, finish = read_their_log(log, names)
-    return TheirRun(names=names, submit=submit, finish=finish, wall_s=their_wall(folder))
+    submit, finish, restarts = read_their_log(log, names)
+    return TheirRun(names=names, submit=submit, finish=finish, wall_s=their_wall(folder), restarts=restarts)
 
 
 def fairsim_overrides(sim_dir: Path, policy: str, workload: str, extra: list[str]) -> list[str]:
@@ -218,39 +247,74 @@ def fairsim_overrides(sim_dir: Path, policy: str, workload: str, extra: list[str
     ]
 
 
-def run_fairsim(overrides: list[str]) -> tuple[np.ndarray, np.ndarray, float]:
-    """(arrival, finish) seconds in job-id order (the workload's rows), and the simulation's wall seconds."""
+@dataclass(frozen=True)
+class OurRun:
+    arrival: np.ndarray  # seconds, in job-id order (the workload's rows)
+    finish: np.ndarray
+    restarts: np.ndarray | None  # the per-job restarts column (sim=sia_compat has it)
+    sim_s: float  # the simulation's wall seconds
+
+
+def run_fairsim(overrides: list[str]) -> OurRun:
+    """fairsim's run of one (policy, workload), per job in job-id order."""
     from fairsim.experiment.compose import compose_config
     from fairsim.experiment.single import run_config
 
     out = run_config(compose_config(overrides))
     jobs = out.jobs.sort_values("job_id")
-    return jobs["arrival_s"].to_numpy(float), jobs["finish_s"].to_numpy(float), float(out.summary["sim_wall_s"])
+    restarts = jobs["restarts"].to_numpy(float) if "restarts" in jobs else None
+    return OurRun(
+        jobs["arrival_s"].to_numpy(float), jobs["finish_s"].to_numpy(float), restarts, float(out.summary["sim_wall_s"])
+    )
 
 
 def p99(jct: np.ndarray) -> float:
     """print_run_stats.py's p99: the sorted JCTs at index int(0.99 n)."""
-    return float(np.sort(jct)[int(0.99 * len(jct))])
+    return agreement_p99(jct)
 
 
-def compare(theirs: TheirRun, arrival: np.ndarray, finish: np.ndarray) -> dict[str, float]:
-    if len(arrival) != len(theirs.submit):
-        raise SystemExit(f"the two simulators ran different job counts ({len(theirs.submit)} and {len(arrival)})")
-    if not np.isfinite(finish).all():
-        raise SystemExit(f"fairsim did not finish {int((~np.isfinite(finish)).sum())} jobs")
-    a, b = theirs.finish - theirs.submit, finish - arrival
-    t_avg, o_avg, dev, corr = jct_agreement(a, b)
-    return {
-        "theirs": t_avg,
-        "ours": o_avg,
-        "dev": dev,
-        "their_p99": p99(a),
-        "our_p99": p99(b),
-        "p99_dev": 100.0 * (p99(b) - p99(a)) / p99(a),
-        "corr": corr,
-        "their_makespan": float(theirs.finish.max() - theirs.submit.min()),
-        "our_makespan": float(finish.max() - arrival.min()),
-    }
+def compare(theirs: TheirRun, ours: OurRun, jobs: np.ndarray | None = None) -> dict[str, float]:
+    """``fairsim.bench.agreement``'s figures of the two runs (``jobs``: only these rows, e.g. the
+    jobs a partial run of theirs finished)."""
+    if len(ours.arrival) != len(theirs.submit):
+        raise SystemExit(f"the two simulators ran different job counts ({len(theirs.submit)} and {len(ours.arrival)})")
+    if not np.isfinite(ours.finish).all():
+        raise SystemExit(f"fairsim did not finish {int((~np.isfinite(ours.finish)).sum())} jobs")
+    rows = np.arange(len(ours.arrival)) if jobs is None else jobs
+    pick = lambda a: None if a is None else a[rows]  # noqa: E731
+    return agreement(
+        theirs.finish[rows] - theirs.submit[rows],
+        ours.finish[rows] - ours.arrival[rows],
+        theirs_restarts=pick(theirs.restarts),
+        ours_restarts=pick(ours.restarts),
+        theirs_finish=theirs.finish[rows],
+        ours_finish=ours.finish[rows],
+    )
+
+
+def read_partial(folder: Path, csv: Path, names: list[str]) -> tuple[TheirRun, np.ndarray]:
+    """A run of theirs that has not ended (``--partial``): the jobs it finished so far, from the
+    last "Completed jobs:" line its stdout printed ({name: JCT}), and their rows. Submissions
+    are the workload's ``time`` column; restarts are not known."""
+    import ast
+
+    import pandas as pd
+
+    out = folder / "stdout.txt"
+    if not out.is_file():
+        raise SystemExit(f"--partial: no {out}")
+    last = None
+    lines = out.read_text(errors="replace").splitlines()
+    for k, line in enumerate(lines[:-1]):
+        if line.startswith("Completed jobs:"):
+            last = lines[k + 1]
+    done = ast.literal_eval(last) if last else {}
+    if not done:
+        raise SystemExit(f"--partial: {out}: no job finished yet")
+    submit = pd.read_csv(csv, skipinitialspace=True)["time"].to_numpy(float)
+    finish = np.array([submit[k] + float(done[n]) if n in done else np.nan for k, n in enumerate(names)])
+    rows = np.flatnonzero(np.isfinite(finish))
+    return TheirRun(names, submit, finish, float("nan")), rows
 
 
 def check_sim_dir(path: Path) -> Path:
@@ -268,6 +332,10 @@ def main(argv: list[str]) -> int:
     ap.add_argument("--policies", nargs="+", choices=POLICIES, default=["sia"])
     ap.add_argument("--their-results", type=Path, metavar="DIR", help="reuse their runs: DIR/<policy>-<set>-<N>/")
     ap.add_argument("--keep-results", type=Path, metavar="DIR", help="write new runs of theirs here (same layout)")
+    ap.add_argument("--fairsim-only", action="store_true", help="run fairsim's side alone on their workload files")
+    ap.add_argument(
+        "--partial", action="store_true", help="with --their-results: a run of theirs still going, its finished jobs"
+    )
     ap.add_argument("--set", action="append", default=[], metavar="KEY=VALUE", help="a fairsim override")
     ap.add_argument("--no-command", action="store_true", help="skip timing fairsim's whole command (python run.py)")
     ap.add_argument("--their-jobs", type=Path, metavar="CSV", help="write their per-job JCTs here")
@@ -276,9 +344,12 @@ def main(argv: list[str]) -> int:
     for workload in args.workloads:
         parse_workload(workload)
         workload_csv(sim_dir, workload)
+    if args.partial and args.their_results is None:
+        raise SystemExit("--partial: give --their-results DIR (the runs of theirs still going)")
     if args.their_results is not None and not args.their_results.is_dir():
         raise SystemExit(f"--their-results {args.their_results}: no such folder")
-    if args.their_results is None and shutil.which(args.python) is None and not Path(args.python).is_file():
+    theirs_run = not args.fairsim_only and args.their_results is None
+    if theirs_run and shutil.which(args.python) is None and not Path(args.python).is_file():
         raise SystemExit(f"--python {args.python}: no such program (a Python with their requirements)")
     policies = []
     for policy in args.policies:
@@ -287,36 +358,56 @@ def main(argv: list[str]) -> int:
             continue
         policies.append(policy)
     print(f"load average {load_average()}")
-    print("S = Sia's simulator (cmd: its whole command), F = fairsim (sim: the simulation alone; cmd: python run.py)")
-    print(
-        f"{'policy':>6} {'workload':>18} {'S avg h':>7} {'F avg h':>7} {'dev %':>7} {'S p99 h':>7} {'F p99 h':>7} "
-        f"{'p99 %':>7} {'S mk h':>7} {'F mk h':>7} {'corr':>6} {'S cmd s':>7} {'F sim s':>7} {'F cmd s':>7}"
-    )
+    if args.fairsim_only:
+        print("fairsim alone (sim: the simulation; cmd: python run.py), JCTs and makespan in hours")
+        print(
+            f"{'policy':>8} {'workload':>18} {'F avg h':>7} {'F p99 h':>7} {'F mk h':>7} {'F rst/j':>7} {'F sim s':>7} {'F cmd s':>7}"
+        )
+    else:
+        print(
+            "S = Sia's simulator (cmd: its whole command), F = fairsim (sim: the simulation alone; cmd: python run.py)"
+        )
+        print(f"{HEADER} {'S cmd s':>7} {'F sim s':>7} {'F cmd s':>7}")
     their_rows = []
     with tempfile.TemporaryDirectory() as tmp:
         for workload in args.workloads:
-            names = job_names(workload_csv(sim_dir, workload))
+            csv = workload_csv(sim_dir, workload)
+            names = job_names(csv)
             for policy in policies:
+                overrides = fairsim_overrides(sim_dir, policy, workload, args.set)
+                if args.fairsim_only:
+                    ours = run_fairsim(overrides)
+                    cmd_s = float("nan") if args.no_command else time_fairsim_command(overrides)[0]
+                    jct = ours.finish - ours.arrival
+                    rst = float("nan") if ours.restarts is None else float(ours.restarts.mean())
+                    print(
+                        f"{policy:>8} {workload:>18} {jct.mean() / 3600:7.3f} {p99(jct) / 3600:7.3f} "
+                        f"{(ours.finish.max() - ours.arrival.min()) / 3600:7.2f} {rst:7.2f} {ours.sim_s:7.2f} {cmd_s:7.2f}",
+                        flush=True,
+                    )
+                    continue
+                rows = None
                 if args.their_results is not None:
                     folder = run_folder(args.their_results, policy, workload)
+                    if args.partial and not (folder / f"workload-{parse_workload(workload)[1]}.log").is_file():
+                        theirs, rows = read_partial(folder, csv, names)
+                    else:
+                        theirs = their_run(folder, names, workload)
                 else:
                     folder = run_folder(args.keep_results or Path(tmp), policy, workload)
                     run_theirs(sim_dir, args.python, policy, workload, folder)
-                theirs = their_run(folder, names, workload)
-                overrides = fairsim_overrides(sim_dir, policy, workload, args.set)
-                arrival, finish, sim_s = run_fairsim(overrides)
+                    theirs = their_run(folder, names, workload)
+                ours = run_fairsim(overrides)
                 cmd_s = float("nan") if args.no_command else time_fairsim_command(overrides)[0]
-                c = compare(theirs, arrival, finish)
+                fig = compare(theirs, ours, rows)
+                label = workload if rows is None else f"{workload}:{len(rows)}"
                 print(
-                    f"{policy:>6} {workload:>18} {c['theirs'] / 3600:7.3f} {c['ours'] / 3600:7.3f} {c['dev']:+7.2f} "
-                    f"{c['their_p99'] / 3600:7.3f} {c['our_p99'] / 3600:7.3f} {c['p99_dev']:+7.2f} "
-                    f"{c['their_makespan'] / 3600:7.2f} {c['our_makespan'] / 3600:7.2f} {c['corr']:6.3f} "
-                    f"{theirs.wall_s:7.1f} {sim_s:7.2f} {cmd_s:7.2f}",
-                    flush=True,
+                    f"{format_row(policy, label, fig)} {theirs.wall_s:7.1f} {ours.sim_s:7.2f} {cmd_s:7.2f}", flush=True
                 )
                 their_rows += [
                     (policy, workload, j, name, s, f - s)
                     for j, (name, s, f) in enumerate(zip(names, theirs.submit, theirs.finish))
+                    if np.isfinite(f)
                 ]
     if args.their_jobs and their_rows:
         write_their_jobs(

@@ -34,6 +34,7 @@ CLOCKS = ("rounds", "events")
 # day a round outlasts most jobs and every decision is stale.
 ROUND_LEN_S = (1.0, 86_400.0)
 UNTIL = ("all", "window")
+REPLACES = ("keep", "sia", "gavel")
 MAX_ROUNDS = 10**12
 
 
@@ -76,6 +77,13 @@ class SimConfig:
     integer_steps: bool = False  # Gavel: a round runs floor(tput * round) whole steps
     placement: bool = True  # host-level placement (packing, consolidation); off = every job packed
     consolidate: bool = True  # at churn, move spread multi-worker jobs onto one host, smallest state first
+    # keep: a job keeps its hosts while it keeps its type and GPU count (consolidation aside);
+    # sia: Sia's artifact's re-placement, every running job placed from scratch whenever the running
+    # set changes, a changed per-node split a restart (fairsim.sim.placement.SiaRepacker); gavel: the
+    # worker assignment of the Gavel in Sia's artifact (kept workers first, then a pointer over nodes)
+    replace: str = "keep"
+    # replace: sia: GPUs per node of the types whose nodes differ from the cluster's hosts (Sia's 8-GPU hosts)
+    replace_host_gpus: Mapping[str, int] = field(default_factory=dict)
     fast_forward: bool = True  # apply rounds a standing decision carries through in bulk (docs/DESIGN.md "Clocks")
     check: bool = False  # validate invariants every round
     max_rounds: int = 10_000_000  # safety stop; hitting it is an error, never a silent truncation
@@ -137,6 +145,29 @@ class SimConfig:
                 "must be 0 under sim.clock=rounds (rounds already decide once per sim.round_len_s); "
                 f"it spaces decisions under sim.clock=events, got {cfg.get('min_gap_s')!r}",
             )
+        hosts = cfg.get("replace_host_gpus") or {}
+        require(
+            isinstance(hosts, Mapping),
+            source,
+            "replace_host_gpus",
+            f"must map GPU types to GPUs per node, got {hosts!r}",
+        )
+        for name, size in hosts.items():
+            require(
+                isinstance(size, int) and not isinstance(size, bool) and size >= 1,
+                source,
+                f"replace_host_gpus.{name}",
+                f"must be a whole number of GPUs >= 1, got {size!r}",
+            )
+        if "replace_host_gpus" in cfg:
+            cfg["replace_host_gpus"] = {str(k): int(v) for k, v in hosts.items()}
+        if cfg.get("replace", cls.replace) != "keep":
+            require(
+                cfg.get("placement", cls.placement),
+                source,
+                "replace",
+                f"{cfg.get('replace')} needs sim.placement=true (it re-places jobs on hosts)",
+            )
         return cls(overheads=Overheads(**ov), **cfg)
 
     def check_horizon(self, jobs: JobSet, workload: str = "the workload", source: str = "sim") -> None:
@@ -184,6 +215,7 @@ LATE_SETTINGS = {  # after the restart-vs-round check, as before
     "round_end": OneOf(ROUND_ENDS, wording="is_not"),
     "round_origin": OneOf(ROUND_ORIGINS, wording="is_not"),
     "until": OneOf(UNTIL, wording="is_not"),
+    "replace": OneOf(REPLACES, wording="is_not"),
     "profile_error": Number(lo=0, hi=1, hi_open=True, what="a relative error in [0, 1)"),
     # a safety stop, not a budget: past 1e12 rounds it stops nothing (and counts would overflow)
     "max_rounds": Integer(lo=1, hi=MAX_ROUNDS, what=f"an integer in [1, {MAX_ROUNDS:.0e}]"),

@@ -34,7 +34,7 @@ from fairsim.sim.config import SimConfig
 from fairsim.sim.invariants import RoundChecker
 from fairsim.sim.outages import Outages
 from fairsim.sim.overheads import job_costs, start_cost
-from fairsim.sim.placement import HostPlacer
+from fairsim.sim.placement import HostPlacer, SiaRepacker
 from fairsim.sim.running import CARRIED, RunningTable
 from fairsim.sim.schedule import ScheduleRecorder
 from fairsim.workload.jobs import JobSet
@@ -81,6 +81,7 @@ class _State:
         self.preemptions = np.zeros(n, dtype=np.int64)
         self.spread_rounds = np.zeros(n, dtype=np.int64)
         self.resizes = np.zeros(n, dtype=np.int64)  # an elastic job's GPU count changed on its type
+        self.restarts = np.zeros(n, dtype=np.int64)  # starts after the first, and sim.replace=sia's split changes
         # switches and preemptions are logged per round and counted once at the end (integer
         # counts, order-free): a few numpy calls fewer in every round that has any
         self.switch_log: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []  # (jobs, from type, to type)
@@ -137,7 +138,10 @@ class Engine:
         widest = (
             int(jobs.workers.max()) if self.elastic is None else int(max(jobs.workers.max(), elastic.max_gpus.max()))
         )
-        self.placer = HostPlacer(cluster, n, widest, config.consolidate) if config.placement else None
+        sia = config.replace != "keep"
+        self.placer = HostPlacer(cluster, n, widest, config.consolidate and not sia) if config.placement else None
+        self.repacker = SiaRepacker(cluster, self._node_gpus(config), n, config.replace) if sia else None
+        self._running_changed = False  # sim.replace=sia: jobs started or left since the last re-placement
         self.capacity = cluster.counts.astype(np.int64)
         self.capacity.setflags(write=False)  # handed to every view
         self._capacity_or_idle = np.r_[np.inf, self.capacity]  # GPUs per bincount(type + 1) slot
@@ -415,7 +419,10 @@ class Engine:
         cfg, table = self.cfg, self.table
         self._respread()
         started, kept_gpus = self._apply(t, *moves)
-        if self.placer is not None and len(table):
+        if self.repacker is not None:
+            if self._running_changed:
+                self._repack(t, started)
+        elif self.placer is not None and len(table):
             self._settle_hosts(t, started, kept_gpus)
         if self._elastic_running():
             self._refresh_goodput(t)
@@ -482,6 +489,8 @@ class Engine:
         else:
             spread = np.zeros(len(run), dtype=bool)
         first_run = np.isnan(s.first_start[run])
+        s.restarts[run[~first_run]] += 1
+        self._running_changed = True
         self._count_switches(run, new_type)
         if not self.costless:
             self._charge_starts(run, new_type, was_type, first_run)
@@ -522,6 +531,7 @@ class Engine:
         table = self.table
         ids, types, workers = table.ids[rows], table.types[rows], table.workers[rows]
         table.remove(self.s, rows)
+        self._running_changed = True
         self.s.cur_type[ids] = NOT_RUN
         np.subtract.at(self.used, types, workers)
         self.busy_gpus -= int(workers.sum())
@@ -575,6 +585,7 @@ class Engine:
         if np.count_nonzero(host_moved):
             rows, ids = rows[host_moved], ids[host_moved]
             self.s.migrations[ids] += 1
+            self.s.restarts[ids] += 1
             if not self.costless:
                 kind = table.types[rows]
                 table.penalty[rows] = start_cost(
@@ -587,6 +598,48 @@ class Engine:
                 )
             if self.outages is not None:  # a host move saves the job's state: its new restore point
                 self.outages.restored(t, ids, table.done[rows], table.penalty[rows])
+
+    def _node_gpus(self, config: SimConfig) -> np.ndarray:
+        """int [T]: GPUs per node for sim.replace=sia, the cluster's host size unless replace_host_gpus names the type."""
+        sizes = np.full(self.cluster.num_types, self.cluster.gpus_per_host, dtype=np.int64)
+        for name, size in config.replace_host_gpus.items():
+            sizes[self.cluster.type_index(name, "sim", f"replace_host_gpus.{name}")] = size
+        return sizes
+
+    def _repack(self, t: float, started: np.ndarray) -> None:
+        """sim.replace=sia: re-place every running job (``SiaRepacker``); a job that kept running
+        on its type and GPUs but whose per-node split changed pays a restore and counts a restart
+        (a job that started now pays its start only). Rates and spread follow the new splits."""
+        self._running_changed = False
+        table, jobs = self.table, self.jobs
+        ids, types, gpus = table.ids, table.types, table.workers.astype(np.int64)
+        changed = self.repacker.place(ids, types, gpus)
+        if not len(ids):
+            return
+        hosts = self.repacker.hosts(ids, types, gpus)
+        spread = hosts > -(-gpus // self.cluster.gpus_per_host)
+        table.spread[:] = spread
+        rigid = np.ones(len(ids), dtype=bool) if self.elastic is None else ~self.elastic[ids]
+        table.tput[rigid] = np.where(spread, jobs.tput_spread[ids, types], jobs.tput_packed[ids, types])[rigid]
+        changed &= ~np.isin(ids, started)
+        if not np.count_nonzero(changed):
+            return
+        rows = np.flatnonzero(changed)
+        moved = ids[rows]
+        self.s.restarts[moved] += 1
+        self.s.migrations[moved] += 1
+        if not self.costless:
+            kind = table.types[rows]
+            table.penalty[rows] = start_cost(
+                self.migration_cost[moved],
+                self.restart_cost[moved],
+                self.first_cost[moved],
+                kind,
+                kind,
+                np.zeros(len(moved), dtype=bool),
+            )
+        if self.outages is not None:
+            self.outages.restored(t, moved, table.done[rows], table.penalty[rows])
 
     # ---- hosts that leave and return ------------------------------------------------------------
     def _next_outage_s(self) -> float:
@@ -630,6 +683,8 @@ class Engine:
 
     def _hosts(self, ids: np.ndarray, gpus: np.ndarray) -> np.ndarray:
         """Hosts the running jobs ``ids`` span (as few as hold ``gpus`` without placement)."""
+        if self.repacker is not None and not self._running_changed:
+            return self.repacker.hosts(ids, self.s.cur_type[ids], gpus)
         if self.placer is not None:
             return self.placer.hosts_spanned(ids)
         return -(-gpus // self.cluster.gpus_per_host)
@@ -1053,6 +1108,8 @@ class Engine:
         )
         if self.elastic is not None:
             table["resizes"] = s.resizes
+        if self.repacker is not None or self.cfg.overheads.restore_on_first_start:
+            table["restarts"] = s.restarts  # sim=sia_compat: Sia's artifact's num_restarts
         if self.outages is not None:
             for name, column in self.outages.job_columns().items():
                 table[name] = column

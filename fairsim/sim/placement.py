@@ -151,3 +151,144 @@ class HostPlacer:
         self.version[t] += 1  # the job's own GPUs were freed before it takes its new ones
         self._take(job, t, d)
         return True
+
+
+def pointer_splits(node_gpus: int, num_nodes: int, gangs: list[int]) -> list[tuple[int, ...]]:
+    """Sia's artifact's re-placement of one GPU type (``alloc_to_placement_fast`` in its sia.py,
+    ``smart_placement=False``), every node free: the gangs, in the order given, are placed
+    greedily by a node pointer that carries over from one gang to the next. A gang first takes
+    whole free nodes (gang // node_gpus of them, scanning each node once from the pointer), then
+    the rest anywhere from the pointer on, wrapping round, a piece of each node with free GPUs,
+    the pointer moving past every node it looks at. Returns each gang's GPUs per node in the order
+    taken (the artifact's per-node split, e.g. (8, 2))."""
+    free = [node_gpus] * num_nodes
+    if sum(gangs) > node_gpus * num_nodes:
+        raise RuntimeError(f"placement: {sum(gangs)} GPUs asked of {node_gpus * num_nodes} (sim.replace=sia)")
+    pointer = 0
+    out = []
+    for gpus in gangs:
+        split: list[int] = []
+        node = pointer
+        whole = gpus // node_gpus
+        checked = 0
+        while checked < num_nodes and whole > 0:
+            if free[node] == node_gpus:
+                free[node] = 0
+                gpus -= node_gpus
+                split.append(node_gpus)
+                whole -= 1
+            node = (node + 1) % num_nodes
+            checked += 1
+        while gpus > 0:
+            if free[node]:
+                take = min(gpus, free[node])
+                gpus -= take
+                free[node] -= take
+                split.append(take)
+            node = (node + 1) % num_nodes
+        out.append(tuple(split))
+        pointer = node
+    return out
+
+
+def gavel_workers(
+    node_gpus: int, num_nodes: int, gangs: list[tuple[int, int]], kept: dict[int, tuple[int, ...]]
+) -> dict[int, tuple[int, ...]]:
+    """The worker assignment of the Gavel in Sia's artifact (gavel.py ``schedule_jobs_on_workers``
+    and ``assign_workers_to_job``) on one GPU type of ``num_nodes`` nodes of ``node_gpus``
+    workers (worker w on node w // node_gpus). ``gangs``: (job, GPUs) in queue order; ``kept``:
+    the workers each job held on this type in the previous round. Gang sizes are visited largest
+    first; in each, a job keeps its previous workers if none was taken yet, then the others take
+    workers from a pointer that walks the nodes' worker lists in order, skipping taken ones."""
+    lists = [list(range(n * node_gpus, (n + 1) * node_gpus)) for n in range(num_nodes)]
+    taken: set[int] = set()
+    pointer = 0
+    out: dict[int, tuple[int, ...]] = {}
+    ordered = sorted(gangs, key=lambda g: -g[1])  # stable: queue order within a size
+    for size in sorted({g for _, g in gangs}, reverse=True):
+        group = [j for j, g in ordered if g == size]
+        for j in group:
+            prev = kept.get(j)
+            if prev and len(prev) == size and not taken.intersection(prev):
+                out[j] = prev
+                taken.update(prev)
+        for j in group:
+            workers = list(out.get(j, ()))
+            while len(workers) < size and pointer < num_nodes:
+                if not lists[pointer]:
+                    pointer += 1
+                    continue
+                w = lists[pointer].pop(0)
+                if w not in taken:
+                    workers.append(w)
+                    taken.add(w)
+            if len(workers) != size:
+                raise RuntimeError(f"placement: no {size} workers left for job {j} (sim.replace=gavel)")
+            out[j] = tuple(workers)
+    return out
+
+
+def node_split(workers: tuple[int, ...], node_gpus: int) -> tuple[int, ...]:
+    """GPUs per node of a worker list, run by run in its order (the artifact's placement tuple)."""
+    split: list[int] = []
+    last = None
+    for w in workers:
+        node = w // node_gpus
+        if node == last:
+            split[-1] += 1
+        else:
+            split.append(1)
+            last = node
+    return tuple(split)
+
+
+class SiaRepacker:
+    """``sim.replace: sia``: every running job re-placed from scratch whenever the running set
+    changes, as Sia's artifact does each round (``pointer_splits`` per GPU type, the gangs biggest
+    first, then engine index, on nodes of ``node_gpus[t]`` GPUs). A job whose per-node split
+    changed while it kept its type and GPU count is restarted on its new nodes (the engine
+    charges its restore); one whose split is unchanged runs on, whichever nodes it is on."""
+
+    def __init__(self, cluster: ClusterSpec, node_gpus: np.ndarray, num_jobs: int, mode: str = "sia"):
+        self.node_gpus = np.asarray(node_gpus, dtype=np.int64)
+        self.num_nodes = -(-cluster.counts.astype(np.int64) // self.node_gpus)
+        self.gph = cluster.gpus_per_host
+        self.mode = mode  # sia: pointer_splits from scratch | gavel: gavel_workers, kept workers first
+        self.split: list[tuple[int, ...]] = [()] * num_jobs
+        self.workers: dict[int, tuple[int, int, tuple[int, ...]]] = {}  # gavel: job -> (type, GPUs, workers)
+
+    def place(self, ids: np.ndarray, types: np.ndarray, gpus: np.ndarray) -> np.ndarray:
+        """Re-place the running jobs (engine indices ``ids`` on ``types`` with ``gpus``); returns
+        which of them had a split before and have another now. Jobs not in ``ids`` hold none."""
+        changed = np.zeros(len(ids), dtype=bool)
+        new = {}
+        for t in np.unique(types).tolist():
+            rows = np.flatnonzero(types == t)
+            rows = rows[np.lexsort((ids[rows], -gpus[rows]))]
+            size, count = int(self.node_gpus[t]), int(self.num_nodes[t])
+            if self.mode == "gavel":
+                kept = {j: w for j, (k, g, w) in self.workers.items() if k == t}
+                got = gavel_workers(size, count, list(zip(ids[rows].tolist(), gpus[rows].tolist())), kept)
+                for j, w in got.items():
+                    self.workers[j] = (t, len(w), w)
+                splits = [node_split(got[j], size) for j in ids[rows].tolist()]
+            else:
+                splits = pointer_splits(size, count, gpus[rows].tolist())
+            for row, split in zip(rows.tolist(), splits):
+                j = int(ids[row])
+                changed[row] = bool(self.split[j]) and self.split[j] != split
+                new[j] = split
+        self.split = [()] * len(self.split)
+        for j, split in new.items():
+            self.split[j] = split
+        self.workers = {j: w for j, w in self.workers.items() if j in new}
+        return changed
+
+    def hosts(self, ids: np.ndarray, types: np.ndarray, gpus: np.ndarray) -> np.ndarray:
+        """The hosts, in the cluster's host size, a job's rate is looked up at: as few as its GPUs
+        need where it has as few nodes as they need, else as many as its nodes (at least one
+        more than packed: a workload maps that to a split over that many nodes)."""
+        nodes = np.array([len(self.split[j]) for j in ids.tolist()], dtype=np.int64)
+        fewest_nodes = -(-gpus // self.node_gpus[types])
+        packed = -(-gpus // self.gph)
+        return np.where(nodes <= fewest_nodes, packed, np.maximum(nodes, packed + 1))
