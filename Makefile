@@ -93,7 +93,7 @@ verify: $(STAMP)  ## recompute a fixed sample of the committed figures' cells (e
 manifest: $(STAMP)  ## rewrite paper_figs/MANIFEST.json from the sample's (fresh) cells in results/, after make reproduce and make reproduce SCALE=full
 	$(PY) -m fairsim.paper.verify --write $(ARGS)
 
-ui: $(STAMP)  ## MLflow UI on http://127.0.0.1:5000 over $(RESULTS)/mlflow.db (RESULTS=<folder> for a run's own results_dir); prints each experiment's runs table address first; Ctrl-C (or make ui-stop) ends all of its processes
+ui: $(STAMP)  ## MLflow UI on http://127.0.0.1:5000 over $(RESULTS)/mlflow.db (RESULTS=<folder> for a run's own results_dir; from any folder: python -m fairsim.experiment.ui <folder>); prints each experiment's runs table address first; Ctrl-C (or make ui-stop) ends all of its processes
 	$(PY) -m fairsim.experiment.ui $(RESULTS) --port 5000
 
 ui-stop: $(STAMP)  ## stop the MLflow UI that make ui started over $(RESULTS), every process of it

@@ -52,8 +52,13 @@ def mlflow_runs(results: Path, name: str) -> dict[str, dict]:
 
     client = MlflowClient(tracking_uri=tracking_uri(results))
     runs = {}
-    for run in client.search_runs([client.get_experiment_by_name(name).experiment_id], max_results=100):
+    found = client.search_runs([client.get_experiment_by_name(name).experiment_id], max_results=100)
+    (parent,) = [r for r in found if r.data.tags.get("fairsim.role") == "sweep"]  # the sweep's one parent run
+    for run in found:
+        if run is parent:
+            continue
         tags, params = run.data.tags, run.data.params
+        assert tags["mlflow.parentRunId"] == parent.info.run_id
         assert tags[SWEEP_TAG] == params["sweep_name"] == name
         runs[tags[CELL_TAG]] = {
             "status": run.info.status,

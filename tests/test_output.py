@@ -67,7 +67,7 @@ def test_single_run_log_and_mlflow(tmp_path, run_py):
     (folder,) = list((tmp_path / "runs").iterdir())
     assert (folder / "run.log").read_text() == proc.stdout  # exactly what the run printed
     assert "lower is fairer" in proc.stdout and 'experiment "runs"' in proc.stdout
-    assert f"(make ui RESULTS={tmp_path.resolve()})" in proc.stdout  # the UI of this store, not of results/
+    assert f" -m fairsim.experiment.ui {tmp_path.resolve()})" in proc.stdout  # the UI of this store, from any folder
     assert proc.stderr == ""  # no progress bar off a terminal, no warnings
     from fairsim.experiment.tracking import RUNS_EXPERIMENT, logged_cells
 

@@ -47,7 +47,9 @@ def sweep(run_py, results: Path, name: str, *grid: str, env: dict | None = None)
 def active_runs(results: Path, name: str) -> list[str]:
     client = _client(results)
     exp = client.get_experiment_by_name(name)
-    return sorted(r.data.tags.get("fairsim.cell") for r in client.search_runs([exp.experiment_id], max_results=1000))
+    runs = client.search_runs([exp.experiment_id], max_results=1000)
+    assert sum(r.data.tags.get("fairsim.role") == "sweep" for r in runs) == 1  # one parent, whoever logged
+    return sorted(r.data.tags["fairsim.cell"] for r in runs if "fairsim.cell" in r.data.tags)
 
 
 def computed(stdout: str) -> int:

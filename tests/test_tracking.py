@@ -67,10 +67,10 @@ def test_times_come_from_provenance_only_when_both_are_readable_and_in_order():
     assert tracking._times(None) == (None, None)
 
 
-def test_runs_url_opens_the_runs_table_in_the_ml_layout():
+def test_runs_url_opens_the_runs_table_in_the_ml_layout_and_fairsims_view():
     assert (
         runs_url("7", "http://127.0.0.1:5001/")
-        == "http://127.0.0.1:5001/#/experiments/7/runs?workflowType=machine_learning"
+        == "http://127.0.0.1:5001/#/experiments/7/runs?workflowType=machine_learning&viewStateShareKey=fairsim"
     )
 
 
@@ -100,7 +100,15 @@ def cells(results: Path, tiny, sweep: str, n: int = 2) -> list[Path]:
 def runs_of(results: Path, sweep: str) -> dict:
     client = tracking._client(results)
     exp = client.get_experiment_by_name(sweep)
-    return {r.data.tags["fairsim.cell"]: r for r in client.search_runs([exp.experiment_id])}
+    return {
+        r.data.tags["fairsim.cell"]: r for r in client.search_runs([exp.experiment_id]) if "fairsim.cell" in r.data.tags
+    }
+
+
+def parents_of(results: Path, sweep: str) -> list:
+    client = tracking._client(results)
+    exp = client.get_experiment_by_name(sweep)
+    return [r for r in client.search_runs([exp.experiment_id]) if r.data.tags.get(tracking.ROLE_TAG) == "sweep"]
 
 
 @pytest.mark.slow
@@ -122,7 +130,7 @@ def test_a_run_carries_its_folders_provenance_times_and_files(results, tiny):
             assert tags[mt.MLFLOW_GIT_COMMIT] == record["git"]["commit"]
             assert tags["fairsim.dirty"] == tags[mt.MLFLOW_GIT_DIRTY] == str(record["git"]["dirty"]).lower()
         assert tags[mt.MLFLOW_SOURCE_NAME] == record["argv"][0] and tags[mt.MLFLOW_SOURCE_TYPE] == "LOCAL"
-        assert tags[mt.MLFLOW_RUN_NAME] == run.info.run_name == folder.name
+        assert tags[mt.MLFLOW_RUN_NAME] == run.info.run_name == f"fifo {folder.name}"  # the policy, then what varies
         if record["user"]:
             assert tags[mt.MLFLOW_USER] == run.info.user_id == record["user"]
         assert tags["fairsim.result_dir"] == str(folder.resolve()) and tags["fairsim.sweep"] == "prov"
@@ -220,7 +228,10 @@ def test_make_ui_prints_each_experiments_runs_table(results, tiny, capsys):
     assert tracking.main([str(results), "--address", "http://127.0.0.1:5999"]) == 0
     exp_id = tracking._client(results).get_experiment_by_name("listed").experiment_id
     lines = [line.split() for line in capsys.readouterr().out.splitlines()]
-    assert ["listed", f"http://127.0.0.1:5999/#/experiments/{exp_id}/runs?workflowType=machine_learning"] in lines
+    address = (
+        f"http://127.0.0.1:5999/#/experiments/{exp_id}/runs?workflowType=machine_learning&viewStateShareKey=fairsim"
+    )
+    assert ["listed", address] in lines
     assert tracking.main([str(results / "nowhere")]) == 0
     assert "no store" in capsys.readouterr().out and not (results / "nowhere").exists()
 
@@ -243,3 +254,75 @@ def test_a_single_run_reads_only_its_own_runs_and_leaves_the_others_alone(result
     assert torn[first.name].info.run_id not in by_id  # its own torn run: deleted, logged afresh
     assert by_id[torn[second.name].info.run_id].info.status == RunStatus.to_string(RunStatus.RUNNING)  # not read
     assert sorted(logged_cells(results, RUNS_EXPERIMENT)) == [first.name]
+
+
+@pytest.mark.slow
+def test_a_sweep_is_one_parent_run_with_its_cells_as_children_however_often_it_is_logged(results, tiny):
+    from mlflow.utils.mlflow_tags import MLFLOW_PARENT_RUN_ID
+
+    folders = cells(results, tiny, "nested", n=3)
+    assert log_sweep(results, "nested", folders[:1]) == 1
+    (parent,) = parents_of(results, "nested")
+    assert parent.info.run_name == "nested" and parent.info.status == "FINISHED"
+    assert runs_of(results, "nested")["seed=0"].info.run_name == "fifo"  # nothing varies yet
+    assert log_sweep(results, "nested", folders) == 2  # resumed with more cells
+    assert log_sweep(results, "nested", folders) == 0
+    (again,) = parents_of(results, "nested")
+    assert again.info.run_id == parent.info.run_id and again.data.metrics["cells"] == 3
+    runs = runs_of(results, "nested")
+    assert sorted(r.info.run_name for r in runs.values()) == ["fifo seed=0", "fifo seed=1", "fifo seed=2"]
+    assert {r.data.tags[MLFLOW_PARENT_RUN_ID] for r in runs.values()} == {parent.info.run_id}
+    assert again.info.end_time == max(r.info.end_time for r in runs.values())
+
+
+@pytest.mark.slow
+def test_a_sweep_logged_before_parents_existed_gets_one_and_keeps_its_runs(results, tiny):
+    from mlflow.utils.mlflow_tags import MLFLOW_PARENT_RUN_ID
+
+    folders = cells(results, tiny, "legacy", n=2)
+    log_sweep(results, "legacy", folders)
+    client = tracking._client(results)
+    (parent,) = parents_of(results, "legacy")
+    client.delete_run(parent.info.run_id)  # as an older fairsim left the store: cells, no parent
+    before = runs_of(results, "legacy")
+    for run in before.values():
+        client.delete_tag(run.info.run_id, MLFLOW_PARENT_RUN_ID)
+    assert log_sweep(results, "legacy", folders) == 0
+    (made,) = parents_of(results, "legacy")
+    after = runs_of(results, "legacy")
+    assert {c: r.info.run_id for c, r in after.items()} == {c: r.info.run_id for c, r in before.items()}
+    assert {r.data.tags[MLFLOW_PARENT_RUN_ID] for r in after.values()} == {made.info.run_id}
+
+
+def test_run_names_lead_with_the_policy_then_the_overrides_that_vary(tmp_path):
+    folders = []
+    for name in (
+        "load=0.5,num_jobs=20,policy=ours",
+        "load=0.8,num_jobs=20,policy=ours",
+        "load=0.8,num_jobs=20,policy=fifo",
+    ):
+        (tmp_path / name).mkdir()
+        folders.append(tmp_path / name)
+    (folders[0] / ".hydra").mkdir()  # Hydra's record, where a sweep wrote one, wins over the folder's name
+    (folders[0] / ".hydra" / "overrides.yaml").write_text("- load=0.5\n- num_jobs=20\n- policy=FFT\n- sweep_name=s\n")
+    names = tracking.run_names(folders, {folders[0].name: "ours", folders[1].name: "ours", folders[2].name: ""})
+    assert list(names.values()) == ["ours load=0.5", "ours load=0.8", "fifo load=0.8"]
+    assert tracking.run_names(folders[1:2], {}) == {folders[1].name: "ours"}  # the policy of the folder's name
+    assert tracking.run_names(folders[:1], {folders[0].name: "ours"}, single=True) == {
+        folders[0].name: f"ours {folders[0].name}"
+    }
+
+
+def test_the_saved_view_shows_the_key_metrics_and_the_ui_command_works_from_anywhere(tmp_path):
+    state = json.loads(tracking.view_state())
+    assert state["selectedColumns"] == ["metrics.`avg_jct_s`", "metrics.`rho_fluid_mean`", "metrics.`makespan_s`"]
+    assert runs_url("7").endswith("/#/experiments/7/runs?workflowType=machine_learning&viewStateShareKey=fairsim")
+    import shlex
+    import sys
+
+    assert shlex.split(tracking.ui_command(tmp_path)) == [
+        sys.executable,
+        "-m",
+        "fairsim.experiment.ui",
+        str(tmp_path.resolve()),
+    ]

@@ -81,3 +81,98 @@ def test_bad_input_is_one_line_and_exit_2(tmp_path, argv, words):
     assert out.returncode == 2, out.stderr
     lines = out.stderr.strip().splitlines()
     assert len(lines) == 1 and words in lines[0] and lines[0].startswith("error:")
+
+
+# ---- the user's own presets and GPU types ------------------------------------------------------
+
+MINE = """\
+name: mine
+gpus_per_host: 8
+inter_host_gbps: 400
+counts: {H200: 8, MI300X: 8}
+gpu_types:
+  H200: {memory_gb: 141, fp32_tflops: 67, fp16_tflops: 989, mem_bw_gb_s: 4800}
+  MI300X: {memory_gb: 192, fp32_tflops: 81.7, fp16_tflops: 1307.4, mem_bw_gb_s: 5300}
+power: {H200: {busy_w: 700, idle_fraction: 0.15}}
+price: {H200: {on_demand: 5.0}, MI300X: {on_demand: 4.5}}
+"""
+
+
+@pytest.fixture
+def myconf(tmp_path):
+    (tmp_path / "myconf" / "cluster").mkdir(parents=True)
+    (tmp_path / "myconf" / "cluster" / "mine.yaml").write_text(MINE)
+    return tmp_path / "myconf"
+
+
+@pytest.mark.parametrize("how", ["--config-dir", "hydra.searchpath"])
+def test_counts_of_the_users_own_types_are_written_on_their_preset_and_priced(tmp_path, myconf, how):
+    from fairsim.whatif.candidates import prepare
+    from fairsim.whatif.cli import user_folders
+
+    sets = ["num_jobs=5"] + ([f"hydra.searchpath=[file://{myconf}]"] if how == "hydra.searchpath" else [])
+    paths, rest = user_folders(str(myconf) if how == "--config-dir" else None, sets)
+    assert paths == [f"file://{myconf.resolve()}"] and rest == ["num_jobs=5"]
+    conf_dir = tmp_path / "whatif_conf"
+    mine, counted = prepare(["mine", "H200=16,MI300X=4"], conf_dir, rest, "mine", paths)
+    assert (mine.name, mine.mix, mine.gpus) == ("mine", "8 H200 + 8 MI300X", 16)
+    assert mine.cost_per_h_usd == pytest.approx(8 * 5.0 + 8 * 4.5)
+    assert (counted.name, counted.mix, counted.gpus) == ("mine_H200x16_MI300Xx4", "16 H200 + 4 MI300X", 20)
+    assert counted.cost_per_h_usd == pytest.approx(16 * 5.0 + 4 * 4.5)
+    import yaml
+
+    written = yaml.safe_load((conf_dir / "cluster" / "mine_H200x16_MI300Xx4.yaml").read_text())
+    assert written["gpu_types"] == yaml.safe_load(MINE)["gpu_types"] and written["gpus_per_host"] == 8
+    assert written["counts"] == {"H200": 16, "MI300X": 4}
+
+
+def test_counts_on_the_default_base_are_written_as_before(tmp_path):
+    """The paper testbed's host size and links with the counts, named by the counts alone: a
+    what-if sweep of counts made before --base-cluster keeps its cells."""
+    import yaml
+
+    from fairsim.whatif.candidates import prepare
+
+    (cand,) = prepare(["T4=4,V100=4"], tmp_path, [])
+    written = (tmp_path / "cluster" / "T4x4_V100x4.yaml").read_text()
+    assert yaml.safe_load(written) == {
+        **yaml.safe_load((ROOT / "conf" / "cluster" / "paper.yaml").read_text()),
+        "name": "T4x4_V100x4",
+        "counts": {"T4": 4, "V100": 4},
+    }
+    assert cand.name == "T4x4_V100x4"
+
+
+@pytest.mark.parametrize(
+    "argv, words",
+    [
+        (["--clusters", "H200=4"], "--base-cluster"),  # a type no preset of the run defines
+        (["--config-dir", "/no/such/folder", "--clusters", "paper"], "--config-dir"),
+        (["--clusters", "H200=4", "--base-cluster", "nosuch"], "nosuch"),
+    ],
+)
+def test_bad_user_folders_and_types_are_one_line_and_exit_2(tmp_path, argv, words):
+    base = ["--workload", "team_cluster", "--policies", "fifo", "--jct-target-h", "2"]
+    args = [*base, *argv, "--set", *SMALL, f"results_dir={tmp_path}"]
+    out = subprocess.run([sys.executable, "-m", "fairsim.whatif", *args], capture_output=True, text=True, cwd=ROOT)
+    assert out.returncode == 2, out.stderr
+    lines = out.stderr.strip().splitlines()
+    assert len(lines) == 1 and words in lines[0] and lines[0].startswith("error:"), lines
+
+
+@pytest.mark.slow
+def test_a_whatif_of_the_users_own_cluster_runs_from_another_folder(tmp_path, myconf, monkeypatch, capsys):
+    """H200 and MI300X from a preset of the user's, the counts form on it, run from outside the
+    repository; MI300X has no power figure, so energy is n/a, not a crash."""
+    monkeypatch.chdir(tmp_path)
+    argv = ["--config-dir", str(myconf), "--base-cluster", "mine", "--workload", "team_cluster"]
+    argv += ["--clusters", "mine", "H200=4", "--policies", "fifo", "--jct-target-h", "2", "--name", "own"]
+    assert main([*argv, "--set", *SMALL, f"results_dir={tmp_path / 'results'}"]) == 0
+    table = pd.read_csv(tmp_path / "results" / "sweeps" / "own" / "whatif" / "whatif.csv")
+    assert list(table["cluster"]) == ["mine", "mine_H200x4"]
+    assert list(table["gpus"]) == ["8 H200 + 8 MI300X", "4 H200"]
+    assert table["cost_per_h_usd"].tolist() == pytest.approx([8 * 5.0 + 8 * 4.5, 4 * 5.0])
+    assert pd.isna(table["energy_kwh"].iloc[0]) and table["energy_kwh"].iloc[1] > 0
+    assert (table["finished_jobs"] == table["num_jobs"]).all()
+    out = capsys.readouterr().out
+    assert "mine_H200x4" in out and "n/a" in out.splitlines()[2]

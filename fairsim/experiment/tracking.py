@@ -1,8 +1,14 @@
 """MLflow logging of a sweep, done by one process after the cells ran.
 
 Store: ``sqlite:///<results>/mlflow.db`` (never the file store), artifacts in
-``<results>/mlartifacts/<experiment>/``. One MLflow experiment per sweep, one run per cell
-(single runs: the experiment "runs", one run per run folder), named by the cell folder.
+``<results>/mlartifacts/<experiment>/``. One MLflow experiment per sweep, holding one parent run
+named after the sweep (tag ``fairsim.role`` = ``sweep``) and one child run per cell (MLflow's
+``mlflow.parentRunId`` tag names the parent), so the UI shows the cells nested under their
+sweep. Single runs go to the experiment "runs", one run per run folder, without a parent.
+
+Run names lead with the policy, then the cell's overrides whose values differ between the
+sweep's cells (``ours load=0.8 seed=3``; a single run: the policy, then its folder's name); a
+resumed sweep renames its logged runs when a new cell makes another override vary.
 
 A run carries
 - params: the cell's resolved config (flattened); metrics: its numeric summary;
@@ -20,13 +26,20 @@ A folder without provenance.json (made before runs recorded it) is logged withou
 with the logging's own times.
 
 Each experiment is marked as a classic ML experiment (``mlflow.experimentKind``); the MLflow
-3.17 UI, though, picks its GenAI or ML layout from the ``workflowType`` of the address, so the
-address to open is ``runs_url``'s (the runs table).
+3.17 UI, though, picks its GenAI or ML layout from the ``workflowType`` of the address (else the
+browser's last choice, GenAI at first: the kind tag is read only when the UI's workflow switch is
+off, which 3.17 builds on), so the address to open is ``runs_url``'s. The runs table's default
+columns are MLflow's (source, models, dataset: no metric); each experiment also carries a saved
+view (the tag ``mlflow.sharedViewState.fairsim``, what the UI's own "Share" button writes: a JSON
+UI state) whose columns are the key metrics (``KEY_METRICS``), and ``runs_url`` opens it
+(``viewStateShareKey=fairsim``).
 
 Logging is idempotent: a cell whose FINISHED run has the folder's start time is skipped; a
 cell recomputed since it was logged (another start time) and a run left unfinished by a crash
 are deleted (their artifacts with them) and the cell logged again, so every cell appears
-exactly once, with its present results, however often the sweep is resumed. A run is marked
+exactly once, with its present results, however often the sweep is resumed. The parent is
+found by its tag and reused (a store logged before parents existed gets one, and its runs are
+made its children); its end time and ``cells`` metric follow the children. A run is marked
 FINISHED only after its artifacts are written. Creating the store and logging a sweep hold
 ``<results>/mlflow.db.lock``, so two sweeps ending together see each other's runs (check, then
 log, under the lock) and never log a cell twice.
@@ -61,10 +74,23 @@ DETERMINISTIC_TAG = "fairsim.deterministic"  # "false": a wall-clock solver limi
 # Python package has no constant for it
 EXPERIMENT_KIND_TAG = "mlflow.experimentKind"
 CUSTOM_MODEL_KIND = "custom_model_development"
+ROLE_TAG = "fairsim.role"  # "sweep" on a sweep's parent run
+SWEEP_ROLE = "sweep"
+# the UI's saved views: its "Share" button writes the UI state as the experiment tag
+# mlflow.sharedViewState.<key>, and an address with viewStateShareKey=<key> opens it
+# (mlflow/server/js: EXPERIMENT_PAGE_VIEW_STATE_SHARE_TAG_PREFIX, EXPERIMENT_PAGE_VIEW_STATE_SHARE_URL_PARAM_KEY)
+VIEW_KEY = "fairsim"
+VIEW_TAG = f"mlflow.sharedViewState.{VIEW_KEY}"
+RUN_NAME_TAG = "mlflow.runName"  # MLflow's run-name tag (mlflow.utils.mlflow_tags.MLFLOW_RUN_NAME)
+KEY_METRICS = (
+    "avg_jct_s",
+    "rho_fluid_mean",
+    "makespan_s",
+)  # the columns of fairsim's view: mean JCT, mean rho, makespan
 ARTIFACTS = (CONFIG, SUMMARY, PROVENANCE, RUN_LOG)  # small files only: the per-job tables stay in the folder
 RUNS_EXPERIMENT = "runs"  # single runs (python run.py without -m), one MLflow run per run folder
 STORE_LOCK_WAIT_S = 600  # a sweep's logging takes seconds; past this the other holder is presumed stuck
-UI_ADDRESS = "http://127.0.0.1:5000"  # where `make ui` serves
+UI_ADDRESS = "http://127.0.0.1:5000"  # where `make ui` (python -m fairsim.experiment.ui) serves
 
 
 def tracking_uri(results_dir: Path) -> str:
@@ -72,12 +98,25 @@ def tracking_uri(results_dir: Path) -> str:
 
 
 def ui_command(results_dir: Path) -> str:
-    """The command that serves this store's UI: ``make ui`` for the repository's results/,
-    ``make ui RESULTS=<folder>`` for any other (the Makefile's default is results/)."""
-    from fairsim.experiment.compose import CONF_DIR
+    """The command that serves this store's UI, from any folder: this Python with
+    ``-m fairsim.experiment.ui`` and the store's folder, absolute (``make ui`` works only in the
+    repository)."""
+    import shlex
 
-    folder = Path(results_dir).resolve()
-    return "make ui" if folder == CONF_DIR.parent / "results" else f"make ui RESULTS={folder}"
+    return shlex.join([sys.executable, "-m", "fairsim.experiment.ui", str(Path(results_dir).resolve())])
+
+
+def view_state() -> str:
+    """The saved view's UI state (JSON, as the UI's Share button writes it): the key metrics as
+    the runs table's columns, after the run name, and the runs sorted by name (policy, then the
+    varying overrides), which the UI shows as one flat list (sorted by time, its default, it
+    folds the cells under their parent); every other setting the UI's default."""
+    state = {
+        "selectedColumns": [f"metrics.`{m}`" for m in KEY_METRICS],
+        "orderByKey": f"tags.`{RUN_NAME_TAG}`",
+        "orderByAsc": True,
+    }
+    return json.dumps(state, separators=(",", ":"))
 
 
 def _client(results_dir: Path):
@@ -133,40 +172,51 @@ def _experiment_id(client, name: str, results_dir: Path) -> str:
         return client.create_experiment(
             name,
             artifact_location=(Path(results_dir).resolve() / "mlartifacts" / name).as_uri(),
-            tags={EXPERIMENT_KIND_TAG: CUSTOM_MODEL_KIND},
+            tags={EXPERIMENT_KIND_TAG: CUSTOM_MODEL_KIND, VIEW_TAG: view_state()},
         )
     if exp.lifecycle_stage == "deleted":
         client.restore_experiment(exp.experiment_id)
-    if EXPERIMENT_KIND_TAG not in exp.tags:  # made before fairsim marked its experiments
-        client.set_experiment_tag(exp.experiment_id, EXPERIMENT_KIND_TAG, CUSTOM_MODEL_KIND)
+    _mark(client, exp)
     return exp.experiment_id
 
 
+def _mark(client, exp) -> None:
+    """The kind and the saved view on an experiment made before fairsim set them (or another view)."""
+    if EXPERIMENT_KIND_TAG not in exp.tags:
+        client.set_experiment_tag(exp.experiment_id, EXPERIMENT_KIND_TAG, CUSTOM_MODEL_KIND)
+    if exp.tags.get(VIEW_TAG) != view_state():
+        client.set_experiment_tag(exp.experiment_id, VIEW_TAG, view_state())
+
+
 def mark_experiments(results_dir: Path, lock_wait_s: float = STORE_LOCK_WAIT_S) -> dict[str, str]:
-    """Mark every experiment in the store that lacks a kind as classic ML (not when another
-    process holds the store for longer than ``lock_wait_s``: its own logging marks its
-    experiment); returns name -> id of the active experiments that hold runs."""
+    """Mark every experiment in the store that lacks a kind as classic ML, and give it fairsim's
+    saved view (not when another process holds the store for longer than ``lock_wait_s``: its own
+    logging marks its experiment); returns name -> id of the active experiments that hold runs."""
     from filelock import Timeout
     from mlflow.entities import ViewType
 
     client = _client(results_dir)
     experiments = client.search_experiments(view_type=ViewType.ACTIVE_ONLY, max_results=50_000)
-    unmarked = [e for e in experiments if EXPERIMENT_KIND_TAG not in e.tags]
+    unmarked = [e for e in experiments if EXPERIMENT_KIND_TAG not in e.tags or e.tags.get(VIEW_TAG) != view_state()]
     if unmarked:
         try:
             with store_lock(results_dir).acquire(timeout=lock_wait_s):
                 for exp in unmarked:
-                    client.set_experiment_tag(exp.experiment_id, EXPERIMENT_KIND_TAG, CUSTOM_MODEL_KIND)
+                    _mark(client, exp)
         except Timeout:
             pass
     return {e.name: e.experiment_id for e in experiments if client.search_runs([e.experiment_id], max_results=1)}
 
 
 def runs_url(experiment_id: str, address: str = UI_ADDRESS) -> str:
-    """The MLflow UI's runs table of an experiment. ``workflowType=machine_learning`` because the
-    3.17 UI takes its GenAI or ML layout from it (else from the browser's last choice, GenAI
-    at first), not from the experiment's kind tag."""
-    return f"{address.rstrip('/')}/#/experiments/{experiment_id}/runs?workflowType=machine_learning"
+    """The MLflow UI's runs table of an experiment, in fairsim's saved view (the key metrics as
+    columns). ``workflowType=machine_learning`` because the 3.17 UI takes its GenAI or ML layout
+    from it (else from the browser's last choice, GenAI at first), not from the experiment's kind
+    tag."""
+    return (
+        f"{address.rstrip('/')}/#/experiments/{experiment_id}/runs"
+        f"?workflowType=machine_learning&viewStateShareKey={VIEW_KEY}"
+    )
 
 
 def experiment_url(results_dir: Path, name: str, address: str = UI_ADDRESS) -> str | None:
@@ -259,35 +309,112 @@ def _runs_of(cells: list[Path]) -> str:
     return f"tags.`{CELL_TAG}` = '{cells[0].name}'"
 
 
+def cell_overrides(folder: Path) -> list[tuple[str, str]]:
+    """A cell's overrides as (key, value), in the order written: those of Hydra's record
+    (``.hydra/overrides.yaml``) that name the folder, else the folder's name split at commas."""
+    record = Path(folder) / ".hydra" / "overrides.yaml"
+    try:
+        items = yaml.safe_load(record.read_text())
+    except (OSError, yaml.YAMLError):
+        items = None
+    name = Path(folder).name
+    if not isinstance(items, list) or not all(isinstance(i, str) for i in items):
+        items = name.split(",")
+    else:  # those in the folder's name: not the ones Hydra leaves out of it (sweep_name, results_dir)
+        items = [i for i in items if i.replace("/", "%2F") in name]
+    pairs = [item.split("=", 1) for item in items if "=" in item]
+    return [(key.lstrip("+~"), value) for key, value in pairs]
+
+
+def run_names(cells: list[Path], policies: dict[str, str], single: bool = False) -> dict[str, str]:
+    """Cell folder name -> run name: the policy (``policies``: the cell's, from its summary), then
+    each override whose value is not the same in every cell (``ours load=0.8 seed=3``); a single
+    run's: the policy, then its folder's name."""
+    overrides = {c.name: dict(cell_overrides(c)) for c in cells}
+    keys = list(dict.fromkeys(k for o in overrides.values() for k in o if k != "policy"))
+    varying = [k for k in keys if len({o.get(k) for o in overrides.values()}) > 1]
+    names = {}
+    for cell in cells:
+        policy = policies.get(cell.name) or overrides[cell.name].get("policy")
+        rest = (
+            [cell.name] if single else [f"{k}={overrides[cell.name][k]}" for k in varying if k in overrides[cell.name]]
+        )
+        names[cell.name] = " ".join([*([policy] if policy else []), *rest]) or cell.name
+    return names
+
+
+def _parent(client, exp_id: str, sweep_name: str, parents: list, cells: list[Path], start: int | None):
+    """The sweep's parent run: the one logged before (others, left by a race fairsim does not
+    make, are deleted once their children point to the first), else a new one."""
+    from mlflow.entities import SourceType
+    from mlflow.utils import mlflow_tags as mt
+
+    if parents:
+        return sorted(parents, key=lambda r: (r.info.start_time or 0, r.info.run_id))[0]
+    tags = {
+        ROLE_TAG: SWEEP_ROLE,
+        SWEEP_TAG: sweep_name,
+        mt.MLFLOW_SOURCE_TYPE: SourceType.to_string(SourceType.LOCAL),
+    }
+    if cells:
+        tags[RESULT_DIR_TAG] = str(Path(cells[0]).parent.resolve())
+    return client.create_run(exp_id, start_time=start, run_name=sweep_name, tags=tags)
+
+
 def _log_sweep(results_dir: Path, sweep_name: str, cells: list[Path], drop: set[str], own_runs_only: bool) -> int:
     from mlflow.entities import Metric, Param, RunStatus
     from mlflow.store.artifact.artifact_repository_registry import get_artifact_repository
+    from mlflow.utils.mlflow_tags import MLFLOW_PARENT_RUN_ID
 
     client = _client(results_dir)
     exp_id = _experiment_id(client, sweep_name, results_dir)
+    single = sweep_name == RUNS_EXPERIMENT  # single runs: no parent
+    finished = RunStatus.to_string(RunStatus.FINISHED)
     logged: dict = {}  # cell -> its FINISHED run
+    parents = []
     only = _runs_of(cells) if own_runs_only else ""
     for run in client.search_runs([exp_id], filter_string=only, max_results=50_000):
+        if run.data.tags.get(ROLE_TAG) == SWEEP_ROLE:
+            parents.append(run)
+            continue
         cell = run.data.tags.get(CELL_TAG)
         if cell is None:
             continue
-        if run.info.status == RunStatus.to_string(RunStatus.FINISHED) and cell not in logged and cell not in drop:
+        if run.info.status == finished and cell not in logged and cell not in drop:
             logged[cell] = run
         else:
             _delete_run(
                 client, run, results_dir
             )  # torn, duplicate or a dropped folder's: the cell is logged afresh below
+    records = {cell.name: provenance.read(cell) for cell in cells}
+    summaries = {cell.name: json.loads((cell / SUMMARY).read_text()) for cell in cells}
+    names = run_names(cells, {c: str(s.get("policy") or "") for c, s in summaries.items()}, single)
+    parent = None
+    if not single:
+        starts = [t for t in (_times(r)[0] for r in records.values()) if t is not None]
+        parent = _parent(client, exp_id, sweep_name, parents, cells, min(starts) if starts else None)
+        for extra in parents:  # its children are re-pointed to the parent by _finish_parent
+            if extra.info.run_id != parent.info.run_id:
+                _delete_run(client, extra, results_dir)
     count = 0
+    ends = {run.info.run_id: run.info.end_time for run in logged.values()}  # ms, None: logged at the logging's time
     for cell in cells:
-        record = provenance.read(cell)
+        record = records[cell.name]
         start, end = _times(record)
         if cell.name in logged:
-            if start is None or logged[cell.name].info.start_time == start:
+            kept = logged[cell.name]
+            if start is None or kept.info.start_time == start:
+                if kept.info.run_name != names[cell.name]:  # another override varies now
+                    client.update_run(kept.info.run_id, name=names[cell.name])
                 continue
-            _delete_run(client, logged[cell.name], results_dir)  # the cell was recomputed since: log its present run
-        summary = json.loads((cell / SUMMARY).read_text())
+            _delete_run(client, kept, results_dir)  # the cell was recomputed since: log its present run
+        summary = summaries[cell.name]
         cfg = yaml.safe_load((cell / CONFIG).read_text()) if (cell / CONFIG).exists() else {}
-        run = client.create_run(exp_id, start_time=start, run_name=cell.name, tags=run_tags(cell, sweep_name, record))
+        tags = run_tags(cell, sweep_name, record)
+        if parent is not None:
+            tags[MLFLOW_PARENT_RUN_ID] = parent.info.run_id
+        run = client.create_run(exp_id, start_time=start, run_name=names[cell.name], tags=tags)
+        logged[cell.name] = run
         run_id = run.info.run_id
         metrics = [
             Metric(k, float(v), end or 0, 0)
@@ -303,8 +430,26 @@ def _log_sweep(results_dir: Path, sweep_name: str, cells: list[Path], drop: set[
             if (cell / name).is_file():
                 artifacts.log_artifact(str(cell / name))
         client.set_terminated(run_id, "FINISHED", end_time=end)
+        ends[run_id] = end
         count += 1
+    if parent is not None:
+        _finish_parent(client, parent, logged, ends)
     return count
+
+
+def _finish_parent(client, parent, children: dict, ends: dict) -> None:
+    """Every child run points to the parent; the parent ends with the last child (``ends``: run id
+    -> end in ms) and counts them."""
+    from mlflow.entities import Metric
+    from mlflow.utils.mlflow_tags import MLFLOW_PARENT_RUN_ID
+
+    for run in children.values():
+        if run.data.tags.get(MLFLOW_PARENT_RUN_ID) != parent.info.run_id:  # logged before parents existed
+            client.set_tag(run.info.run_id, MLFLOW_PARENT_RUN_ID, parent.info.run_id)
+    known = [t for t in (ends.get(r.info.run_id) for r in children.values()) if t]
+    end = max(known) if known else None
+    client.log_batch(parent.info.run_id, metrics=[Metric("cells", float(len(children)), end or 0, 0)])
+    client.set_terminated(parent.info.run_id, "FINISHED", end_time=end)
 
 
 def log_single_run(results_dir: Path, folder: Path) -> int:
@@ -319,7 +464,7 @@ def logged_cells(results_dir: Path, sweep_name: str) -> list[str]:
     if exp is None:
         return []
     runs = client.search_runs([exp.experiment_id], filter_string="attributes.status = 'FINISHED'", max_results=50_000)
-    return sorted(r.data.tags.get(CELL_TAG) for r in runs)
+    return sorted(r.data.tags[CELL_TAG] for r in runs if CELL_TAG in r.data.tags)  # not the sweep's parent
 
 
 def main(argv: list[str] | None = None) -> int:

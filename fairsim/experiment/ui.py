@@ -28,6 +28,12 @@ from typing import IO
 from fairsim.experiment import tracking
 
 PID_FILE = ".mlflow-ui.pid"
+# MLflow 3.17's run links carry no workflowType: a run page takes the layout the browser chose last
+# (its localStorage, GenAI until the user picks otherwise), which no server setting changes
+RUN_PAGE_NOTE = (
+    'a run page in the GenAI layout ("Judges", "Evaluation runs"): click "Model training" at its top left once, '
+    "and this browser keeps it (MLflow 3.17's run links carry no layout)"
+)
 STOP_WAIT_S = 30  # for the group to end on SIGTERM before SIGKILL
 ENDING = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
 
@@ -111,7 +117,8 @@ def serve(results_dir: Path, port: int) -> int:
     try:
         proc = start(results_dir, port)
         pid_file.write_text(f"{proc.pid}\n")
-        print(f"MLflow UI on {address} (process group {proc.pid}); Ctrl-C or make ui-stop ends all of it", flush=True)
+        print(f"MLflow UI on {address} (process group {proc.pid}); Ctrl-C or make ui-stop ends all of it")
+        print(f"  {RUN_PAGE_NOTE}", flush=True)
         status = proc.wait()
         return 0 if status < 0 else status  # ended by a signal (make ui-stop): as asked
     except _Ending:

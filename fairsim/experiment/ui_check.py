@@ -1,13 +1,14 @@
 """Checks in a real browser that the address fairsim prints for an experiment (``runs_url``)
-opens MLflow's runs table, not its GenAI overview.
+opens MLflow's runs table with the key metrics as columns, not its GenAI overview.
 
-    python -m fairsim.experiment.ui_check                       # a fresh store of two tiny cells
-    python -m fairsim.experiment.ui_check --results results --experiment smoke
+    python -m fairsim.experiment.ui_check                       # a fresh store: a sweep of four tiny cells
+    python -m fairsim.experiment.ui_check --results /tmp/ui6 --experiment ui6
     python -m fairsim.experiment.ui_check --screenshot /tmp/runs.png
 
 It starts ``mlflow ui`` on a free local port over the store, loads the address in headless
-Chromium (``--dump-dom``), and passes when every run name of the experiment is in the page and
-none of the GenAI navigation is. Exit status 0: passed; 1: failed (one line); 2: no Chromium
+Chromium (``--dump-dom``), and passes when every run name of the experiment (the sweep's parent
+and its cells) is in the page, so are the key metrics' column headers (``tracking.KEY_METRICS``),
+and none of the GenAI navigation is. Exit status 0: passed; 1: failed (one line); 2: no Chromium
 (set FAIRSIM_CHROMIUM to its path). Every process it starts is stopped by its pid.
 """
 
@@ -34,7 +35,9 @@ CHROMIUM_NAMES = ("chromium", "chromium-browser", "google-chrome", "google-chrom
 GENAI_MARKERS = ("Sessions", "Judges", "Evaluation runs", "Detect Issues")
 SERVER_START_S = 180  # mlflow ui takes tens of seconds to start on a busy machine
 PAGE_BUDGETS_MS = (15_000, 30_000, 60_000)  # virtual time for the page; retried longer when the runs are not in yet
-TINY = ["num_jobs=10", "policy=fifo"]
+TINY = ["num_jobs=10"]
+TINY_GRID = [("policy", ("fifo", "srtf")), ("seed", ("0", "1"))]  # the fresh store's sweep: four cells
+WINDOW = "1600,1000"
 
 
 class UICheckError(Exception):
@@ -54,16 +57,20 @@ def free_port() -> int:
         return sock.getsockname()[1]
 
 
-def tiny_store(results_dir: Path, name: str = "ui_check", seeds: tuple[int, ...] = (0, 1)) -> Path:
-    """A store with one experiment of tiny cells (each a complete run folder under results_dir/sweeps/name)."""
+def tiny_store(results_dir: Path, name: str = "ui_check") -> Path:
+    """A store with one sweep of tiny cells (``TINY_GRID``, each a complete run folder under
+    results_dir/sweeps/name, named by its overrides as a sweep names it), logged as a sweep is."""
+    import itertools
+
     from fairsim.experiment.compose import compose_config
     from fairsim.experiment.single import run_config, write_results
 
     sweep = Path(results_dir) / "sweeps" / name
     cells = []
-    for seed in seeds:
-        cfg = compose_config([*TINY, f"seed={seed}"])
-        cells.append(write_results(run_config(cfg), sweep / f"seed={seed}", cfg))
+    for values in itertools.product(*(v for _, v in TINY_GRID)):
+        overrides = [f"{key}={value}" for (key, _), value in zip(TINY_GRID, values)]
+        cfg = compose_config([*TINY, *overrides])
+        cells.append(write_results(run_config(cfg), sweep / ",".join(overrides), cfg))
     tracking.ensure_store(results_dir)
     tracking.log_sweep(results_dir, name, cells)
     return sweep
@@ -107,7 +114,7 @@ def chromium(browser: str, url: str, *args: str, budget_ms: int) -> subprocess.C
             "--disable-sync",
             "--no-first-run",
             f"--user-data-dir={profile}",
-            "--window-size=1400,900",
+            f"--window-size={WINDOW}",
             f"--virtual-time-budget={budget_ms}",
             *args,
             url,
@@ -118,23 +125,30 @@ def chromium(browser: str, url: str, *args: str, budget_ms: int) -> subprocess.C
             raise UICheckError(f"chromium did not finish loading {url} within {exc.timeout:.0f} s") from exc
 
 
-def problems(dom: str, names: list[str]) -> list[str]:
-    """What keeps the page from being the runs table of these runs (empty: it is)."""
-    missing = [n for n in names if n not in dom]
+def problems(dom: str, names: list[str], columns: tuple[str, ...] = tracking.KEY_METRICS) -> list[str]:
+    """What keeps the page from being the runs table of these runs with these metric columns (empty: it is)."""
+    from html import escape
+
+    missing = [n for n in names if escape(n, quote=False) not in dom]
+    hidden = [c for c in columns if c not in dom]
     genai = [m for m in GENAI_MARKERS if m in dom]
     out = []
     if missing:
         out.append(f"{len(missing)} of {len(names)} runs not shown (first: {missing[0]})")
+    if hidden:
+        out.append(f"no column of the metrics {', '.join(hidden)}")
     if genai:
         out.append(f"the GenAI layout is shown ({', '.join(genai)})")
     return out
 
 
-def load(browser: str, url: str, names: list[str]) -> tuple[list[str], int]:
+def load(
+    browser: str, url: str, names: list[str], columns: tuple[str, ...] = tracking.KEY_METRICS
+) -> tuple[list[str], int]:
     """``problems`` of the page at ``url`` and the virtual time it got: retried with more time while
     the runs are not in (the UI fetches them after its first paint)."""
     for budget in PAGE_BUDGETS_MS:
-        found = problems(chromium(browser, url, "--dump-dom", budget_ms=budget).stdout, names)
+        found = problems(chromium(browser, url, "--dump-dom", budget_ms=budget).stdout, names, columns)
         if not found:
             break
     return found, budget
@@ -160,7 +174,9 @@ def check(results_dir: Path, experiment: str, browser: str, screenshot: Path | N
             chromium(browser, url, f"--screenshot={Path(screenshot).resolve()}", budget_ms=budget)
     if found:
         raise UICheckError(f"{url}: {'; '.join(found)}")
-    return f"{url} shows the runs table: {len(names)} runs, no GenAI layout"
+    return (
+        f"{url} shows the runs table: {len(names)} runs, the columns {', '.join(tracking.KEY_METRICS)}, no GenAI layout"
+    )
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -39,6 +39,11 @@ COLUMNS = (
 )
 
 
+def _number(value) -> float:
+    """A summary's number, NaN where it is null (energy or cost of a type with no power or price)."""
+    return float("nan") if value is None or pd.isna(value) else float(value)
+
+
 def build(results: pd.DataFrame, candidates: list[Candidate], policies: list[str], target_h: float) -> pd.DataFrame:
     """The table from a sweep's results.parquet rows, in the order of ``candidates`` and ``policies``."""
     by_cell = {(r["cluster"], r["policy"]): r for _, r in results.iterrows()}
@@ -55,13 +60,13 @@ def build(results: pd.DataFrame, candidates: list[Candidate], policies: list[str
                     "policy": policy,
                     "finished_jobs": int(cell["finished_jobs"]),
                     "num_jobs": int(cell["num_jobs"]),
-                    "avg_jct_h": float(cell["avg_jct_s"]) / HOUR,
-                    "p99_jct_h": float(cell["p99_jct_s"]) / HOUR,
-                    "rho_fluid_mean": float(cell["rho_fluid_mean"]),
-                    "gpu_utilization": float(cell["gpu_utilization"]),
-                    "energy_kwh": float(cell["energy_kwh"]),
-                    "cost_per_h_usd": float(cell["cluster_cost_per_h_usd"]),
-                    "cost_per_run_usd": float(cell["cluster_cost_usd"]),
+                    "avg_jct_h": _number(cell["avg_jct_s"]) / HOUR,
+                    "p99_jct_h": _number(cell["p99_jct_s"]) / HOUR,
+                    "rho_fluid_mean": _number(cell["rho_fluid_mean"]),
+                    "gpu_utilization": _number(cell["gpu_utilization"]),
+                    "energy_kwh": _number(cell["energy_kwh"]),
+                    "cost_per_h_usd": _number(cell["cluster_cost_per_h_usd"]),
+                    "cost_per_run_usd": _number(cell["cluster_cost_usd"]),
                 }
             )
     table = pd.DataFrame(rows, columns=list(COLUMNS[:-2]))
