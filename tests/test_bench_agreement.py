@@ -1,10 +1,10 @@
-"""fairsim.bench.agreement: per-job agreement figures on hand-made jobs."""
+"""fairsim.bench._agreement: per-job agreement figures on hand-made jobs."""
 
 import math
 
 import pytest
 
-from fairsim.bench.agreement import HEADER, agreement, format_row
+from fairsim.bench._agreement import HEADER, agreement, format_row
 
 
 def test_figures_by_hand():

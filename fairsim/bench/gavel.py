@@ -23,7 +23,7 @@ wall time includes waiting for a core.
 ``--gavel DIR`` (a Gavel checkout, its ``scheduler`` folder compiled as its Makefile says) also
 runs Gavel's own trace driver (``scripts/drivers/simulate_scheduler_with_trace.py --seed 0``,
 Python ``--gavel-python``) on every point, times it, and prints the two
-simulators' agreement job by job (fairsim.bench.agreement): both average JCTs and fairsim's
+simulators' agreement job by job (fairsim.bench._agreement): both average JCTs and fairsim's
 deviation, the per-job Pearson r, the share of jobs within 10% of Gavel's JCT, the deviation of
 the 99th percentile, both makespans, and how many jobs finish within 1 s of Gavel's (Gavel prints
 no per-job preemption count, so there is no restart column); the speed-up is then against that
@@ -48,7 +48,7 @@ from pathlib import Path
 
 import numpy as np
 
-from fairsim.bench.agreement import HEADER, agreement, format_row
+from fairsim.bench._agreement import HEADER, agreement, format_row
 from fairsim.experiment.compose import compose_config
 from fairsim.workload.gavel_trace import shipped_trace
 
@@ -189,7 +189,7 @@ def run_gavel(gavel_dir: Path, python: str, name: str, scratch: Path) -> dict:
 
 
 def compare(ours: dict, theirs: dict) -> dict:
-    """Job-by-job agreement (fairsim.bench.agreement) over Gavel's jobs, plus how many jobs
+    """Job-by-job agreement (fairsim.bench._agreement) over Gavel's jobs, plus how many jobs
     finish within 1 s of Gavel's time. Gavel prints no per-job preemption count, so there are
     no restart columns; its makespan is its last job's end timestamp, ours the last finish."""
     ids = sorted(theirs["jct_s"])

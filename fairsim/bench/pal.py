@@ -34,7 +34,7 @@ finish times as they are and as Blox records them (at the end of the round a job
 the per-job Pearson correlation, both makespans (last tracked finish), and wall seconds: their
 scheduler process whole and its simulation loop alone, fairsim's simulation alone and (unless
 ``--no-command``) its whole ``python run.py`` command. A second table gives the agreement job by
-job (fairsim.bench.agreement): both averages, fairsim's deviation, per-job Pearson r, the share
+job (fairsim.bench._agreement): both averages, fairsim's deviation, per-job Pearson r, the share
 of tracked jobs within 10% of their JCT (also with fairsim's finishes at the round's end), the
 deviation of the 99th percentile and both makespans; their job statistics record only submit and
 finish times, so there is no restart column.
@@ -56,7 +56,7 @@ from pathlib import Path
 import numpy as np
 
 from fairsim.bench import write_their_jobs
-from fairsim.bench.agreement import HEADER, agreement, format_row
+from fairsim.bench._agreement import HEADER, agreement, format_row
 from fairsim.bench.tiresias import time_fairsim_command
 
 PLACEMENTS = {  # their placement policy: fairsim overrides

@@ -62,7 +62,7 @@ sim=sia_compat seed=0``) with the matching policy:
               max_profiled_replicas reads its Job's recorded step times, which it records only
               after its checkpoint-restore delay (job.py step, update_params)
 
-Reported per (policy, workload), job by job (fairsim.bench.agreement): both average JCTs and
+Reported per (policy, workload), job by job (fairsim.bench._agreement): both average JCTs and
 fairsim's deviation in %, the per-job Pearson correlation of JCTs, the share of jobs whose JCT is
 within +-10% of theirs, restarts per job on each side (their log's num_restarts; fairsim's
 ``restarts`` column), the deviation of the p99 JCT (their print_run_stats.py's: the sorted JCTs
@@ -87,8 +87,8 @@ from pathlib import Path
 import numpy as np
 
 from fairsim.bench import load_average, write_their_jobs
-from fairsim.bench.agreement import HEADER, agreement, format_row
-from fairsim.bench.agreement import p99 as agreement_p99
+from fairsim.bench._agreement import HEADER, agreement, format_row
+from fairsim.bench._agreement import p99 as agreement_p99
 from fairsim.bench.tiresias import time_fairsim_command
 from fairsim.experiment.compose import CONF_DIR
 
@@ -274,7 +274,7 @@ def p99(jct: np.ndarray) -> float:
 
 
 def compare(theirs: TheirRun, ours: OurRun, jobs: np.ndarray | None = None) -> dict[str, float]:
-    """``fairsim.bench.agreement``'s figures of the two runs (``jobs``: only these rows, e.g. the
+    """``fairsim.bench._agreement``'s figures of the two runs (``jobs``: only these rows, e.g. the
     jobs a partial run of theirs finished)."""
     if len(ours.arrival) != len(theirs.submit):
         raise SystemExit(f"the two simulators ran different job counts ({len(theirs.submit)} and {len(ours.arrival)})")

@@ -25,7 +25,7 @@ run as its ``__main__`` does, timed inside the same Python 2 process), fairsim's
 (``python run.py ...`` with the same overrides, track=false, results in a scratch folder) and
 fairsim's simulation alone (the engine loop, as the run's summary reports it); the CPU seconds
 of both commands too, since on a shared machine wall time includes waiting for a core. A second
-table then gives the two simulators' agreement job by job (fairsim.bench.agreement): both average
+table then gives the two simulators' agreement job by job (fairsim.bench._agreement): both average
 JCTs, fairsim's deviation, the per-job Pearson r, the share of jobs within 10% of Tiresias' JCT,
 the deviation of the 99th percentile, preemptions per job on both sides (Tiresias' ``preempt``
 column, fairsim's ``preemptions``) and both makespans (last finish less first arrival).
@@ -49,7 +49,7 @@ from typing import NamedTuple
 import numpy as np
 
 from fairsim.bench import write_their_jobs
-from fairsim.bench.agreement import HEADER, agreement, format_row
+from fairsim.bench._agreement import HEADER, agreement, format_row
 from fairsim.experiment.compose import CONF_DIR, compose_config
 from fairsim.workload.tiresias_trace import shipped_trace
 
@@ -201,7 +201,7 @@ def resolve_traces(names: list[str], paths: list[str]) -> list[tuple[str, Path, 
 
 
 def compare(theirs: dict[int, JobResult], ours: dict[int, JobResult]) -> dict[str, float]:
-    """Job-by-job agreement (fairsim.bench.agreement): restarts are both sides' preemptions,
+    """Job-by-job agreement (fairsim.bench._agreement): restarts are both sides' preemptions,
     makespans the last finish less the first arrival (fairsim's arrival times, which are the
     trace's submit times), each where Tiresias' job.csv has the column."""
     ids = sorted(theirs)

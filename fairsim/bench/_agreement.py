@@ -1,6 +1,6 @@
 """Per-job agreement of fairsim with another simulator on the same jobs.
 
-    from fairsim.bench.agreement import agreement, HEADER, format_row
+    from fairsim.bench._agreement import agreement, HEADER, format_row
     fig = agreement(their_jct, our_jct, theirs_restarts=r1, ours_restarts=r2,
                     theirs_finish=f1, ours_finish=f2)
     print(HEADER); print(format_row("sia", "saturn/workload-1", fig))
