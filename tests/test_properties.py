@@ -19,15 +19,17 @@ faster than its work at its best speed, and total GPU-time <= capacity x simulat
 Work-conserving policies (by design; docs/reliability.md): ``ours`` and its ablations (K(t) is
 the most GPUs the present jobs can fill, and the assignment uses at least K), ``fifo`` (backfill
 on), ``srtf``, ``srtf_agnostic``, ``tiresias_las`` (greedy fills over all types with backfill), ``pal``
-(a job that fits no type is passed over, never stops the round), ``themis`` (a job without
+with ``head_of_line=false`` (a job that fits no type is passed over, never stops the round; run
+here as the variant ``pal_pass_over``), ``themis`` (a job without
 GPUs bids on every type it fits, each auction maximizes its winners first, and auctions repeat
 while a waiting gang fits).
-Not: ``gavel*`` (a round mechanism that follows time fractions, and reserves GPUs for jobs
+Not: ``pal`` at its default (the artifact's head-of-line blocking idles the types a blocked job
+could use), ``gavel*`` (a round mechanism that follows time fractions, and reserves GPUs for jobs
 without fractions), ``tiresias`` (a job is bound to one type's queue for good and waits there
 while another type is free), ``themis`` with ``waiting_rho=lease_wait`` (bids <= 0 wait for a
 faster type; not a YAML default), ``allox`` (matching
 to queue positions). On 60 random instances each (measured 2026-11-29), gavel* idled GPUs next to a
-fitting job in 53, tiresias in 8, allox in 2; pal and themis idle none (asserted).
+fitting job in 53, tiresias in 8, allox in 2; pal (head_of_line=false) and themis idle none (asserted).
 """
 
 from __future__ import annotations
@@ -46,7 +48,9 @@ from fairsim.sim.engine import Engine
 from fairsim.sim.invariants import RoundChecker
 from fairsim.testing import toy_cluster, toy_jobs
 
-POLICIES = sorted(p.stem for p in (CONF_DIR / "policy").glob("*.yaml"))
+# presets with one option changed, checked like the presets: name -> overrides
+VARIANTS = {"pal_pass_over": ["policy=pal", "policy.head_of_line=false"]}
+POLICIES = sorted([p.stem for p in (CONF_DIR / "policy").glob("*.yaml")] + list(VARIANTS))
 WORK_CONSERVING = {
     "ours",
     "ours_constmu",
@@ -57,7 +61,7 @@ WORK_CONSERVING = {
     "srtf_agnostic",
     "tiresias_las",
     "tiresias_las2q",
-    "pal",
+    "pal_pass_over",
     "themis",
 }
 TYPES = ("T4", "A10", "V100")
@@ -74,7 +78,7 @@ SETTINGS = settings(
 
 @functools.cache
 def policy_config(name: str):
-    return compose_config([f"policy={name}"]).policy
+    return compose_config(VARIANTS.get(name, [f"policy={name}"])).policy
 
 
 @st.composite
