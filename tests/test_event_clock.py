@@ -118,15 +118,24 @@ def test_a_2d_las_job_is_demoted_at_its_threshold_crossing():
     # queue since 10 s, preempts it then; job 0 resumes when job 1 ends at 80 s
     cluster = toy_cluster({"V100": 2}, gpus_per_host=2)
     jobs = toy_jobs([[1.0], [1.0]], work=[200.0, 30.0], arrival=[0.0, 10.0], workers=[2, 2])
-    res = simulate(
-        jobs, cluster, TiresiasLasPolicy(thresholds_gpu_s=[100.0]), events(overheads=NO_OVERHEADS, check=True)
-    )
+    exact = TiresiasLasPolicy(thresholds_gpu_s=[100.0], jump_time="exact")
+    res = simulate(jobs, cluster, exact, events(overheads=NO_OVERHEADS, check=True))
     assert res.jobs["first_start_s"].tolist() == [0.0, 50.0]
     assert res.jobs["finish_s"].tolist() == [230.0, 80.0]
     assert res.jobs["preemptions"].tolist() == [1, 0]
+    # Tiresias' simulator (the default jump_time): at job 1's arrival (10 s, 10 wall seconds run)
+    # it sets job 0's next check (100 - 10) // 2 = 45 s later, so the demotion comes at 55 s
+    res = simulate(
+        jobs, cluster, TiresiasLasPolicy(thresholds_gpu_s=[100.0]), events(overheads=NO_OVERHEADS, check=True)
+    )
+    assert res.jobs["first_start_s"].tolist() == [0.0, 55.0]
+    assert res.jobs["finish_s"].tolist() == [230.0, 85.0]
     # on 60 s rounds the demotion waits for the boundary at 60 s
     rounds = simulate(
-        jobs, cluster, TiresiasLasPolicy(thresholds_gpu_s=[100.0]), SimConfig(round_len_s=60, overheads=NO_OVERHEADS)
+        jobs,
+        cluster,
+        TiresiasLasPolicy(thresholds_gpu_s=[100.0], jump_time="exact"),
+        SimConfig(round_len_s=60, overheads=NO_OVERHEADS),
     ).jobs
     assert rounds["first_start_s"].iloc[1] == 60.0
 
@@ -137,7 +146,7 @@ def test_a_2d_las_paused_job_is_promoted_when_its_wait_reaches_the_knob():
     # (which is now also below the top: 100 GPU-s by 100 s, so job 0 ranks first, ahead in arrival)
     cluster = toy_cluster({"V100": 2}, gpus_per_host=2)
     jobs = toy_jobs([[1.0], [1.0]], work=[200.0, 300.0], arrival=[0.0, 10.0], workers=[2, 2])
-    policy = TiresiasLasPolicy(thresholds_gpu_s=[100.0], promote_knob=1.0)
+    policy = TiresiasLasPolicy(thresholds_gpu_s=[100.0], promote_knob=1.0, jump_time="exact")
     res = simulate(jobs, cluster, policy, events(overheads=NO_OVERHEADS, record_schedule=True))
     starts = res.schedule[(res.schedule["type"] >= 0)].groupby("job_id")["t_s"].apply(list)
     assert 100.0 in starts.loc[0]

@@ -1,7 +1,9 @@
 """PAL with GPU types as performance classes, on hand-made views."""
 
 import numpy as np
+import pytest
 
+from fairsim.errors import InputError
 from fairsim.policies.pal import HostMap, PalPolicy
 from fairsim.testing import toy_view
 
@@ -48,7 +50,7 @@ def mixed_two_type_view():
 
 
 def test_a_job_that_fits_no_type_idles_no_gpu_and_stops_nobody():
-    assert PalPolicy().decide(mixed_two_type_view()).tolist() == [0, -1, 1, 1]
+    assert PalPolicy(head_of_line=False).decide(mixed_two_type_view()).tolist() == [0, -1, 1, 1]
 
 
 def test_head_of_line_blocks_only_the_types_the_blocked_job_could_use():
@@ -58,12 +60,14 @@ def test_head_of_line_blocks_only_the_types_the_blocked_job_could_use():
 
 def test_head_of_line_on_one_type_is_the_artifacts_cut():
     # one type of 4 GPUs: job 0 (2 workers) runs, job 1 (4) cannot start. The artifact stops
-    # there and idles 2 GPUs beside job 2 (1 worker); the default passes job 1 over.
+    # there and idles 2 GPUs beside job 2 (1 worker), and so does head_of_line=true; the default
+    # (false) passes job 1 over.
     view = toy_view(
         [[1.0]] * 3, capacity=[4], workers=[2, 4, 1], arrival=[0, 1, 2], last_type=[0, -1, -1], prev_type=[0, -1, -1]
     )
     assert PalPolicy(head_of_line=True).decide(view).tolist() == [0, -1, -1]
     assert PalPolicy().decide(view).tolist() == [0, -1, 0]
+    assert PalPolicy(head_of_line=False).decide(view).tolist() == [0, -1, 0]
 
 
 def test_running_jobs_behind_a_failure_keep_running():
@@ -79,6 +83,7 @@ def test_running_jobs_behind_a_failure_keep_running():
         prev_type=[0, -1, 1],
     )
     assert PalPolicy().decide(view).tolist() == [0, -1, 1]
+    assert PalPolicy(head_of_line=False).decide(view).tolist() == [0, -1, 1]
 
 
 def test_class_order_that_strands_a_head_job_falls_back_to_the_scheduler_order():
@@ -92,21 +97,59 @@ def test_class_order_that_strands_a_head_job_falls_back_to_the_scheduler_order()
     assert policy.stats()["pal_class_order_fallbacks"] == 1
 
 
-def test_running_jobs_stay_on_their_type():
-    # job 0 runs on its slow type 1; its fast type 0 is free. PAL does not migrate it.
+def test_replace_waiting_keeps_running_jobs_on_their_type():
+    # job 0 runs on its slow type 1; its fast type 0 is free. replace=waiting does not migrate it.
     view = toy_view([[4, 1]], capacity=[1, 1], last_type=[1], prev_type=[1])
-    assert PalPolicy().decide(view).tolist() == [1]
+    assert PalPolicy(replace="waiting").decide(view).tolist() == [1]
     # a paused job picks again: the fast type
     view = toy_view([[4, 1]], capacity=[1, 1], last_type=[-1], prev_type=[1])
+    assert PalPolicy(replace="waiting").decide(view).tolist() == [0]
+
+
+def test_replace_all_re_places_running_jobs_as_the_artifact():
+    # the artifact releases every job each round and places all afresh: job 0, running on its
+    # slow type 1, takes its free fast type 0 (sf 1 against 4)
+    view = toy_view([[4, 1]], capacity=[1, 1], last_type=[1], prev_type=[1])
     assert PalPolicy().decide(view).tolist() == [0]
+    assert PalPolicy(replace="all").decide(view).tolist() == [0]
+    # two running jobs, one GPU of each type: job 0 (arrived first) ran on slow type 1, job 1 on
+    # fast type 0; both are insensitive alike (ratio 2). Afresh, FIFO gives job 0 the fast type
+    # and moves job 1 to type 1; replace=waiting keeps both where they are.
+    view = toy_view([[2, 1], [2, 1]], capacity=[1, 1], arrival=[0, 1], last_type=[1, 0], prev_type=[1, 0])
+    assert PalPolicy().decide(view).tolist() == [0, 1]
+    assert PalPolicy(replace="waiting").decide(view).tolist() == [1, 0]
 
 
 def test_order_options():
     # one GPU; job 0 arrived first with more attained service and more work left
-    view = toy_view([[1.0], [1.0]], capacity=[1], work=[100, 10], attained_gpu_s=[50, 0], arrival=[0, 1])
+    view = toy_view([[1.0], [1.0]], capacity=[1], work=[100, 10], attained_gpu_s=[50, 0], run_s=[50, 0], arrival=[0, 1])
     assert PalPolicy(order="fifo").decide(view).tolist() == [0, -1]
     assert PalPolicy(order="las").decide(view).tolist() == [-1, 0]
     assert PalPolicy(order="srtf").decide(view).tolist() == [-1, 0]
+
+
+def test_las_counts_wall_seconds_by_default_as_the_artifact():
+    # job 0 ran 100 s on 1 GPU (100 GPU-s); job 1 ran 60 s on 4 GPUs (240 GPU-s); 4 GPUs, room
+    # for one of them at a time. The artifact's Las counts wall-clock service: job 1 (60 s) first;
+    # by GPU-seconds job 0 (100) first.
+    view = toy_view(
+        [[1.0], [1.0]],
+        capacity=[4],
+        workers=[1, 4],
+        attained_gpu_s=[100, 240],
+        run_s=[100, 60],
+        arrival=[0, 1],
+    )
+    assert PalPolicy(order="las").decide(view).tolist() == [-1, 0]
+    assert PalPolicy(order="las", las_service="wall").decide(view).tolist() == [-1, 0]
+    assert PalPolicy(order="las", las_service="gpu_s").decide(view).tolist() == [0, -1]
+
+
+def test_new_options_name_their_allowed_values():
+    with pytest.raises(InputError, match="replace.*all, waiting"):
+        PalPolicy(replace="some")
+    with pytest.raises(InputError, match="las_service.*wall, gpu_s"):
+        PalPolicy(las_service="gpu")
 
 
 def test_host_map_best_fit_then_fewest_hosts():

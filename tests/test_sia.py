@@ -48,14 +48,14 @@ def test_configurations_are_powers_of_two_within_a_host_then_whole_hosts(gph, ho
 def test_a_lone_job_takes_its_best_goodput():
     # goodput 1 x g^0.7 on type 0, 2 x g^0.7 on type 1; 8 GPUs of each: 8 GPUs of type 1
     view = elastic_view([1.0, 2.0], [8, 8], power=0.7)
-    assert decide(SiaPolicy(bootstrap="oracle"), view) == ([1], [8])
+    assert decide(SiaPolicy(growth_cap=None, bootstrap="oracle"), view) == ([1], [8])
 
 
 def test_two_linear_jobs_split_four_gpus_evenly():
     # coefficient g^-0.5 - 1.1 per job: (2, 2) gives 2 x (0.71 - 1.1) = -0.79, better than
     # (4, 0): 0.5 - 1.1 = -0.6 and (3, 1): 0.58 + 1.0 - 2.2 = -0.62
     view = elastic_view([1.0], [4], n=2)
-    assert decide(SiaPolicy(bootstrap="oracle"), view) == ([0, 0], [2, 2])
+    assert decide(SiaPolicy(growth_cap=None, bootstrap="oracle"), view) == ([0, 0], [2, 2])
 
 
 def test_a_positive_p_maximises_with_a_gain_per_allocation():
@@ -63,20 +63,20 @@ def test_a_positive_p_maximises_with_a_gain_per_allocation():
     # maximises sum(speedup + 1.1) over allocated jobs; with linear speedups every split of the
     # 4 GPUs in which both jobs run scores 4 + 2.2, above 4 + 1.1 for one job alone
     view = elastic_view([1.0], [4], n=2)
-    types, gpus = decide(SiaPolicy(p=1.0, lambda_n=-1.1, bootstrap="oracle"), view)
+    types, gpus = decide(SiaPolicy(growth_cap=None, p=1.0, lambda_n=-1.1, bootstrap="oracle"), view)
     assert types == [0, 0] and sum(gpus) == 4
 
 
 def test_a_new_job_is_known_at_one_gpu_only_when_profiled():
     # before its first run: 1 GPU, either type (they look alike); the oracle takes 8 of type 1
     view = elastic_view([1.0, 2.0], [8, 8], power=0.7)
-    types, gpus = decide(SiaPolicy(bootstrap="profiled"), view)
+    types, gpus = decide(SiaPolicy(growth_cap=None, bootstrap="profiled"), view)
     assert gpus == [1] and types[0] in (0, 1)
 
 
 def test_a_new_job_with_a_floor_above_one_gpu_starts_at_its_floor():
     view = elastic_view([1.0, 2.0], [8, 8], lo=3, power=0.7)
-    types, gpus = decide(SiaPolicy(bootstrap="profiled"), view)
+    types, gpus = decide(SiaPolicy(growth_cap=None, bootstrap="profiled"), view)
     assert gpus == [3] and types[0] in (0, 1)
 
 
@@ -86,13 +86,13 @@ def test_a_new_job_starts_at_the_smallest_count_it_can_run_on():
     view = dataclasses.replace(
         view, _goodput=lambda rows, types, gpus, hosts: np.where(np.asarray(gpus) >= 8, 1.0, 0.0)
     )
-    assert decide(SiaPolicy(bootstrap="profiled"), view) == ([0], [8])
+    assert decide(SiaPolicy(growth_cap=None, bootstrap="profiled"), view) == ([0], [8])
 
 
 def test_after_running_its_multi_gpu_goodput_is_projected_to_other_types():
     # the job ran on type 0 (1 x g^0.7); type 1's 1-GPU profile is twice as fast: projected 2 x g^0.7,
     # which is the truth here, so it takes 8 GPUs of type 1
-    policy = SiaPolicy(bootstrap="profiled")
+    policy = SiaPolicy(growth_cap=None, bootstrap="profiled")
     view = elastic_view([1.0, 2.0], [8, 8], power=0.7)
     policy.reset(view.cluster, 1, 0)
     policy.ran_on[0, 0] = True
@@ -104,14 +104,14 @@ def test_a_job_in_a_restart_keeps_its_configuration():
     # the job holds 1 GPU of type 0 and still owes overhead: it keeps it, though 8 of type 1 are better
     view = elastic_view([1.0, 2.0], [8, 8], power=0.7, last_type=[0], prev_type=[0], first_start=[0.0])
     view = dataclasses.replace(view, gpus=np.array([1]), owed_s=np.array([12.0]))
-    assert decide(SiaPolicy(bootstrap="oracle"), view) == ([0], [1])
+    assert decide(SiaPolicy(growth_cap=None, bootstrap="oracle"), view) == ([0], [1])
     settled = dataclasses.replace(view, owed_s=np.array([0.0]))
-    assert decide(SiaPolicy(bootstrap="oracle"), settled) == ([1], [8])
+    assert decide(SiaPolicy(growth_cap=None, bootstrap="oracle"), settled) == ([1], [8])
 
 
 @pytest.mark.parametrize(("age", "restarts", "factor"), [(20.0, 0, 1.0), (100.0, 1, 70 / 130), (100.0, 4, 0.0)])
 def test_pollux_realloc_factor(age, restarts, factor):
-    policy = SiaPolicy(restart_penalty_s=30.0)
+    policy = SiaPolicy(growth_cap=None, restart_penalty_s=30.0)
     view = elastic_view([1.0], [4], now=age)
     policy.reset(view.cluster, 1, 0)
     policy.restarts[0] = restarts
@@ -121,7 +121,7 @@ def test_pollux_realloc_factor(age, restarts, factor):
 def test_restart_penalty_by_model_overrides_the_default_per_model():
     # two jobs aged 100 s after 1 restart: "big" pays 50 s ((100 - 50) / 150), "toy" the default
     # 30 s ((100 - 30) / 130); a model younger than its penalty (a 200 s one) keeps factor 1
-    policy = SiaPolicy(restart_penalty_s=30.0, restart_penalty_by_model={"big": 50, "slow": 200})
+    policy = SiaPolicy(growth_cap=None, restart_penalty_s=30.0, restart_penalty_by_model={"big": 50, "slow": 200})
     view = toy_view([[1.0], [1.0], [1.0]], [4], now=100.0)
     view = dataclasses.replace(view, model_name=np.array(["big", "toy", "slow"], dtype=object))
     policy.reset(view.cluster, 3, 0)
@@ -131,7 +131,7 @@ def test_restart_penalty_by_model_overrides_the_default_per_model():
 
 def test_restart_penalty_by_model_must_be_seconds():
     with pytest.raises(InputError, match="restart_penalty_by_model.big"):
-        SiaPolicy(restart_penalty_by_model={"big": -1})
+        SiaPolicy(growth_cap=None, restart_penalty_by_model={"big": -1})
 
 
 @pytest.mark.parametrize(("now", "restarts", "moves"), [(1000.0, 3, False), (20.0, 0, True)])
@@ -141,7 +141,7 @@ def test_the_realloc_factor_keeps_an_old_job_where_it_is(now, restarts, moves):
     # (1000 - 90) / 1030 = 0.88 (3.71: 0.52) and stays; a young one (factor 1) moves
     view = elastic_view([1.0, 1.05], [4, 4], hi=4, now=now, last_type=[0], prev_type=[0], first_start=[0.0])
     view = dataclasses.replace(view, gpus=np.array([4]))
-    policy = SiaPolicy(bootstrap="oracle")
+    policy = SiaPolicy(growth_cap=None, bootstrap="oracle")
     policy.reset(view.cluster, 1, 0)
     policy.restarts[0] = restarts
     answer = policy.decide(view)
@@ -155,18 +155,18 @@ def test_the_realloc_factor_leaves_a_job_that_holds_nothing_alone():
     # (realloc_scaled=all) the coefficient is round((70 / 130)^-0.5, 2) = 1.36 > 1.1 and it waits
     view = toy_view([[1.0]], [4], now=100.0, first_start=[0.0])
     for scaled, expect in (("held", [0]), ("all", [-1])):
-        policy = SiaPolicy(realloc_scaled=scaled)
+        policy = SiaPolicy(growth_cap=None, realloc_scaled=scaled)
         policy.reset(view.cluster, 1, 0)
         policy.restarts[0] = 1
         assert policy.decide(view).types.tolist() == expect
     with pytest.raises(InputError, match=re.escape("realloc_scaled")):
-        SiaPolicy(realloc_scaled="some")
+        SiaPolicy(growth_cap=None, realloc_scaled="some")
 
 
 def test_rigid_jobs_only_choose_a_type():
     # a rigid 2-GPU job: its own gang on the faster type
     view = toy_view([[1.0, 3.0]], [4, 4], workers=[2])
-    assert decide(SiaPolicy(bootstrap="oracle"), view) == ([1], [2])
+    assert decide(SiaPolicy(growth_cap=None, bootstrap="oracle"), view) == ([1], [2])
 
 
 @pytest.mark.parametrize(
@@ -190,7 +190,7 @@ def test_end_to_end_every_job_finishes_with_invariants_checked(clock):
         np.tile([[1.0, 2.0]], (n, 1)), work=np.linspace(2000, 8000, n), arrival=np.arange(n) * 100.0, elastic=spec
     )
     cluster = toy_cluster({"T4": 8, "V100": 8}, gpus_per_host=4)
-    res = simulate(jobs, cluster, SiaPolicy(), SimConfig(clock=clock, round_len_s=60, check=True))
+    res = simulate(jobs, cluster, SiaPolicy(growth_cap=None), SimConfig(clock=clock, round_len_s=60, check=True))
     assert res.jobs.finish_s.notna().all()
     assert res.stats["sia_suboptimal_solves"] == 0
     # a lone first job starts on 1 GPU and grows once it has run (profiled bootstrap): it holds
@@ -202,28 +202,29 @@ def test_end_to_end_every_job_finishes_with_invariants_checked(clock):
 def test_host_gpus_builds_a_types_configurations_on_hosts_of_that_size():
     # 16 GPUs on the view's 4-GPU hosts: 1, 2, 4, 8, 12, 16; as two 8-GPU hosts (Sia's DGX): no 12
     view = elastic_view([1.0], [16])
-    policy = SiaPolicy()
+    policy = SiaPolicy(growth_cap=None)
     policy.reset(view.cluster, 1, 0)
     assert policy.counts[0].tolist() == [1, 2, 4, 8, 12, 16]
     name = view.cluster.gpu_types[0]
-    policy = SiaPolicy(host_gpus={name.upper(): 8})
+    policy = SiaPolicy(growth_cap=None, host_gpus={name.upper(): 8})
     policy.reset(view.cluster, 1, 0)
     assert policy.counts[0].tolist() == [1, 2, 4, 8, 16]
     with pytest.raises(InputError, match=re.escape("host_gpus.V100: is not a GPU type of this cluster")):
-        SiaPolicy(host_gpus={"V100": 8}).reset(view.cluster, 1, 0)
+        SiaPolicy(growth_cap=None, host_gpus={"V100": 8}).reset(view.cluster, 1, 0)
 
 
 def test_growth_cap_doubles_a_job_at_most_each_decision():
-    # linear goodput: alone on 8 GPUs it takes all 8; capped, 1 first, then 2, then 4
+    # linear goodput: alone on 8 GPUs it takes all 8 uncapped; capped (the default, the
+    # artifact's max_replicas), 1 first, then 2, then 4
     view = elastic_view([1.0], [8])
-    assert decide(SiaPolicy(bootstrap="oracle"), view) == ([0], [8])
-    policy = SiaPolicy(bootstrap="oracle", growth_cap=2)
-    policy.reset(view.cluster, 1, 0)
-    seen = []
-    for _ in range(3):
-        answer = policy.decide(view)
-        seen.append(int(answer.gpus[0]))
-    assert seen == [1, 2, 4]
+    assert decide(SiaPolicy(growth_cap=None, bootstrap="oracle"), view) == ([0], [8])
+    for policy in (SiaPolicy(bootstrap="oracle", growth_cap=2), SiaPolicy(bootstrap="oracle")):
+        policy.reset(view.cluster, 1, 0)
+        seen = []
+        for _ in range(3):
+            answer = policy.decide(view)
+            seen.append(int(answer.gpus[0]))
+        assert seen == [1, 2, 4]
 
 
 @pytest.mark.parametrize(
@@ -233,3 +234,14 @@ def test_growth_cap_doubles_a_job_at_most_each_decision():
 def test_bad_replay_options_are_refused(option, value, needle):
     with pytest.raises(InputError, match=re.escape(needle)):
         SiaPolicy(**{option: value})
+
+
+def test_the_default_restart_penalties_are_the_artifacts_per_model_table():
+    # the re-allocation factor (age - restarts x penalty) / (age + penalty) with the artifact's
+    # sia.py table: imagenet 250 s, bert 120, yolov3 45, deepspeech2 25, cifar10 30; any other
+    # model restart_penalty_s (30)
+    view = dataclasses.replace(
+        toy_view([[1.0]] * 3, capacity=[4]), model_name=np.array(["imagenet", "yolov3", "ResNet50"])
+    )
+    assert SiaPolicy()._penalty(view).tolist() == [250.0, 45.0, 30.0]
+    assert SiaPolicy(restart_penalty_by_model=None)._penalty(view) == 30.0

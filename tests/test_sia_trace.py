@@ -190,7 +190,7 @@ def test_missing_dir_names_the_key(tmp_path):
 def test_a_run_finishes_every_job(tmp_path):
     from fairsim.experiment.single import run_config
 
-    out = run_config(compose_config(overrides(write_artifact(tmp_path), "+policy.growth_cap=2")))
+    out = run_config(compose_config(overrides(write_artifact(tmp_path), "policy.growth_cap=2")))
     assert np.isfinite(out.jobs.finish_s).all()
 
 

@@ -189,3 +189,20 @@ def test_unbounded_bids_favour_more_winners_then_larger_improvement():
     bids = unbounded_bids(np.array([[0.5], [-1.0], [0.2]]))
     assert max_value_assignment(bids, np.array([1, 1, 1]), np.array([2])).tolist() == [0, -1, 0]
     assert unbounded_bids(np.array([[-np.inf]])).tolist() == [[-np.inf]]
+
+
+def test_t_ideal_alone_ranks_as_the_authors_code_and_share_as_the_paper():
+    # one type of 2 GPUs, now 1000, leases of one 300 s round; both jobs 100 units at 1 unit/s
+    # and waiting. Job 0 (1 worker) arrived at 500, job 1 (2 workers) at 400. Ranking rho =
+    # (age + lease + remaining / best) / T_ideal: 900 / T0 and 1000 / T1. f = 0.5 offers one
+    # of the two jobs first.
+    # alone (the authors' simulator and prototype): T_ideal = 100 / 1 for both -> rho 9 and 10:
+    #   job 1 is offered first and takes both GPUs; job 0 no longer fits -> [-1, 0].
+    # share (1/N of the cluster, N = 2): job 0 runs on 1 GPU all the time (T 100), job 1's gang
+    #   half the time (T 200) -> rho 9 and 5: job 0 first, takes one GPU; job 1 no longer fits.
+    view = toy_view([[1.0], [1.0]], capacity=[2], workers=[1, 2], work=[100, 100], arrival=[500, 400], now=1000)
+    assert fresh(ThemisPolicy(fairness_knob=0.5), 2).decide(view).tolist() == [-1, 0]
+    assert fresh(ThemisPolicy(fairness_knob=0.5, t_ideal="alone"), 2).decide(view).tolist() == [-1, 0]
+    assert fresh(ThemisPolicy(fairness_knob=0.5, t_ideal="share"), 2).decide(view).tolist() == [0, -1]
+    with pytest.raises(ValueError, match="t_ideal.*alone, share"):
+        ThemisPolicy(t_ideal="fair")

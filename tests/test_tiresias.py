@@ -206,3 +206,35 @@ def test_queue_choice_is_checked():
 
     with pytest.raises(InputError, match="queue_choice"):
         TiresiasPolicy(queue_choice="fastest")
+
+
+def test_las_jump_time_as_tiresias_simulator_checks_multi_gpu_jobs_early():
+    # one 8-GPU job running alone in the top queue (threshold 3,250 GPU-s). Its crossing is at
+    # 3250 / 8 = 406.25 s. Tiresias' simulator checks it at (3250 - 0) // 8 = 406 s, finds
+    # 406 x 8 = 3,248 GPU-s (still below), and checks again (3250 - 406) // 8 = 355 s later.
+    def at(now, service, jump_time):
+        view = toy_view([[1.0]], capacity=[8], workers=[8], work=[1e6], now=now, attained_gpu_s=[service])
+        policy = TiresiasLasPolicy(jump_time=jump_time) if jump_time else TiresiasLasPolicy()
+        policy.reset(view.cluster, 1, 0)
+        assignment = policy.decide(view)
+        assert assignment.tolist() == [0]
+        return policy.next_decision_s(view, assignment)
+
+    assert at(0.0, 0.0, None) == 406.25  # the default is the exact crossing
+    assert at(0.0, 0.0, "simulator") == 406.0
+    assert at(406.0, 3248.0, "simulator") == 406.0 + 355.0
+    assert at(0.0, 0.0, "exact") == 406.25
+    assert at(406.0, 3248.0, "exact") == 406.25
+    # a 1-GPU job is checked at its crossing under both
+    view = toy_view([[1.0]], capacity=[8], work=[1e6], attained_gpu_s=[250.0])
+    for jump_time in ("simulator", "exact"):
+        policy = TiresiasLasPolicy(jump_time=jump_time)
+        policy.reset(view.cluster, 1, 0)
+        assert policy.next_decision_s(view, policy.decide(view)) == 3000.0
+
+
+def test_las_jump_time_is_checked():
+    import pytest
+
+    with pytest.raises(ValueError, match="jump_time.*simulator, exact"):
+        TiresiasLasPolicy(jump_time="early")

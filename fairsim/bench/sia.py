@@ -26,7 +26,7 @@ on the jobs it has finished, from the last "Completed jobs:" line of its ``stdou
 fairsim runs the same workload (``workload=sia_trace workload.dir=<--sia> cluster=sia
 sim=sia_compat seed=0``) with the matching policy:
 
-  sia     policy=sia +policy.host_gpus={A100-40GB: 8, RTX2080Ti: 8} +policy.growth_cap=2
+  sia     policy=sia +policy.host_gpus={A100-40GB: 8, RTX2080Ti: 8} policy.growth_cap=2
           policy.restart_penalty_by_model={deepspeech2: 25, imagenet: 250, cifar10: 30, bert: 120,
           yolov3: 45}   (the restart penalties of the artifact's sia.py; its jobs tell the policy
           their goodput at batches up to their CSV batch_size: workload.scheduler_batch=submitted)
@@ -113,7 +113,7 @@ OUR_POLICY = {
     "sia": [
         "policy=sia",
         "+policy.host_gpus={A100-40GB: 8, RTX2080Ti: 8}",
-        "+policy.growth_cap=2",
+        "policy.growth_cap=2",
         "policy.restart_penalty_by_model={deepspeech2: 25, imagenet: 250, cifar10: 30, bert: 120, yolov3: 45}",
         "sim.replace=sia",
     ],

@@ -28,9 +28,13 @@ means "can be placed"):
   is dropped. The head is then stably re-sorted by class and placed again; if that order
   fragments the types so that some head job no longer fits, the scheduler-order placement is
   used (counted in ``pal_class_order_fallbacks``), so every head job runs.
-- ``head_of_line`` (default false) restores the artifact's blocking in typed form: a job that
-  fits nowhere reserves every type it could run on, and no job behind it starts there. On a
-  one-type cluster this is exactly the artifact's cut; it idles GPUs next to narrower jobs.
+- ``head_of_line`` (default false): a job that fits on no type is passed over. In PAL's own
+  setting (one GPU pool, gangs may span nodes) every job of the head fits, so the artifact's
+  cut at the first job that cannot be placed never idles a GPU a head job could use; on typed
+  GPUs the analogue that keeps that property is to pass the job over (a reading the setting
+  forces, not a departure). ``true`` is the artifact's blocking in typed form: such a job
+  reserves every type it could run on, and no job behind it starts there; on a one-type cluster
+  this is exactly the artifact's cut, and it idles GPUs next to narrower jobs.
 - Performance bins are GPU types; a job's slowdown on type k is sf[j, k] = best throughput /
   throughput[j, k] (1 on its fastest type), taken from the catalog instead of K-means over
   measured per-GPU variability, since the simulated GPUs of one type are identical.
@@ -43,16 +47,19 @@ means "can be placed"):
   ``locality_penalty``), ties by sf, then cluster order. The slowdown a spread gang really
   suffers comes from the engine's network model (packed vs spread throughput), not from the
   penalty, and the engine does the real host placement.
-- No opportunistic migration: a job that ran last round stays on its type while that type has
-  room; only jobs (re)starting choose a type. The artifact re-places every job each round and
-  keeps identical allocations, with migrations free.
+- Re-placement (``replace``): ``all`` (default, the artifact): every job, running ones
+  included, walks the LxV list afresh each round in the head's order, so a running job may move
+  to another type (the artifact's migration, free in its simulator; fairsim's engine charges
+  its overhead). ``waiting``: a job that ran last round stays on its type while that type has
+  room; only jobs (re)starting choose a type (no opportunistic migration).
 - Job order (``order``): ``fifo`` (arrival; the artifact's main results), ``las`` (least
-  attained GPU-seconds; the artifact counts wall-clock service) or ``srtf`` (least remaining
-  time on the best type); ties by arrival.
+  attained service, ``las_service``: ``wall``, the default, wall-clock seconds run as the
+  artifact's ``Las`` counts it, or ``gpu_s``, GPU-seconds) or ``srtf`` (least remaining time on
+  the best type); ties by arrival.
 
 Options: ``order`` (default fifo), ``locality_penalty`` (default 1.7, the artifact's constant;
 its sweep spans 1.0-3.0), ``class_edges`` (default [1.25, 1.6, 2.0]: four classes; ours),
-``head_of_line`` (default false, see above).
+``head_of_line`` (default false), ``replace`` (default all), ``las_service`` (default wall).
 """
 
 from __future__ import annotations
@@ -69,6 +76,11 @@ def fifo_key(view: PolicyView) -> np.ndarray:
 
 
 def las_key(view: PolicyView) -> np.ndarray:
+    """Attained wall-clock service, as the artifact's ``Las`` counts it (round length per round run)."""
+    return view.run_s
+
+
+def las_gpu_key(view: PolicyView) -> np.ndarray:
     return view.attained_gpu_s
 
 
@@ -78,6 +90,8 @@ def srtf_key(view: PolicyView) -> np.ndarray:
 
 
 ORDERS = {"fifo": fifo_key, "las": las_key, "srtf": srtf_key}
+LAS_SERVICES = {"wall": las_key, "gpu_s": las_gpu_key}  # what order=las counts
+REPLACES = ("all", "waiting")  # which jobs choose a type each round
 
 
 class HostMap:
@@ -124,14 +138,24 @@ class PalPolicy(Policy):
         locality_penalty: float = 1.7,
         class_edges=(1.25, 1.6, 2.0),
         head_of_line: bool = False,
+        replace: str = "all",
+        las_service: str = "wall",
     ):
         require(order in ORDERS, "policy", "order", f"{order!r} is not one of {', '.join(ORDERS)}")
+        require(replace in REPLACES, "policy", "replace", f"{replace!r} is not one of {', '.join(REPLACES)}")
+        require(
+            las_service in LAS_SERVICES,
+            "policy",
+            "las_service",
+            f"{las_service!r} is not one of {', '.join(LAS_SERVICES)}",
+        )
         require(locality_penalty >= 1, "policy", "locality_penalty", f"must be >= 1, got {locality_penalty!r}")
         require(
             isinstance(head_of_line, bool), "policy", "head_of_line", f"must be true or false, got {head_of_line!r}"
         )
         edges = np.asarray(Ascending("increasing throughput ratios").check(class_edges, "policy", "class_edges"))
-        self.order_key = ORDERS[order]
+        self.order_key = LAS_SERVICES[las_service] if order == "las" else ORDERS[order]
+        self.replace_all = replace == "all"
         self.locality_penalty = float(locality_penalty)
         self.edges = edges
         self.head_of_line = head_of_line
@@ -161,8 +185,8 @@ class PalPolicy(Policy):
         return assignment
 
     def place(self, view: PolicyView, rows: np.ndarray, slowdown: np.ndarray) -> np.ndarray:
-        """Place ``rows`` in turn: a job that ran last round keeps its type while it has room,
-        others walk the LxV list. A job that fits nowhere is passed over, so it never idles GPUs
+        """Place ``rows`` in turn: every job walks the LxV list (``replace=all``), or a job that
+        ran last round keeps its type while it has room and the others walk it (``waiting``). A job that fits nowhere is passed over, so it never idles GPUs
         or evicts anyone behind it; with ``head_of_line`` it reserves the types it could use
         (no job behind it starts there), the typed form of PAL's cut at the first job that
         does not fit."""
@@ -175,14 +199,15 @@ class PalPolicy(Policy):
         usable = np.ones(view.num_types, dtype=bool)  # types not reserved by a blocked job
         widths = view.workers[rows]
         narrowest_after = np.minimum.accumulate(widths[::-1])[::-1].tolist()
-        last_type = view.last_type[rows].tolist()
+        ran_on = view.last_type[rows].tolist()
+        last_type = [NOT_RUN] * len(rows) if self.replace_all else ran_on
         # a Python loop over Python ints: it runs once per placed job, kept ones included
-        for pos, (row, d, k) in enumerate(zip(rows.tolist(), widths.tolist(), last_type)):
+        for pos, (row, d, k, was) in enumerate(zip(rows.tolist(), widths.tolist(), last_type, ran_on)):
             if narrowest_after[pos] > max(free) or not usable.any():
                 break  # nothing behind this point can start
             if k < 0 or free[k] < d or not usable[k]:  # a (re)starting job, or its type is taken
                 ok = view.feasible[row] & usable & (np.asarray(free) >= d)
-                k = self.choose_type(slowdown[row], ok, hosts, d, per_host)
+                k = self.choose_type(slowdown[row], ok, hosts, d, per_host, was)
             if k < 0:
                 if self.head_of_line:
                     usable &= ~view.feasible[row]
@@ -192,14 +217,19 @@ class PalPolicy(Policy):
             free[k] -= d
         return assignment
 
-    def choose_type(self, sf: np.ndarray, ok: np.ndarray, hosts: HostMap, d: int, per_host: int) -> int:
-        """Walk the LxV list: least sf x locality factor among types with room; -1 if none."""
+    def choose_type(
+        self, sf: np.ndarray, ok: np.ndarray, hosts: HostMap, d: int, per_host: int, was: int = NOT_RUN
+    ) -> int:
+        """Walk the LxV list: least sf x locality factor among types with room; ties by sf, then
+        the type the job ran on last round (an equal placement is no move), then cluster order;
+        -1 if none."""
         if not ok.any():
             return NOT_RUN
         cost = np.where(ok, sf, np.inf)
         if 1 < d <= per_host:  # single GPUs are always local, wider gangs always span hosts
             cost = cost * np.where(hosts.largest_host() >= d, 1.0, self.locality_penalty)
-        return int(np.lexsort((np.arange(len(sf)), np.where(ok, sf, np.inf), cost))[0])
+        elsewhere = np.arange(len(sf)) != was
+        return int(np.lexsort((np.arange(len(sf)), elsewhere, np.where(ok, sf, np.inf), cost))[0])
 
     def stats(self) -> dict[str, float]:
         return {"pal_class_order_fallbacks": float(self.class_order_fallbacks)}

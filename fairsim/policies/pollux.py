@@ -24,8 +24,9 @@ and cluster_unaware.py; facts and line numbers in docs/baselines.md "Pollux"):
   where a job's row changes; power mean ((sum (s + 0.001)^p) / jobs)^(1/p), geometric for p = 0.
 - A job may grow to twice the most GPUs it has run on (at least 1, at most its ``max_gpus`` and
   the smallest type's GPUs): Pollux explores scale step by step. ``explore_from`` says what
-  counts: the GPUs a decision gave the job (``given``) or, as the artifact's bound reads the step
-  times its job recorded after its checkpoint-restore delay, those it has trained on (``trained``).
+  counts: the GPUs it has trained on (``trained``, the default: the artifact's bound reads the
+  step times its job recorded after its checkpoint-restore delay) or those a decision gave the
+  job (``given``).
 - Types: the search sees hosts, not types. A job given GPUs of several types keeps those of the
   type it has most of (ties: the higher memory bandwidth, their fixed order of GPU power) and the
   rest stay idle this round (``mixed_types: drop``, the artifact's rule; a rigid gang the drop
@@ -81,7 +82,7 @@ class PolluxPolicy(Policy):
         explore_factor: float = 2.0,
         mating_tries: int = 100,
         mixed_types: str = "drop",
-        explore_from: str = "given",
+        explore_from: str = "trained",
     ):
         if mixed_types not in MIXED_TYPES:
             raise InputError(

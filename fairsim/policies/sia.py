@@ -21,21 +21,25 @@ docs/baselines.md "Sia"):
   (the artifact's ``if prev_config_idx is not None``; ``realloc_scaled=all`` scales every
   configuration but the current one of every job). A job in
   the middle of a restart keeps its configuration. The penalty is
-  ``restart_penalty_s``, or per model ``restart_penalty_by_model`` {model name: seconds} (the
-  artifact's table, sia.py: imagenet 250, bert 120, yolov3 45, deepspeech2 25, others 30).
+  ``restart_penalty_s``, or per model ``restart_penalty_by_model`` {model name: seconds}; the
+  default is the artifact's table (sia.py: imagenet 250, bert 120, yolov3 45, deepspeech2 25,
+  cifar10 30, others ``restart_penalty_s``), which names Sia's models only; null: one penalty.
 - Objective: coefficients round(speedup^p, 2), clipped at ``clip``; with p < 0 the program
   minimises sum(coefficient x chosen) + lambda_n x (jobs left without an allocation); with p > 0
   it maximises. ``lambda_a`` adds to every configuration other than the job's current one (the
   artifact passes 0.01 but its program never reads it: 0 reproduces it).
-- Options for replaying Sia's simulator (off by default): ``host_gpus`` {type: GPUs per host}
-  builds a type's configurations on hosts of that size (fairsim's cluster has one host size);
-  ``growth_cap`` 2 lets an elastic job take at most twice the most GPUs it has been given (1
-  before its first run), as the artifact's max_replicas does.
+- ``growth_cap`` (default 2, the artifact's max_replicas): an elastic job takes at most twice
+  the most GPUs it has been given (1 before its first run); null lifts the cap.
+- For replaying Sia's simulator (off by default): ``host_gpus`` {type: GPUs per host} builds a
+  type's configurations on hosts of that size (fairsim's cluster has one host size).
 - Solved exactly by HiGHS within ``mip_gap`` (the artifact: CBC or GLPK, gap 1e-4), under a
   node budget, so the same run gives the same decisions on any machine.
 """
 
 from __future__ import annotations
+
+from collections.abc import Mapping
+from types import MappingProxyType
 
 import numpy as np
 
@@ -48,6 +52,10 @@ from fairsim.solve.choice import choose_options
 
 BOOTSTRAPS = ("profiled", "oracle")
 REALLOC_SCALED = ("held", "all")  # which jobs' other configurations the re-allocation factor scales
+# the artifact's per-model restart penalties in the re-allocation factor (sia.py; others: restart_penalty_s, 30)
+ARTIFACT_RESTART_PENALTIES = MappingProxyType(
+    {"deepspeech2": 25.0, "imagenet": 250.0, "cifar10": 30.0, "bert": 120.0, "yolov3": 45.0}
+)
 TINY_GAIN = 1e-4  # a normalised goodput at or below this is no configuration at all (the artifact's floor)
 
 
@@ -65,12 +73,12 @@ class SiaPolicy(Policy):
         lambda_a: float = 0.0,
         clip: float = 3000.0,
         restart_penalty_s: float = 30.0,
-        restart_penalty_by_model: dict | None = None,
+        restart_penalty_by_model: Mapping | None = ARTIFACT_RESTART_PENALTIES,
         bootstrap: str = "profiled",
         mip_gap: float = 1e-4,
         mip_nodes: int = 10000,
         host_gpus: dict | None = None,
-        growth_cap: float | None = None,
+        growth_cap: float | None = 2.0,
         realloc_scaled: str = "held",
     ):
         if bootstrap not in BOOTSTRAPS:

@@ -33,9 +33,12 @@ How this module maps it onto rounds and GPU types:
   rounds are (``lp_dive``); the dive's answer stands when it is within ``dive_gap`` of the LP
   bound or of the LP with a valid cut on the number of winners, else the MILP runs, with the
   cut. ``solver=milp`` always runs the MILP.
-- T_ideal: the job's throughput on a 1/N share of every type, using its fastest types first,
-  each for at most (count_k / N) / workers of the time, the time fractions summing to <= 1;
-  T_ideal = work / that throughput. It only ranks jobs (who is offered first).
+- T_ideal (``t_ideal``): ``alone`` (default, as both the authors' simulator and their YARN
+  prototype compute it: the job alone at its full demand, no 1/N factor): work / its throughput
+  on its fastest type. ``share`` (the paper's definition): the job's throughput on a 1/N share
+  of every type, using its fastest types first, each for at most (count_k / N) / workers of the
+  time, the time fractions summing to <= 1; T_ideal = work / that throughput. Either only ranks
+  jobs (who is offered first): T_ideal cancels in the bids.
 - Auctions per round: the ranked jobs are cut into successive groups, floor((1 - f) x remaining)
   at a time, worst rho first; each group holds one auction on the GPUs still free; a job
   offered once is not offered again that round (its rho did not change). The loop ends when no
@@ -60,7 +63,7 @@ worst rho first, each on its fastest free type, whatever its bid); ``waiting_rho
 unbounded or lease_wait (above). ``fairness_knob=0.8 lease_s=600 rank=all leftover=greedy
 waiting_rho=lease_wait`` is a simpler reading (every job ranked, one auction, leftovers handed
 out greedily, lease-wait bids; measured beside the default in docs/baselines.md);
-``max_milp_jobs`` (default 2000).
+``t_ideal`` = alone or share (above); ``max_milp_jobs`` (default 2000).
 """
 
 from __future__ import annotations
@@ -82,6 +85,14 @@ from fairsim.solve.program import AssignmentProblem, prune_dominated, solve_gree
 def ideal_throughput(view: PolicyView) -> np.ndarray:
     """Throughput of each job on a 1/N share of every GPU type (N = jobs in the view)."""
     return share_rate(np.where(view.feasible, view.throughput, 0.0), view.workers, view.capacity, view.num_jobs)
+
+
+def alone_throughput(view: PolicyView) -> np.ndarray:
+    """Throughput of each job alone on the cluster at its full demand: its gang on its fastest type."""
+    return np.where(view.feasible, view.throughput, 0.0).max(axis=1)
+
+
+IDEALS = {"alone": alone_throughput, "share": ideal_throughput}  # T_ideal = work / this
 
 
 def unbounded_bids(gain: np.ndarray) -> np.ndarray:
@@ -115,6 +126,7 @@ class ThemisPolicy(Policy):
         rank: str = "wanting",
         leftover: str = "auction",
         waiting_rho: str = "unbounded",
+        t_ideal: str = "alone",
         solver: str = "lp_dive",
         exact_gpus: int = 64,
         dive_gap: float = 1e-4,
@@ -133,6 +145,8 @@ class ThemisPolicy(Policy):
             "waiting_rho",
             f"{waiting_rho!r} is not one of {', '.join(WAITING_RHOS)}",
         )
+        require(t_ideal in IDEALS, "policy", "t_ideal", f"{t_ideal!r} is not one of {', '.join(IDEALS)}")
+        self.ideal_rate = IDEALS[t_ideal]
         require(solver in SOLVERS, "policy", "solver", f"{solver!r} is not one of {', '.join(SOLVERS)}")
         require(exact_gpus >= 0, "policy", "exact_gpus", f"must be >= 0, got {exact_gpus!r}")
         require(0 <= dive_gap < 1, "policy", "dive_gap", f"must be in [0, 1), got {dive_gap!r}")
@@ -169,7 +183,7 @@ class ThemisPolicy(Policy):
         t_shared = t_wait.copy()
         held = self.held[view.job_id[rows]]
         t_shared[rows] = age[rows] + view.remaining[rows] / view.throughput[rows, held]
-        return t_shared * ideal_throughput(view) / view.work
+        return t_shared * self.ideal_rate(view) / view.work
 
     def offered_count(self, n: int) -> int:
         """Jobs offered GPUs in one auction: floor((1 - f) x n), at least one."""

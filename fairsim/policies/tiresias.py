@@ -35,6 +35,17 @@ with unknown durations:
   feasible type with the most free GPUs (Tiresias' consolidation instinct), ties by cluster
   order. Throughputs are never looked at.
 
+- when a running job is next checked for demotion (``jump_time``): ``exact`` (default) at the
+  crossing itself, as the paper's 2D-LAS demotes; ``simulator``, as Tiresias' simulator computes
+  it (``run_sim.py`` ``dlas_sim_jobs``), a slip of its Python 2 code not replicated by default
+  (as Gavel's known defects are not): floor((threshold -
+  floor(wall seconds run in the queue)) / GPUs) seconds from now, a GPU-second threshold less
+  wall seconds divided under Python 2's integer division, so a multi-GPU job is checked before it
+  crosses, stays, and is demoted at a later check (an 8-GPU job from 0 at 3,250 GPU-s: checked at
+  406 s with 3,248, demoted at 761 s). It decides when the
+  policy is asked again (``next_decision_s``), so it acts under ``sim.clock=events`` and, under
+  rounds, on the rounds the engine skips.
+
 Defaults: ``thresholds_gpu_s = [3250, 7200]`` (three queues) are the values in Tiresias'
 published simulator (SymbioticLab/Tiresias, ``jobs.py``); with them, Philly-sized jobs (hours
 of several GPUs) drop to the last queue almost at once. ``policy=tiresias_las2q`` sets
@@ -72,6 +83,7 @@ def fill_bound_queues(
 
 
 QUEUE_CHOICES = ("least_service", "random")
+JUMP_TIMES = ("simulator", "exact")  # when 2D-LAS next checks a running job for demotion
 CROSSED = 1e-9  # relative: 2D-LAS service this close below a threshold has crossed it
 RANDOM_STREAM = 0x71E5  # tags the policy's random stream apart from the engine's (seed, stream)
 
@@ -178,7 +190,9 @@ class TiresiasPolicy(Policy):
 class TiresiasLasPolicy(Policy):
     """Tiresias' Discretized 2D-LAS with a heterogeneity-agnostic type choice."""
 
-    def __init__(self, thresholds_gpu_s=(3250.0, 7200.0), promote_knob: float = 0.0):
+    def __init__(self, thresholds_gpu_s=(3250.0, 7200.0), promote_knob: float = 0.0, jump_time: str = "exact"):
+        require(jump_time in JUMP_TIMES, "policy", "jump_time", f"{jump_time!r} is not one of {', '.join(JUMP_TIMES)}")
+        self.simulator_jumps = jump_time == "simulator"
         thresholds = np.asarray(
             Ascending("increasing GPU-second values > 0", lo=0).check(thresholds_gpu_s, "policy", "thresholds_gpu_s")
         )
@@ -274,7 +288,13 @@ class TiresiasLasPolicy(Policy):
         wake = math.inf
         run = np.flatnonzero((assignment >= 0) & (queue < len(self.thresholds)))
         if len(run):
-            gap = (self.thresholds[queue[run]] - service[run]) / view.workers[run]
+            if self.simulator_jumps:
+                # Tiresias' simulator: (limit - int(wall seconds run)) // GPUs, a GPU-second limit
+                # less wall seconds under Python 2's integer division
+                wall = np.floor(service[run] / view.workers[run] * (1 + CROSSED))
+                gap = np.floor((self.thresholds[queue[run]] - wall) / view.workers[run])
+            else:
+                gap = (self.thresholds[queue[run]] - service[run]) / view.workers[run]
             wake = view.now + float(np.maximum(gap, 0.0).min())
         if self.promote_knob > 0:
             ran, waited = self._since_promotion(view)
