@@ -11,16 +11,20 @@ from conftest import ROOT, sweep_inputs
 from fairsim.paper.figures import field
 from fairsim.paper.report_table import ReportTable, check_report, expand, tables
 
-COMMITTED = [ROOT / "paper_figs" / "REPORT.md", ROOT / "paper_figs" / "full" / "REPORT.md"]
+# the small-scale report always; the full-scale one where it is committed (make reproduce SCALE=full)
+COMMITTED = [
+    ROOT / "paper_figs" / "REPORT.md",
+    *[p for p in [ROOT / "paper_figs" / "full" / "REPORT.md"] if p.is_file()],
+]
 
 
-@pytest.mark.parametrize("report", COMMITTED, ids=["small", "full"])
+@pytest.mark.parametrize("report", COMMITTED, ids=lambda p: p.parent.name)
 def test_every_number_of_the_committed_report_has_its_csv(report):
     assert len(tables(report.read_text())) >= 3
     assert check_report(report) == []
 
 
-@pytest.mark.parametrize("report", COMMITTED, ids=["small", "full"])
+@pytest.mark.parametrize("report", COMMITTED, ids=lambda p: p.parent.name)
 def test_the_headline_count_is_the_count_of_its_csv(report):
     line = re.search(r"Direction reproduced: (\d+) yes, (\d+) weak, (\d+) no, of (\d+) numbers", report.read_text())
     verdicts = pd.read_csv(report.parent / "data" / "headlines.csv")["verdict"]

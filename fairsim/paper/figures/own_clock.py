@@ -83,7 +83,7 @@ def value_table(table: pd.DataFrame) -> ReportTable:
             part = table[(table["policy"] == policy) & (table["clock"] == clock)].set_index("metric")
             if part.empty and clock == "events":
                 continue
-            shown, row = [], {"policy": policy, "clock": clock}
+            shown, row = [], {"policy": policy, "clock": clock, "clock_label": CLOCK_LABELS[clock]}
             for _, _, d, unit_name in METRICS.values():
                 if unit_name not in part.index:
                     shown.append("-")
