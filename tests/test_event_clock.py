@@ -123,11 +123,13 @@ def test_a_2d_las_job_is_demoted_at_its_threshold_crossing():
     assert res.jobs["first_start_s"].tolist() == [0.0, 50.0]
     assert res.jobs["finish_s"].tolist() == [230.0, 80.0]
     assert res.jobs["preemptions"].tolist() == [1, 0]
-    # Tiresias' simulator (the default jump_time): at job 1's arrival (10 s, 10 wall seconds run)
-    # it sets job 0's next check (100 - 10) // 2 = 45 s later, so the demotion comes at 55 s
-    res = simulate(
-        jobs, cluster, TiresiasLasPolicy(thresholds_gpu_s=[100.0]), events(overheads=NO_OVERHEADS, check=True)
-    )
+    assert simulate(jobs, cluster, TiresiasLasPolicy(thresholds_gpu_s=[100.0]), events(overheads=NO_OVERHEADS)).jobs[
+        "first_start_s"
+    ].tolist() == [0.0, 50.0]  # exact is the default
+    # Tiresias' simulator's arithmetic (jump_time=simulator): at job 1's arrival (10 s, 10 wall
+    # seconds run) it sets job 0's next check (100 - 10) // 2 = 45 s later: the demotion at 55 s
+    simulator = TiresiasLasPolicy(thresholds_gpu_s=[100.0], jump_time="simulator")
+    res = simulate(jobs, cluster, simulator, events(overheads=NO_OVERHEADS, check=True))
     assert res.jobs["first_start_s"].tolist() == [0.0, 55.0]
     assert res.jobs["finish_s"].tolist() == [230.0, 85.0]
     # on 60 s rounds the demotion waits for the boundary at 60 s

@@ -5,6 +5,7 @@ import pytest
 
 from fairsim.figures.data import Inputs, SweepData
 from fairsim.paper.figures import fairness_ablation, fairness_readings
+from fairsim.paper.report_table import expand
 
 
 def cells(policies: dict[str, float]) -> pd.DataFrame:
@@ -41,18 +42,18 @@ def sweep(table: pd.DataFrame) -> SweepData:
     return SweepData("s", None, table)
 
 
-def test_readings_table_and_section():
+def test_readings_table_and_section(tmp_path):
     data = Inputs({"testbed": sweep(cells({"ours": 1.0, "gavel": 2.0}))}, {})
     table = fairness_readings.readings_table(data.sweep("testbed").cells).set_index(["policy", "reading"])
     assert table.loc[("gavel", "fluid"), "mean"] == pytest.approx(3.0 * 1.1)
     assert table.loc[("ours", "static"), "lt1_share"] == pytest.approx(100 * 0.4 * (1 + 1 / 1.1 + 1 / 1.2) / 3)
     assert (table["lt1_share_lo"] >= 0).all() and (table["mean_lo"] >= 0).all()
-    lines = fairness_readings.report_section(data, [])
+    lines = expand(fairness_readings.report_section(data, []), tmp_path / "out")
     assert "Default reading of the headline rows: **fluid**" in "\n".join(lines)
     assert any(line.startswith("| FFT (paper 70%) |") for line in lines)
 
 
-def test_ablation_marks_only_the_parts_that_change_the_outcome():
+def test_ablation_marks_only_the_parts_that_change_the_outcome(tmp_path):
     testbed = cells({"ours": 1.0})
     ablation = pd.concat([cells({"ours_nofair": 1.5}), cells({"ours_noswitch": 1.0})], ignore_index=True)
     data = Inputs({"testbed": sweep(testbed), "ablation": sweep(ablation)}, {})
@@ -60,6 +61,6 @@ def test_ablation_marks_only_the_parts_that_change_the_outcome():
     assert table.loc[("ours_nofair", "avg_jct_s"), "diff"] == pytest.approx(0.5 * 1.1)
     assert bool(table.loc[("ours_nofair", "avg_jct_s"), "changes"])
     assert not bool(table.loc[("ours_noswitch", "avg_jct_s"), "changes"])  # identical runs: no change
-    text = "\n".join(fairness_ablation.report_section(data, []))
+    text = "\n".join(expand(fairness_ablation.report_section(data, []), tmp_path / "out"))
     assert "- no rho (FFT no-fair) changes: avg JCT (h)" in text
     assert "- no switching penalty (FFT no-switch) changes: none of these metrics." in text

@@ -9,6 +9,7 @@ from conftest import ROOT
 
 from fairsim.figures.data import Inputs, SweepData
 from fairsim.paper.figures import fig_load
+from fairsim.paper.report_table import expand
 
 GAVEL_OVER_FFT = {("philly", 0.5): 0.8, ("philly", 2.0): 2.0, ("poisson", 0.5): 1.5, ("poisson", 2.0): 1.5}
 
@@ -63,7 +64,7 @@ def test_claim_verdicts_follow_each_slice(tmp_path):
 
 
 def test_report_section_names_the_loads_where_a_claim_holds(tmp_path):
-    lines = fig_load.report_section(inputs(tmp_path), specs())
+    lines = expand(fig_load.report_section(inputs(tmp_path), specs()), tmp_path / "out")
     row = next(line for line in lines if line.startswith("| avg JCT, Gavel / FFT, Trace 2 |"))
     assert row.endswith("| philly: 2; poisson: 0.5, 2 |")
     assert "| N | Y | Y | Y |" in row

@@ -11,6 +11,7 @@ from omegaconf import OmegaConf
 from fairsim.experiment.compose import CONF_DIR, compose_config
 from fairsim.paper import readings
 from fairsim.paper.figures import open_choices
+from fairsim.paper.report_table import expand
 from fairsim.paper.reproduce import load_plan, sweep_command
 
 PLAN = load_plan()
@@ -172,7 +173,7 @@ def test_report_section_lists_the_flips_and_the_survivors(tmp_path):
     fast = cells({}, ours_jct=50.0).assign(variant="age_weight=0")
     shortest = cells({"gavel": 1.5, "tiresias": 1.2}).assign(variant="workload.min_duration_s=round")
     data = sweep_inputs(tmp_path, {"testbed": base, "open_choices": pd.concat([slow, fast]), "shortest_job": shortest})
-    lines = open_choices.report_section(data, PLAN["headlines"])
+    lines = expand(open_choices.report_section(data, PLAN["headlines"]), tmp_path / "out")
     text = "\n".join(lines)
     assert lines[0] == "## Which verdicts depend on FFT's open choices"
     row = next(line for line in lines if line.startswith(f"| {GAVEL_T1} |"))

@@ -57,7 +57,7 @@ def test_a_table_reads_back_from_the_csv_it_wrote(tmp_path):
 
 def test_a_number_its_csv_row_does_not_hold_is_named_with_its_line(tmp_path):
     report = write(tmp_path, [table("1.71 [1.16, 2.25]")])  # 1.6139 is printed as 1.61, not 1.71
-    assert check_report(report) == ["REPORT.md:5: 1.71 not in row 1 of data/jct.csv"]
+    assert check_report(report) == ["REPORT.md:7: 1.71 not in row 1 of data/jct.csv"]
 
 
 def test_a_table_without_a_csv_is_named(tmp_path):

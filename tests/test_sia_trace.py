@@ -336,8 +336,8 @@ def test_sia_replace_run_counts_restarts(tmp_path):
     from fairsim.experiment.single import run_config
 
     root = write_artifact(tmp_path)
-    keep = run_config(compose_config(overrides(root, "+policy.growth_cap=2"))).jobs
-    sia = run_config(compose_config(overrides(root, "+policy.growth_cap=2", "sim.replace=sia"))).jobs
+    keep = run_config(compose_config(overrides(root, "policy.growth_cap=2"))).jobs
+    sia = run_config(compose_config(overrides(root, "policy.growth_cap=2", "sim.replace=sia"))).jobs
     for jobs in (keep, sia):
         assert np.isfinite(jobs.finish_s).all()
         # restarts: every start after the first, plus host moves and (sim.replace=sia) changed splits

@@ -2,9 +2,13 @@
 table in fairsim's saved view: the sweep's parent run and its cells, named policy first, with the
 key metrics as columns and no GenAI navigation. The check can fail: without the saved view the
 table has no metric column, and MLflow's bare experiment address opens the GenAI overview.
-Skipped without Chromium (Debian: apt-get install chromium)."""
+Skipped without Chromium (Debian: apt-get install chromium), and unless FAIRSIM_UI_TESTS=1: a
+headless browser over a fresh sweep takes minutes on 2 cores, more than the rest of the suite's
+budget in CI; `python -m fairsim.experiment.ui_check` runs the same check by hand."""
 
 from __future__ import annotations
+
+import os
 
 import pytest
 
@@ -15,6 +19,10 @@ from fairsim.experiment import tracking, ui_check
 def test_the_printed_address_shows_the_sweep_with_its_metrics_and_the_bare_one_does_not(tmp_path):
     from mlflow.utils.mlflow_tags import MLFLOW_PARENT_RUN_ID
 
+    if os.environ.get("FAIRSIM_UI_TESTS") != "1":
+        pytest.skip(
+            "the browser check runs with FAIRSIM_UI_TESTS=1 (minutes; or python -m fairsim.experiment.ui_check)"
+        )
     browser = ui_check.find_chromium()
     if browser is None:
         pytest.skip("no Chromium installed (chromium on PATH, or FAIRSIM_CHROMIUM)")
