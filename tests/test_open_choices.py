@@ -185,7 +185,7 @@ def test_report_section_lists_the_flips_and_the_survivors(tmp_path):
     paths = open_choices.draw(data, tmp_path / "out", PLAN["headlines"])
     assert [p.name for p in paths] == ["open_choices.csv", "open_choices_metrics.csv"]
     metrics = pd.read_csv(paths[1])
-    jct = metrics[metrics["metric"] == "avg_jct_s"].set_index("reading")
+    jct = metrics[metrics["metric"] == "avg_jct_h"].set_index("reading")  # the unit in the name
     assert jct.loc["rho_weight=100", "gavel_over_ours"] == pytest.approx(0.75)
     assert jct.loc["default", "gavel_over_ours"] == pytest.approx(1.5)
 
