@@ -41,7 +41,7 @@ run: $(STAMP)  ## one simulation on the defaults (conf/config.yaml); extra overr
 
 # pytest-xdist: one worker per core, each test file on one worker (a file's module-scoped fixtures,
 # such as test_bad_input's batch of command lines, then run once)
-test: $(STAMP)  ## the test suite (what CI runs), on every core: about 5 min on 2 quiet cores, 10 on a loaded machine
+test: $(STAMP)  ## the test suite (what CI runs), on every core: about 15 min on 2 cores, with the local-Slurm test where Slurm is installed
 	$(PY) -m pytest -n auto --dist loadfile
 
 test-fast: $(STAMP)  ## the suite without the tests marked slow (sweeps, reproduce, fault injection in subprocesses): about 3 min on 2 cores
