@@ -227,6 +227,16 @@ def test_growth_cap_doubles_a_job_at_most_each_decision():
         assert seen == [1, 2, 4]
 
 
+def test_growth_cap_never_falls_below_a_jobs_floor():
+    # an elastic job that needs at least 2 GPUs (its memory) has not run yet: the cap (1 before
+    # a first run, the artifact's jobs' floor) would leave it no configuration and stall the run;
+    # it starts at its floor, 2, then may double to 4
+    view = elastic_view([1.0], [8], lo=2)
+    policy = SiaPolicy(bootstrap="oracle")
+    policy.reset(view.cluster, 1, 0)
+    assert [int(policy.decide(view).gpus[0]) for _ in range(2)] == [2, 4]
+
+
 @pytest.mark.parametrize(
     ("option", "value", "needle"),
     [("host_gpus", {"T4": 0}, "host_gpus.T4: must be a GPU count >= 1"), ("growth_cap", 0.5, "growth_cap: must be")],

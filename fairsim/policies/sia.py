@@ -149,7 +149,9 @@ class SiaPolicy(Policy):
             ok = view.feasible[:, k][:, None] & fits[None, :]
             ok &= (counts[None, :] >= view.min_gpus[:, None]) & (counts[None, :] <= view.max_gpus[:, None])
             if self.growth_cap is not None:  # Sia: at most growth_cap x the most GPUs it ran on (1 before)
-                grown = np.maximum(self.growth_cap * self.most_gpus[view.job_id], 1)
+                # never below the job's own floor: the artifact's jobs start at 1 GPU, their floor;
+                # a job whose memory needs 2 would otherwise never start (a stall)
+                grown = np.maximum(self.growth_cap * self.most_gpus[view.job_id], view.min_gpus)
                 ok &= ~view.elastic[:, None] | (counts[None, :] <= grown[:, None])
             r, c = np.nonzero(ok)
             rows.append(r)
