@@ -34,7 +34,7 @@ from fairsim.figures.stats import (
     ratio_ci,
     ratio_name,
 )
-from fairsim.paper.headlines import verdict
+from fairsim.paper.headlines import fmt, verdict
 from fairsim.paper.report_table import ReportTable, interval_text
 
 READINGS = {"rigid": "field", "elastic": "field_elastic"}  # reading -> sweep role
@@ -125,7 +125,7 @@ def comparison_table(cells: pd.DataFrame) -> ReportTable:
         for metric, what, pairing in COMPARISONS:
             if pairing == "ratio":
                 ci = ratio_ci(paired_ratios(cells, metric, name))
-                text, column, threshold = f"{ci.mean:.2f}x [{ci.lo:.2f}, {ci.hi:.2f}]", f"{ratio_name(metric)}", 1.0
+                text, column, threshold = fmt(ci), ratio_name(metric), 1.0
             else:
                 ci = mean_ci(-paired_differences(cells, metric, name) / 3600)
                 text, column, threshold = (
